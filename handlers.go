@@ -22,13 +22,17 @@ import (
 
 // Config holds the server's settings; main fills it from flags.
 type Config struct {
-	MaxPageSize int   // list pageSize is clamped to this
-	MaxBody     int64 // request bodies larger than this get 413
+	MaxPageSize int    // list pageSize is clamped to this
+	MaxBody     int64  // request bodies larger than this get 413
+	MaxSeedBody int64  // the same for POST /__admin/resources, which takes many at once
+	JournalSize int    // requests kept in the journal; 0 turns it off
+	Auth        string // "user:token" to require HTTP Basic authentication; "" for none
+	CORSOrigin  string // origin allowed by CORS ("*" for any); "" turns CORS off
 }
 
 // DefaultConfig is the configuration of `go run .` with no flags.
 func DefaultConfig() Config {
-	return Config{MaxPageSize: 500, MaxBody: 1 << 20}
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000}
 }
 
 const defaultPageSize = 20
@@ -41,6 +45,9 @@ type Server struct {
 	mux   *http.ServeMux
 	snap  *snapshotter // nil when running in memory only
 
+	journal *journal
+	faults  faultList
+
 	requestIDPrefix string
 	requestSeq      atomic.Uint64
 }
@@ -50,7 +57,7 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, store: store, log: logger, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, store: store, log: logger, mux: http.NewServeMux(), journal: newJournal(cfg.JournalSize)}
 	s.requestIDPrefix = uuid.NewString()[:8]
 	s.route("/api/v2/resource", map[string]http.HandlerFunc{
 		http.MethodGet:  s.handleList,
@@ -59,6 +66,7 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	s.route("/api/v2/resource/{id}", map[string]http.HandlerFunc{
 		http.MethodPut: s.handleUpdate,
 	})
+	s.registerAdmin()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource matches the path %s.", r.URL.Path)})
 	})
@@ -110,7 +118,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status(),
 			"bytes", rec.bytes, "duration", time.Since(start), "request_id", id)
 	}()
-	s.mux.ServeHTTP(rec, r)
+	s.serveControlled(rec, r, id)
 }
 
 // validRequestID accepts a caller's request id only when it is short and

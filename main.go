@@ -5,17 +5,17 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,7 +64,11 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.IntVar(&o.cfg.MaxPageSize, "max-page-size", o.cfg.MaxPageSize, "largest list pageSize; larger requests are clamped")
-	fs.Int64Var(&o.cfg.MaxBody, "max-body", o.cfg.MaxBody, "largest request body in `bytes` on /api/v2")
+	fs.Int64Var(&o.cfg.MaxBody, "max-body", o.cfg.MaxBody, "largest request body in `bytes`")
+	fs.Int64Var(&o.cfg.MaxSeedBody, "max-seed-body", o.cfg.MaxSeedBody, "largest POST /__admin/resources body in `bytes`")
+	fs.IntVar(&o.cfg.JournalSize, "journal-size", o.cfg.JournalSize, "how many /api/v2 requests /__admin/requests keeps; 0 turns the journal off")
+	fs.StringVar(&o.cfg.Auth, "auth", "", "`user:token` required as HTTP Basic credentials on every path")
+	fs.StringVar(&o.cfg.CORSOrigin, "cors", "", "`origin` allowed to call from a browser (\"*\" for any); off when empty")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -92,6 +96,12 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 		return nil, fmt.Errorf("-max-page-size must be at least 1, not %d", o.cfg.MaxPageSize)
 	case o.cfg.MaxBody < 1:
 		return nil, fmt.Errorf("-max-body must be at least 1, not %d", o.cfg.MaxBody)
+	case o.cfg.MaxSeedBody < 1:
+		return nil, fmt.Errorf("-max-seed-body must be at least 1, not %d", o.cfg.MaxSeedBody)
+	case o.cfg.JournalSize < 0:
+		return nil, fmt.Errorf("-journal-size must be 0 or more, not %d", o.cfg.JournalSize)
+	case o.cfg.Auth != "" && !strings.Contains(o.cfg.Auth, ":"):
+		return nil, errors.New("-auth must be user:token")
 	case o.snapshotInterval <= 0:
 		return nil, fmt.Errorf("-snapshot-interval must be positive, not %s", o.snapshotInterval)
 	case o.logFormat != "text" && o.logFormat != "json":
@@ -122,11 +132,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger := newLogger(o.logFormat, stdout)
-	ids, err := idSource(o.idSeed)
+	idSeed, err := parseIDSeed(o.idSeed)
 	if err != nil {
 		return err
 	}
-	store := NewStore(ids)
+	store := NewStore(idSeed)
 	srv := NewServer(o.cfg, store, logger)
 	var snap *snapshotter
 	if o.snapshotPath != "" {
@@ -138,16 +148,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	} else {
 		logger.Info("snapshots off: the directory lives in memory only")
 	}
+	if o.seedFile != "" {
+		if err := seedFromFile(o.seedFile, store, logger); err != nil {
+			return err
+		}
+	}
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	httpSrv := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	httpSrv := newHTTPServer(srv, logger)
 	logger.Info("serving", "addr", "http://"+ln.Addr().String())
 
 	serveErr := make(chan error, 1)
@@ -176,9 +187,67 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return shutdownErr
 }
 
-// idSource returns the randomness for generated GUIDs: crypto/rand (nil)
-// unless a seed makes them reproducible.
-func idSource(seed string) (io.Reader, error) {
+// Server timeouts. Headers must arrive within readHeaderTimeout, so a client
+// that trickles them byte by byte is cut off; a whole request (a large seed
+// included) within readTimeout; a response must be written within
+// writeTimeout, which stays above the longest injected fault delay.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = time.Minute
+	writeTimeout      = maxFaultDelay + time.Minute
+	idleTimeout       = 2 * time.Minute
+	maxHeaderBytes    = 64 << 10
+)
+
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// seedFromFile loads the seed file into an empty store; a store restored
+// from a snapshot is left alone, so a restart does not seed twice.
+func seedFromFile(path string, store *Store, logger *slog.Logger) error {
+	if n := store.Len(); n > 0 {
+		logger.Info("seed file skipped: the store already holds resources", "path", path, "resources", n)
+		return nil
+	}
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("seed %s: %w", path, err)
+	}
+	resources, err := decodeSeed(body)
+	if err == nil {
+		err = store.Insert(resources)
+	}
+	if err != nil {
+		return fmt.Errorf("seed %s: %s", path, describeError(err))
+	}
+	logger.Info("seeded", "path", path, "resources", len(resources))
+	return nil
+}
+
+// describeError flattens an API error into one line for the terminal.
+func describeError(err error) string {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		return err.Error()
+	}
+	parts := []string{strings.TrimSuffix(ae.Message, ".")}
+	for _, key := range slices.Sorted(maps.Keys(ae.ModelState)) {
+		parts = append(parts, fmt.Sprintf("item %s: %s", key, strings.Join(ae.ModelState[key], " ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// parseIDSeed reads -id-seed; nil (random GUIDs) when it is empty.
+func parseIDSeed(seed string) (*uint64, error) {
 	if seed == "" {
 		return nil, nil
 	}
@@ -186,7 +255,6 @@ func idSource(seed string) (io.Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-id-seed must be an integer, not %q", seed)
 	}
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], uint64(n))
-	return rand.NewChaCha8(key), nil
+	u := uint64(n)
+	return &u, nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -29,14 +31,18 @@ type Store struct {
 	index [numStringFields]map[string][]int32
 	// changes counts mutations, so a snapshot can tell whether it is stale.
 	changes uint64
-	ids     io.Reader // randomness for generated GUIDs; crypto/rand when nil
+	// idSeed, when set, makes generated GUIDs reproducible: ids draws from
+	// a PRNG seeded with it, restarted whenever the store is emptied so that
+	// each test after a reset sees the same ids. Otherwise ids is nil and
+	// GUIDs come from crypto/rand.
+	idSeed *uint64
+	ids    io.Reader
 }
 
-// NewStore returns an empty store. ids, when not nil, is the source of the
-// randomness of generated GUIDs (for reproducible ids); reads from it are
-// serialised by the store.
-func NewStore(ids io.Reader) *Store {
-	s := &Store{ids: ids}
+// NewStore returns an empty store. A non-nil idSeed makes the sequence of
+// generated GUIDs the same on every run.
+func NewStore(idSeed *uint64) *Store {
+	s := &Store{idSeed: idSeed}
 	s.resetLocked()
 	return s
 }
@@ -46,6 +52,11 @@ func (s *Store) resetLocked() {
 	s.byID = make(map[string]int32)
 	for _, f := range indexedFields {
 		s.index[f] = make(map[string][]int32)
+	}
+	if s.idSeed != nil {
+		var key [32]byte
+		binary.LittleEndian.PutUint64(key[:], *s.idSeed)
+		s.ids = rand.NewChaCha8(key)
 	}
 	s.changes++
 }

@@ -1,0 +1,573 @@
+package main
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The test-double controls live under adminPrefix, apart from the emulated
+// API, which must only do what the real service does.
+const adminPrefix = "/__admin/"
+
+// maxFaultDelay bounds an injected delay: long enough for any client
+// timeout worth testing, short enough that a forgotten fault does not hold
+// connections for ever.
+const maxFaultDelay = 2 * time.Minute
+
+// maxJournalBody is how much of each request body the journal keeps.
+const maxJournalBody = 64 << 10
+
+func (s *Server) registerAdmin() {
+	s.route("/__admin/health", map[string]http.HandlerFunc{http.MethodGet: s.handleHealth})
+	s.route("/__admin/resources", map[string]http.HandlerFunc{
+		http.MethodGet:    s.handleAdminResources,
+		http.MethodPost:   s.handleSeed,
+		http.MethodDelete: s.handleDeleteResources,
+	})
+	s.route("/__admin/requests", map[string]http.HandlerFunc{
+		http.MethodGet:    s.handleJournal,
+		http.MethodDelete: s.handleClearJournal,
+	})
+	s.route("/__admin/faults", map[string]http.HandlerFunc{
+		http.MethodGet:    s.handleFaults,
+		http.MethodPost:   s.handleAddFaults,
+		http.MethodDelete: s.handleClearFaults,
+	})
+	s.route("/__admin/snapshot", map[string]http.HandlerFunc{http.MethodPost: s.handleSnapshot})
+	s.route("/__admin/reset", map[string]http.HandlerFunc{http.MethodPost: s.handleReset})
+}
+
+// serveControlled applies, in order, CORS, authentication, the journal and
+// injected faults, then routes the request.
+func (s *Server) serveControlled(w *statusRecorder, r *http.Request, requestID string) {
+	if s.cfg.CORSOrigin != "" && s.cors(w, r) {
+		return
+	}
+	if s.cfg.Auth != "" && !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="resourcedir"`)
+		writeError(w, &apiError{Status: http.StatusUnauthorized, Message: "Authentication is required: send HTTP Basic credentials (user name and API token)."})
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, adminPrefix) {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	var body *capturedBody
+	if s.journal != nil && strings.HasPrefix(r.URL.Path, "/api/v2/") {
+		body = &capturedBody{ReadCloser: r.Body}
+		r.Body = body
+		start := time.Now()
+		defer func() {
+			body.drain()
+			s.journal.add(journalEntry{
+				Time: start.UTC(), RequestID: requestID, Method: r.Method, Path: r.URL.Path,
+				Query: r.URL.RawQuery, Body: body.value(), BodyTruncated: body.truncated,
+				Status: w.status(), DurationMs: float64(time.Since(start).Microseconds()) / 1000,
+			})
+		}()
+	}
+	if s.faults.apply(w, r) {
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// cors adds the CORS headers and answers preflights, which carry no
+// credentials and so come before authentication. It reports whether the
+// request was answered.
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	if s.cfg.CORSOrigin != "*" && origin != s.cfg.CORSOrigin {
+		return false
+	}
+	h.Set("Access-Control-Allow-Origin", s.cfg.CORSOrigin)
+	h.Set("Access-Control-Expose-Headers", "X-Request-Id")
+	if s.cfg.CORSOrigin != "*" {
+		h.Set("Access-Control-Allow-Credentials", "true")
+	}
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+	allowHeaders := r.Header.Get("Access-Control-Request-Headers")
+	if allowHeaders == "" {
+		allowHeaders = "Authorization, Content-Type, X-Request-Id"
+	}
+	h.Set("Access-Control-Allow-Headers", allowHeaders)
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+// authorized checks HTTP Basic credentials in constant time, so that the
+// time taken does not tell how much of a guess was right.
+func (s *Server) authorized(r *http.Request) bool {
+	user, token, ok := r.BasicAuth()
+	wantUser, wantToken, _ := strings.Cut(s.cfg.Auth, ":")
+	userOK := subtle.ConstantTimeCompare([]byte(user), []byte(wantUser))
+	tokenOK := subtle.ConstantTimeCompare([]byte(token), []byte(wantToken))
+	return ok && userOK&tokenOK == 1
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, struct {
+		Status    string
+		Resources int
+	}{"ok", s.store.Len()})
+}
+
+func (s *Server) handleAdminResources(w http.ResponseWriter, r *http.Request) {
+	all, _ := s.store.All()
+	writeEncoded(w, func(b []byte) []byte { return appendResourceArray(b, all) })
+}
+
+func appendResourceArray(b []byte, resources []*Resource) []byte {
+	b = append(b, '[')
+	for i, res := range resources {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendResource(b, res, false)
+	}
+	return append(b, ']')
+}
+
+func (s *Server) handleSeed(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r, s.cfg.MaxSeedBody)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	resources, err := decodeSeed(body)
+	if err == nil {
+		err = s.store.Insert(resources)
+	}
+	if dup := (*errDuplicateID)(nil); errors.As(err, &dup) {
+		err = invalid(modelState{fmt.Sprintf("[%d].Id", dup.Index): {fmt.Sprintf("The Id %s is already in use; nothing was seeded.", dup.ID)}})
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeEncoded(w, func(b []byte) []byte {
+		b = append(b, `{"Data":`...)
+		b = appendResourceArray(b, resources)
+		b = append(b, `,"Total":`...)
+		b = strconv.AppendInt(b, int64(len(resources)), 10)
+		return append(b, '}')
+	})
+}
+
+// decodeSeed reads a JSON array of resources in the create format, where an
+// Id may be given. Every fault of every item is reported, keyed "[i].Field".
+func decodeSeed(body []byte) ([]*Resource, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(body, &items); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) || len(bytes.TrimSpace(body)) == 0 {
+			return nil, syntaxError(err, 0)
+		}
+		return nil, &apiError{Status: http.StatusBadRequest, Message: "The seed must be a JSON array of resources."}
+	}
+	all := modelState{}
+	resources := make([]*Resource, 0, len(items))
+	seen := make(map[string]int, len(items))
+	for i, raw := range items {
+		prefix := fmt.Sprintf("[%d].", i)
+		ms := modelState{}
+		in, err := decodeResource(raw, ms)
+		if err != nil {
+			var ae *apiError
+			errors.As(err, &ae)
+			all.add(fmt.Sprintf("[%d]", i), ae.Message)
+			continue
+		}
+		res := in.build(modeSeed, ms)
+		res.nulls |= 1 << fieldID
+		if id, given := in.res.value(fieldID); given {
+			canonical, ok := parseGUID(id)
+			switch {
+			case !ok:
+				ms.add("Id", fmt.Sprintf("Id %q is not a GUID.", id))
+			case seen[canonical] > 0:
+				ms.add("Id", fmt.Sprintf("Id %s is also given to item %d.", canonical, seen[canonical]-1))
+			default:
+				seen[canonical] = i + 1
+				res.set(fieldID, canonical, true)
+			}
+		}
+		for prop, msgs := range ms {
+			all[prefix+prop] = msgs
+		}
+		resources = append(resources, res)
+	}
+	if len(all) > 0 {
+		return nil, &apiError{Status: http.StatusBadRequest, Message: "The seed is invalid; nothing was seeded.", ModelState: all}
+	}
+	return resources, nil
+}
+
+func (s *Server) handleDeleteResources(w http.ResponseWriter, r *http.Request) {
+	n := s.store.Len()
+	s.store.Reset()
+	writeJSON(w, http.StatusOK, struct{ Deleted int }{n})
+}
+
+func (s *Server) handleJournal(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, struct{ Requests []journalEntry }{s.journal.entries()})
+}
+
+func (s *Server) handleClearJournal(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, struct{ Cleared int }{s.journal.clear()})
+}
+
+func (s *Server) handleFaults(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, struct{ Faults []fault }{s.faults.list()})
+}
+
+func (s *Server) handleAddFaults(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r, s.cfg.MaxBody)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	added, err := s.faults.add(body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{ Faults []fault }{added})
+}
+
+func (s *Server) handleClearFaults(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, struct{ Cleared int }{s.faults.clear()})
+}
+
+func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request) {
+	if s.snap == nil {
+		writeError(w, &apiError{Status: http.StatusConflict, Message: "Snapshots are off (started with -snapshot \"\"), so there is nothing to write."})
+		return
+	}
+	res, err := s.snap.write()
+	if err != nil {
+		s.log.Error("snapshot on request failed", "error", err)
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "The snapshot could not be written: " + err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Path       string
+		Resources  int
+		Bytes      int64
+		DurationMs float64
+	}{res.Path, res.Resources, res.Bytes, float64(res.Duration.Microseconds()) / 1000})
+}
+
+func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
+	s.store.Reset()
+	s.journal.clear()
+	s.faults.clear()
+	writeJSON(w, http.StatusOK, struct{ Status string }{"reset"})
+}
+
+// journalEntry is one /api/v2 request as the client sent it.
+type journalEntry struct {
+	Time          time.Time
+	RequestID     string `json:"RequestId"`
+	Method        string
+	Path          string
+	Query         string
+	Body          json.RawMessage // the body as JSON when it is JSON, else a JSON string; null when empty
+	BodyTruncated bool
+	Status        int
+	DurationMs    float64
+}
+
+// journal is a ring of the last size entries: its memory is bounded by
+// size × (maxJournalBody + a little) whatever the load.
+type journal struct {
+	mu    sync.Mutex
+	ring  []journalEntry
+	next  int // where the next entry goes
+	count int
+}
+
+// newJournal returns nil when size is 0: the journal is off.
+func newJournal(size int) *journal {
+	if size <= 0 {
+		return nil
+	}
+	return &journal{ring: make([]journalEntry, size)}
+}
+
+func (j *journal) add(e journalEntry) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.ring[j.next] = e
+	j.next = (j.next + 1) % len(j.ring)
+	j.count = min(j.count+1, len(j.ring))
+}
+
+// entries returns the kept entries, oldest first.
+func (j *journal) entries() []journalEntry {
+	out := []journalEntry{}
+	if j == nil {
+		return out
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	start := (j.next - j.count + len(j.ring)) % len(j.ring)
+	for i := range j.count {
+		out = append(out, j.ring[(start+i)%len(j.ring)])
+	}
+	return out
+}
+
+func (j *journal) clear() int {
+	if j == nil {
+		return 0
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := j.count
+	clear(j.ring)
+	j.next, j.count = 0, 0
+	return n
+}
+
+// capturedBody keeps the first maxJournalBody bytes that the handler reads.
+type capturedBody struct {
+	io.ReadCloser
+	buf       []byte
+	truncated bool
+}
+
+func (c *capturedBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	keep := min(n, maxJournalBody-len(c.buf))
+	c.buf = append(c.buf, p[:keep]...)
+	if keep < n {
+		c.truncated = true
+	}
+	return n, err
+}
+
+// drain reads what the handler left unread (a faulted request, a 404), so
+// that the journal shows what the client sent, up to the journal's cap.
+func (c *capturedBody) drain() {
+	if c.truncated {
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(c, maxJournalBody+1-int64(len(c.buf)))) //nolint:errcheck // best effort
+}
+
+func (c *capturedBody) value() json.RawMessage {
+	switch {
+	case len(c.buf) == 0:
+		return nil
+	case !c.truncated && json.Valid(c.buf):
+		var compact bytes.Buffer
+		if json.Compact(&compact, c.buf) == nil {
+			return compact.Bytes()
+		}
+	}
+	text, _ := json.Marshal(string(c.buf))
+	return text
+}
+
+// fault makes matching requests fail or wait, to test a client's retries.
+type fault struct {
+	ID      int    `json:"Id"`
+	Method  string // "" matches every method
+	Path    string // exact, or with {name} segments that match any one segment
+	Status  int    // 0: after the delay, serve the request normally
+	DelayMs int
+	Times   int // 0: until cleared
+	Fired   int
+}
+
+type faultList struct {
+	mu     sync.Mutex
+	faults []*fault
+	lastID int
+}
+
+// add reads one fault object or an array of them.
+func (l *faultList) add(body []byte) ([]fault, error) {
+	trimmed := bytes.TrimSpace(body)
+	isArray := len(trimmed) > 0 && trimmed[0] == '['
+	if !isArray {
+		trimmed = append(append([]byte{'['}, trimmed...), ']')
+	}
+	var specs []map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &specs); err != nil {
+		return nil, &apiError{Status: http.StatusBadRequest, Message: "A fault is a JSON object (or an array of them) such as " +
+			`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}.`}
+	}
+	ms := modelState{}
+	parsed := make([]*fault, 0, len(specs))
+	for i, spec := range specs {
+		f := &fault{}
+		prefix := ""
+		if isArray {
+			prefix = fmt.Sprintf("[%d].", i)
+		}
+		for key, raw := range spec {
+			var err error
+			switch strings.ToLower(key) {
+			case "method":
+				err = json.Unmarshal(raw, &f.Method)
+				f.Method = strings.ToUpper(f.Method)
+				if f.Method == "*" {
+					f.Method = ""
+				}
+			case "path":
+				err = json.Unmarshal(raw, &f.Path)
+			case "status":
+				err = json.Unmarshal(raw, &f.Status)
+			case "delayms":
+				err = json.Unmarshal(raw, &f.DelayMs)
+			case "times":
+				err = json.Unmarshal(raw, &f.Times)
+			default:
+				continue
+			}
+			if err != nil {
+				ms.add(prefix+canonicalFaultKey(key), "Wrong JSON type.")
+			}
+		}
+		switch {
+		case !strings.HasPrefix(f.Path, "/"):
+			ms.add(prefix+"Path", "Path is required and starts with /, e.g. /api/v2/resource/{id}.")
+		case strings.HasPrefix(f.Path, adminPrefix):
+			ms.add(prefix+"Path", "Faults cannot target /__admin/, or they could not be cleared.")
+		}
+		if f.Status != 0 && (f.Status < 100 || f.Status > 599) {
+			ms.add(prefix+"Status", "Status must be an HTTP status code from 100 to 599, or 0 for a delay only.")
+		}
+		if f.DelayMs < 0 || int64(f.DelayMs) > maxFaultDelay.Milliseconds() {
+			ms.add(prefix+"DelayMs", fmt.Sprintf("DelayMs must be from 0 to %d.", maxFaultDelay.Milliseconds()))
+		}
+		if f.Status == 0 && f.DelayMs == 0 {
+			ms.add(prefix+"Status", "A fault needs a Status, a DelayMs, or both.")
+		}
+		if f.Times < 0 {
+			ms.add(prefix+"Times", "Times must be 0 (until cleared) or more.")
+		}
+		parsed = append(parsed, f)
+	}
+	if len(ms) > 0 {
+		return nil, invalid(ms)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	added := make([]fault, len(parsed))
+	for i, f := range parsed {
+		l.lastID++
+		f.ID = l.lastID
+		l.faults = append(l.faults, f)
+		added[i] = *f
+	}
+	return added, nil
+}
+
+func canonicalFaultKey(key string) string {
+	for _, k := range []string{"Method", "Path", "Status", "DelayMs", "Times"} {
+		if strings.EqualFold(k, key) {
+			return k
+		}
+	}
+	return key
+}
+
+func (l *faultList) list() []fault {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]fault, len(l.faults))
+	for i, f := range l.faults {
+		out[i] = *f
+	}
+	return out
+}
+
+func (l *faultList) clear() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.faults)
+	l.faults = nil
+	return n
+}
+
+// take finds the first fault, in the order they were added, that matches r
+// and still has firings left, and counts the firing.
+func (l *faultList) take(r *http.Request) (fault, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.faults {
+		if (f.Times == 0 || f.Fired < f.Times) && (f.Method == "" || f.Method == r.Method) && pathMatches(f.Path, r.URL.Path) {
+			f.Fired++
+			return *f, true
+		}
+	}
+	return fault{}, false
+}
+
+// statusClientClosed is what the journal and the log show for a request
+// whose client hung up during an injected delay (nginx's convention).
+const statusClientClosed = 499
+
+// apply delays and/or fails r when a fault matches; it reports whether it
+// answered the request.
+func (l *faultList) apply(w *statusRecorder, r *http.Request) bool {
+	f, ok := l.take(r)
+	if !ok {
+		return false
+	}
+	if f.DelayMs > 0 {
+		t := time.NewTimer(time.Duration(f.DelayMs) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			w.code = statusClientClosed // nobody is left to answer
+			return true
+		}
+	}
+	if f.Status == 0 {
+		return false
+	}
+	writeError(w, &apiError{Status: f.Status, Message: fmt.Sprintf(
+		"Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status)})
+	return true
+}
+
+// pathMatches compares a fault's path pattern with a request path, segment
+// by segment; a {name} segment matches any one non-empty segment.
+func pathMatches(pattern, path string) bool {
+	ps, qs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(qs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") && qs[i] != "" {
+			continue
+		}
+		if p != qs[i] {
+			return false
+		}
+	}
+	return true
+}
