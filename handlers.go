@@ -57,6 +57,14 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	// Limits left at zero (a test's Config{}) take their defaults rather
+	// than divide every list by zero or refuse every body.
+	if cfg.MaxPageSize < 1 {
+		cfg.MaxPageSize = DefaultConfig().MaxPageSize
+	}
+	if cfg.MaxBody < 1 {
+		cfg.MaxBody = DefaultConfig().MaxBody
+	}
 	s := &Server{cfg: cfg, store: store, log: logger, mux: http.NewServeMux(), journal: newJournal(cfg.JournalSize)}
 	s.requestIDPrefix = uuid.NewString()[:8]
 	s.route("/api/v2/resource", map[string]http.HandlerFunc{
@@ -245,6 +253,11 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if errors.As(err, &mbe) {
 		return nil, errBodyTooLarge(limit)
 	}
+	var timeout interface{ Timeout() bool }
+	if errors.As(err, &timeout) && timeout.Timeout() {
+		// Said plainly: the error's text names the server's own address.
+		return nil, &apiError{Status: http.StatusBadRequest, Message: "The request body could not be read: it did not arrive within the server's read timeout."}
+	}
 	if err != nil {
 		return nil, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("The request body could not be read: %v.", err)}
 	}
@@ -252,7 +265,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 }
 
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	res, err := s.decodeWrite(w, r, modeCreate)
+	res, err := s.decodeWrite(w, r, modeCreate, "")
 	if err != nil {
 		writeError(w, err)
 		return
@@ -269,8 +282,9 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// decodeWrite reads and validates a create or update body.
-func (s *Server) decodeWrite(w http.ResponseWriter, r *http.Request, mode writeMode) (*Resource, error) {
+// decodeWrite reads and validates a create or update body; pathID is the
+// canonical GUID of an update's path, which the body's Id must equal.
+func (s *Server) decodeWrite(w http.ResponseWriter, r *http.Request, mode writeMode, pathID string) (*Resource, error) {
 	body, err := readBody(w, r, s.cfg.MaxBody)
 	if err != nil {
 		return nil, err
@@ -281,6 +295,13 @@ func (s *Server) decodeWrite(w http.ResponseWriter, r *http.Request, mode writeM
 		return nil, err
 	}
 	res := in.build(mode, ms)
+	if _, badType := ms["Id"]; mode == modeUpdate && in.seen[fieldID] && !badType {
+		// Checked with the other rules, so that it is reported with them.
+		bodyID, _ := res.value(fieldID)
+		if canonical, ok := parseGUID(bodyID); !ok || canonical != pathID {
+			ms.add("Id", fmt.Sprintf("Id in the body (%q) must equal the id in the path (%s).", bodyID, pathID))
+		}
+	}
 	if mode == modeUpdate {
 		if missing := in.missingEditable(); len(missing) > 0 {
 			for _, p := range missing {
@@ -313,15 +334,9 @@ func (s *Server) handleUpdate(w http.ResponseWriter, r *http.Request) {
 			"The id in the path, %q, is not a GUID.", r.PathValue("id"))})
 		return
 	}
-	res, err := s.decodeWrite(w, r, modeUpdate)
+	res, err := s.decodeWrite(w, r, modeUpdate, id)
 	if err != nil {
 		writeError(w, err)
-		return
-	}
-	bodyID, _ := res.value(fieldID)
-	if canonical, ok := parseGUID(bodyID); !ok || canonical != id {
-		writeError(w, invalid(modelState{"Id": {fmt.Sprintf(
-			"Id in the body (%q) must equal the id in the path (%s).", bodyID, id)}}))
 		return
 	}
 	res.set(fieldID, id, true)
@@ -370,18 +385,41 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 // parseListQuery reads the list parameters; it returns the page size in
 // effect after clamping.
 func (s *Server) parseListQuery(rawQuery string) (Query, int, error) {
-	values, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return Query{}, 0, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("The query string is malformed: %v.", err)}
-	}
-	param := func(name string) (string, bool) {
-		for k, v := range values {
-			if strings.EqualFold(k, name) && len(v) > 0 {
-				return v[0], true
+	// Split by hand, not with url.ParseQuery: that rejects ';', which
+	// ASP.NET reads as an ordinary character (a filter value may hold one),
+	// and its map would make the choice between one name in two cases
+	// random. The first occurrence of a parameter counts, as in ASP.NET.
+	listParams := [...]string{paramFilters, paramPage, paramPageSize, paramSorts}
+	var values [len(listParams)]*string
+	for rest := rawQuery; rest != ""; {
+		var pair string
+		pair, rest, _ = strings.Cut(rest, "&")
+		if pair == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		var value string
+		if err == nil {
+			value, err = url.QueryUnescape(rawValue)
+		}
+		if err != nil {
+			return Query{}, 0, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf("The query string is malformed: %v.", err)}
+		}
+		for i, known := range listParams {
+			if values[i] == nil && strings.EqualFold(name, known) {
+				values[i] = &value
 			}
 		}
-		return "", false
 	}
+	param := func(name string) (string, bool) {
+		i := slices.Index(listParams[:], name)
+		if values[i] == nil {
+			return "", false
+		}
+		return *values[i], true
+	}
+	var err error
 	q := Query{Page: 1, PageSize: defaultPageSize}
 	ms := modelState{}
 	positive := func(name string, dst *int) {

@@ -249,9 +249,12 @@ func decodeResource(body []byte, ms modelState) (*resourceInput, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, syntaxError(err, dec.InputOffset())
 	}
+	end := dec.InputOffset()
 	if _, err := dec.Token(); err != io.EOF {
+		rest := body[end:]
 		return nil, &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(
-			"The request body has data after the JSON object, at byte %d.", dec.InputOffset())}
+			"The request body has data after the JSON object, at byte %d.",
+			end+int64(len(rest)-len(bytes.TrimLeft(rest, " \t\r\n"))))}
 	}
 	return in, nil
 }
@@ -325,7 +328,9 @@ func (in *resourceInput) decodeProp(p int, raw json.RawMessage, ms modelState) {
 			ms.add(name, "Address is not valid JSON.")
 			return
 		}
-		in.res.address = buf.Bytes()
+		// Invalid UTF-8 can only be inside strings; replace it as string
+		// properties do, so that responses stay UTF-8.
+		in.res.address = bytes.ToValidUTF8(buf.Bytes(), []byte("\uFFFD"))
 	case propTypes:
 		in.res.types = nil
 		if isNull {
@@ -376,9 +381,16 @@ func decodeRequestorType(raw json.RawMessage) (requestorType, string) {
 	if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
 		return 0, "Each Types entry must be an object such as {\"Type\": \"Employee\"}."
 	}
+	// The last of the spellings of Type wins, as for the body's own
+	// properties; a map would pick one at random.
 	var typeRaw json.RawMessage
-	for k, v := range obj {
-		if strings.EqualFold(k, "Type") {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.Token() //nolint:errcheck // the opening brace of an object Unmarshal accepted
+	for dec.More() {
+		tok, _ := dec.Token()
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if dec.Decode(&v) == nil && strings.EqualFold(key, "Type") {
 			typeRaw = v
 		}
 	}
@@ -425,6 +437,12 @@ func (in *resourceInput) build(mode writeMode, ms modelState) *Resource {
 	r.types = in.res.types
 	if r.types == nil {
 		r.types = []requestorType{}
+	}
+	if mode == modeUpdate {
+		// Address is accepted on create only: an update keeps the stored
+		// one and ignores whatever the body holds, wrong types included.
+		r.address = nil
+		delete(ms, propName(propAddress))
 	}
 
 	status, ok := r.value(fieldStatus)
@@ -563,6 +581,10 @@ func appendJSONString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
 			default:
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
