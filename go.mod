@@ -2,4 +2,4 @@ module resourcedir
 
 go 1.26.8
 
-require github.com/google/uuid v1.6.0 // indirect
+require github.com/google/uuid v1.6.0
