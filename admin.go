@@ -61,24 +61,34 @@ func (s *Server) serveControlled(w *statusRecorder, r *http.Request, requestID s
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	var body *capturedBody
+	// The journal and faults wrap the body of a shallow copy: after the
+	// handler, the server inspects the original's Body to decide whether to
+	// discard the unread rest, which would wait for a body held back for a
+	// 100 Continue.
+	r = r.WithContext(r.Context())
+	served := false // still false in the deferred func when the handler panicked
 	if s.journal != nil && strings.HasPrefix(r.URL.Path, "/api/v2/") {
-		body = &capturedBody{ReadCloser: r.Body}
+		body := &capturedBody{ReadCloser: r.Body, declared: r.ContentLength,
+			waitsContinue: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
 		r.Body = body
 		start := time.Now()
 		defer func() {
+			status := w.status()
+			if !served && !w.wroteHeader {
+				status = http.StatusInternalServerError // what ServeHTTP's recovery answers
+			}
 			body.drain()
 			s.journal.add(journalEntry{
 				Time: start.UTC(), RequestID: requestID, Method: r.Method, Path: r.URL.Path,
-				Query: r.URL.RawQuery, Body: body.value(), BodyTruncated: body.truncated,
-				Status: w.status(), DurationMs: float64(time.Since(start).Microseconds()) / 1000,
+				Query: r.URL.RawQuery, body: body.buf, BodyTruncated: body.truncated,
+				Status: status, DurationMs: float64(time.Since(start).Microseconds()) / 1000,
 			})
 		}()
 	}
-	if s.faults.apply(w, r) {
-		return
+	if !s.faults.apply(w, r, s.cfg.MaxBody) {
+		s.mux.ServeHTTP(w, r)
 	}
-	s.mux.ServeHTTP(w, r)
+	served = true
 }
 
 // cors adds the CORS headers and answers preflights, which carry no
@@ -176,7 +186,7 @@ func (s *Server) handleSeed(w http.ResponseWriter, r *http.Request) {
 // Id may be given. Every fault of every item is reported, keyed "[i].Field".
 func decodeSeed(body []byte) ([]*Resource, error) {
 	var items []json.RawMessage
-	if err := json.Unmarshal(body, &items); err != nil {
+	if err := json.Unmarshal(body, &items); err != nil || items == nil { // null is no array
 		var se *json.SyntaxError
 		if errors.As(err, &se) || len(bytes.TrimSpace(body)) == 0 {
 			return nil, syntaxError(err, 0)
@@ -294,6 +304,8 @@ type journalEntry struct {
 	BodyTruncated bool
 	Status        int
 	DurationMs    float64
+
+	body []byte // as captured; Body is made from it when the journal is read, not on every request
 }
 
 // journal is a ring of the last size entries: its memory is bounded by
@@ -328,10 +340,13 @@ func (j *journal) entries() []journalEntry {
 		return out
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	start := (j.next - j.count + len(j.ring)) % len(j.ring)
 	for i := range j.count {
 		out = append(out, j.ring[(start+i)%len(j.ring)])
+	}
+	j.mu.Unlock()
+	for i := range out {
+		out[i].Body = journalBody(out[i].body, out[i].BodyTruncated)
 	}
 	return out
 }
@@ -353,9 +368,15 @@ type capturedBody struct {
 	io.ReadCloser
 	buf       []byte
 	truncated bool
+	declared  int64 // Content-Length; -1 when unknown (chunked)
+	// waitsContinue: the client sends the body only after a 100 Continue,
+	// which the server sends on the first read, and not once it has answered.
+	waitsContinue bool
+	started       bool
 }
 
 func (c *capturedBody) Read(p []byte) (int, error) {
+	c.started = true
 	n, err := c.ReadCloser.Read(p)
 	keep := min(n, maxJournalBody-len(c.buf))
 	c.buf = append(c.buf, p[:keep]...)
@@ -366,25 +387,33 @@ func (c *capturedBody) Read(p []byte) (int, error) {
 }
 
 // drain reads what the handler left unread (a faulted request, a 404), so
-// that the journal shows what the client sent, up to the journal's cap.
+// that the journal shows what the client sent, up to the journal's cap. It
+// does not wait for a body that the client holds back: one that waits for a
+// 100 Continue never sent, or one declared over the cap (a 413 answered from
+// Content-Length), which a client may send only after the verdict.
 func (c *capturedBody) drain() {
-	if c.truncated {
-		return
+	switch {
+	case c.truncated, c.waitsContinue && !c.started:
+	case c.declared > maxJournalBody:
+		c.truncated = true
+	default:
+		io.Copy(io.Discard, io.LimitReader(c, maxJournalBody+1-int64(len(c.buf)))) //nolint:errcheck // best effort
 	}
-	io.Copy(io.Discard, io.LimitReader(c, maxJournalBody+1-int64(len(c.buf)))) //nolint:errcheck // best effort
 }
 
-func (c *capturedBody) value() json.RawMessage {
+// journalBody is a captured body as the journal shows it: the body itself
+// (compacted) when it is JSON, else a JSON string; nil when empty.
+func journalBody(buf []byte, truncated bool) json.RawMessage {
 	switch {
-	case len(c.buf) == 0:
+	case len(buf) == 0:
 		return nil
-	case !c.truncated && json.Valid(c.buf):
+	case !truncated && json.Valid(buf):
 		var compact bytes.Buffer
-		if json.Compact(&compact, c.buf) == nil {
+		if json.Compact(&compact, buf) == nil {
 			return compact.Bytes()
 		}
 	}
-	text, _ := json.Marshal(string(c.buf))
+	text, _ := json.Marshal(string(buf))
 	return text
 }
 
@@ -409,11 +438,16 @@ type faultList struct {
 func (l *faultList) add(body []byte) ([]fault, error) {
 	trimmed := bytes.TrimSpace(body)
 	isArray := len(trimmed) > 0 && trimmed[0] == '['
-	if !isArray {
-		trimmed = append(append([]byte{'['}, trimmed...), ']')
-	}
 	var specs []map[string]json.RawMessage
-	if err := json.Unmarshal(trimmed, &specs); err != nil {
+	var err error
+	if isArray {
+		err = json.Unmarshal(trimmed, &specs)
+	} else {
+		var spec map[string]json.RawMessage
+		err = json.Unmarshal(trimmed, &spec)
+		specs = append(specs, spec)
+	}
+	if err != nil {
 		return nil, &apiError{Status: http.StatusBadRequest, Message: "A fault is a JSON object (or an array of them) such as " +
 			`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}.`}
 	}
@@ -455,8 +489,8 @@ func (l *faultList) add(body []byte) ([]fault, error) {
 		case strings.HasPrefix(f.Path, adminPrefix):
 			ms.add(prefix+"Path", "Faults cannot target /__admin/, or they could not be cleared.")
 		}
-		if f.Status != 0 && (f.Status < 100 || f.Status > 599) {
-			ms.add(prefix+"Status", "Status must be an HTTP status code from 100 to 599, or 0 for a delay only.")
+		if f.Status != 0 && (f.Status < 200 || f.Status > 599) { // a 1xx is no final answer
+			ms.add(prefix+"Status", "Status must be an HTTP status code from 200 to 599, or 0 for a delay only.")
 		}
 		if f.DelayMs < 0 || int64(f.DelayMs) > maxFaultDelay.Milliseconds() {
 			ms.add(prefix+"DelayMs", fmt.Sprintf("DelayMs must be from 0 to %d.", maxFaultDelay.Milliseconds()))
@@ -530,13 +564,14 @@ func (l *faultList) take(r *http.Request) (fault, bool) {
 const statusClientClosed = 499
 
 // apply delays and/or fails r when a fault matches; it reports whether it
-// answered the request.
-func (l *faultList) apply(w *statusRecorder, r *http.Request) bool {
+// answered the request. maxBody bounds what a delay reads ahead.
+func (l *faultList) apply(w *statusRecorder, r *http.Request, maxBody int64) bool {
 	f, ok := l.take(r)
 	if !ok {
 		return false
 	}
 	if f.DelayMs > 0 {
+		readAhead(r, maxBody)
 		t := time.NewTimer(time.Duration(f.DelayMs) * time.Millisecond)
 		defer t.Stop()
 		select {
@@ -552,6 +587,21 @@ func (l *faultList) apply(w *statusRecorder, r *http.Request) bool {
 	writeError(w, &apiError{Status: f.Status, Message: fmt.Sprintf(
 		"Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status)})
 	return true
+}
+
+// readAhead reads r's body, up to limit bytes, into memory and puts it back
+// in front of what remains: the server notices a client that hangs up only
+// once the body has been read to its end, and a delay must end when the
+// client gives up.
+func readAhead(r *http.Request, limit int64) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit {
+		return
+	}
+	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
 }
 
 // pathMatches compares a fault's path pattern with a request path, segment
