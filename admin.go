@@ -85,7 +85,7 @@ func (s *Server) serveControlled(w *statusRecorder, r *http.Request, requestID s
 			})
 		}()
 	}
-	if !s.faults.apply(w, r, s.cfg.MaxBody) {
+	if !s.faults.apply(w, r, s.cfg.MaxBody, s.closing) {
 		s.mux.ServeHTTP(w, r)
 	}
 	served = true
@@ -565,7 +565,7 @@ const statusClientClosed = 499
 
 // apply delays and/or fails r when a fault matches; it reports whether it
 // answered the request. maxBody bounds what a delay reads ahead.
-func (l *faultList) apply(w *statusRecorder, r *http.Request, maxBody int64) bool {
+func (l *faultList) apply(w *statusRecorder, r *http.Request, maxBody int64, closing <-chan struct{}) bool {
 	f, ok := l.take(r)
 	if !ok {
 		return false
@@ -578,6 +578,10 @@ func (l *faultList) apply(w *statusRecorder, r *http.Request, maxBody int64) boo
 		case <-t.C:
 		case <-r.Context().Done():
 			w.code = statusClientClosed // nobody is left to answer
+			return true
+		case <-closing:
+			// Shutdown waits for in-flight requests; a delay must not hold it.
+			writeError(w, &apiError{Status: http.StatusServiceUnavailable, Message: "The server is shutting down."})
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -1257,5 +1258,34 @@ func TestCORSAnyOrigin(t *testing.T) {
 		if r.Header.Get("Access-Control-Allow-Origin") != "*" || r.Header.Get("Access-Control-Allow-Credentials") != "" {
 			t.Errorf("origin %s: %v", origin, r.Header)
 		}
+	}
+}
+
+// Shutdown waits for in-flight requests, so an injected delay must end when
+// it begins, or Ctrl-C would hang for the length of the delay.
+func TestFaultDelayEndsAtShutdown(t *testing.T) {
+	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpSrv := newHTTPServer(srv, slog.New(slog.DiscardHandler))
+	httpSrv.RegisterOnShutdown(srv.beginShutdown)
+	go httpSrv.Serve(ln)
+	e := admAt(t, "http://"+ln.Addr().String())
+	e.addFault(`{"Path": "/api/v2/resource", "DelayMs": 100000}`)
+
+	answered := make(chan admResp, 1)
+	go func() { answered <- e.do("GET", "/api/v2/resource", "") }()
+	admEventually(t, 10*time.Second, "the delayed request to be in flight", func() bool {
+		return e.faults()[0].Fired == 1
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := httpSrv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a delay pending: %v", err)
+	}
+	if r := <-answered; r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("the delayed request got %d, want 503: %s", r.Status, r.Body)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -46,7 +47,11 @@ type Server struct {
 	snap  *snapshotter // nil when running in memory only
 
 	journal *journal
-	faults  faultList
+	// closing is closed when the server begins to shut down, to cut
+	// injected delays short.
+	closing      chan struct{}
+	closeClosing sync.Once
+	faults       faultList
 
 	requestIDPrefix string
 	requestSeq      atomic.Uint64
@@ -67,6 +72,7 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	}
 	s := &Server{cfg: cfg, store: store, log: logger, mux: http.NewServeMux(), journal: newJournal(cfg.JournalSize)}
 	s.requestIDPrefix = uuid.NewString()[:8]
+	s.closing = make(chan struct{})
 	s.route("/api/v2/resource", map[string]http.HandlerFunc{
 		http.MethodGet:  s.handleList,
 		http.MethodPost: s.handleCreate,
@@ -80,6 +86,10 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	})
 	return s
 }
+
+// beginShutdown ends pending injected delays; main registers it with
+// http.Server.RegisterOnShutdown.
+func (s *Server) beginShutdown() { s.closeClosing.Do(func() { close(s.closing) }) }
 
 // route registers one handler per method on path, and a JSON 405 with an
 // Allow header for every other method (ServeMux's own 405 is plain text).
@@ -118,15 +128,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.log.Error("panic serving request", "request_id", id, "method", r.Method, "path", r.URL.Path,
 				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			if !rec.wroteHeader {
-				writeError(rec, &apiError{Status: http.StatusInternalServerError, Message: fmt.Sprintf(
-					"An unexpected error occurred; quote request id %s when reporting it.", id)})
+			if rec.wroteHeader {
+				// Part of a response is out: cut the connection so the client
+				// sees a failure rather than a truncated 200.
+				panic(http.ErrAbortHandler)
 			}
+			writeError(rec, &apiError{Status: http.StatusInternalServerError, Message: fmt.Sprintf(
+				"An unexpected error occurred; quote request id %s when reporting it.", id)})
 		}
 		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status(),
 			"bytes", rec.bytes, "duration", time.Since(start), "request_id", id)
 	}()
+	if p := r.URL.Path; strings.HasPrefix(p, "/") && p != cleanPath(p) {
+		// ServeMux would answer an unclean path with an HTML redirect; the
+		// real service knows no such path.
+		writeError(rec, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource matches the path %s.", p)})
+		return
+	}
 	s.serveControlled(rec, r, id)
+}
+
+// cleanPath is the path ServeMux would redirect p to.
+func cleanPath(p string) string {
+	cleaned := path.Clean(p)
+	if strings.HasSuffix(p, "/") && cleaned != "/" {
+		cleaned += "/"
+	}
+	return cleaned
 }
 
 // validRequestID accepts a caller's request id only when it is short and

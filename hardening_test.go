@@ -1490,3 +1490,52 @@ func FuzzListQuery(f *testing.F) {
 		}
 	})
 }
+
+// An unclean path must not get ServeMux's HTML redirect: every response is JSON.
+func TestHardeningUncleanPath(t *testing.T) {
+	ts := httptest.NewServer(NewServer(DefaultConfig(), NewStore(nil), nil))
+	defer ts.Close()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/api/v2//resource", "/api/v2/./resource", "/api/v2/x/../resource", "/__admin//health"} {
+		// Sent raw, as a client that does not clean paths would.
+		req, err := http.NewRequest(http.MethodGet, ts.URL+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Path, req.URL.RawPath = p, p
+		req.URL.Opaque = "//" + req.URL.Host + p
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", p, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404: %s", p, resp.StatusCode, body)
+		}
+		hardCheckError(t, "GET "+p, resp.Header, body)
+	}
+}
+
+// A handler that panics after it started writing cannot turn the answer into
+// a 500; the connection must be cut so that the client sees a failure.
+func TestHardeningPanicAfterWriteAborts(t *testing.T) {
+	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	srv.mux.HandleFunc("GET /half", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"Total":`))
+		w.(http.Flusher).Flush()
+		panic("half done")
+	})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	resp, err := ts.Client().Get(ts.URL + "/half")
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Fatal("a response cut by a panic was read without error")
+	}
+	hardHealthy(t, ts.Client(), ts.URL, "a panic after writing")
+}

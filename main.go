@@ -159,6 +159,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	httpSrv := newHTTPServer(srv, logger)
+	httpSrv.RegisterOnShutdown(srv.beginShutdown)
 	logger.Info("serving", "addr", "http://"+ln.Addr().String())
 
 	serveErr := make(chan error, 1)
@@ -250,6 +251,9 @@ func describeError(err error) string {
 func parseIDSeed(seed string) (*uint64, error) {
 	if seed == "" {
 		return nil, nil
+	}
+	if u, err := strconv.ParseUint(seed, 10, 64); err == nil {
+		return &u, nil
 	}
 	n, err := strconv.ParseInt(seed, 10, 64)
 	if err != nil {
