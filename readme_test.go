@@ -11,235 +11,28 @@ import (
 	"time"
 )
 
-// The README section "Using resourcedir in your tests" shows the three
-// snippets below verbatim; TestReadmeExamples runs them, so that what the
-// README promises keeps working.
+// The README section "Using resourcedir in your tests" holds three code
+// blocks, each after a "<!-- readme-test: NAME -->" line; TestReadmeExamples
+// reads them from README.md and runs them, so the README cannot rot.
 
-// readmeSeed is testdata/people.json in the README.
-const readmeSeed = `[
-  {"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ada", "Surname": "Lovelace",
-   "Email": "ada@example.com", "Types": [{"Type": "Employee"}]},
-  {"Company": "Analytical Engines", "Types": [{"Type": "Company"}]}
-]
-`
-
-// readmeGoTest is the README's Go example: the resourcedir_test.go of a
-// client package, next to a resourcedir checkout in ../resourcedir. A
-// Go raw string cannot hold a backquote, so ´ stands for one here.
-var readmeGoTest = strings.ReplaceAll(`package client_test
-
-import (
-	"bufio"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"net/http"
-	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"testing"
-)
-
-// resourcedirURL is where the test double listens, such as http://127.0.0.1:41234.
-var resourcedirURL string
-
-func TestMain(m *testing.M) {
-	stop, err := startResourcedir("../resourcedir", "testdata/people.json")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start resourcedir:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
-
-// startResourcedir builds resourcedir from its source folder src, starts it
-// in memory on a free port with seedFile loaded, and checks that it is healthy.
-func startResourcedir(src, seedFile string) (stop func(), err error) {
-	dir, err := os.MkdirTemp("", "resourcedir")
-	if err != nil {
-		return nil, err
-	}
-	bin := filepath.Join(dir, "resourcedir")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = src
-	if out, err := build.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("go build: %v\n%s", err, out)
-	}
-
-	// Port 0 lets the system pick a free port; resourcedir logs the one it
-	// got ("msg=serving addr=http://127.0.0.1:41234") once it listens.
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-snapshot", "", "-seed", seedFile)
-	logs, logWriter := io.Pipe()
-	cmd.Stdout, cmd.Stderr = logWriter, os.Stderr
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		logWriter.Close()
-		close(exited)
-	}()
-	stop = func() {
-		cmd.Process.Kill() // it runs in memory only: there is nothing to save
-		<-exited
-		os.RemoveAll(dir)
-	}
-
-	lines := bufio.NewScanner(logs)
-	for resourcedirURL == "" && lines.Scan() {
-		if _, addr, ok := strings.Cut(lines.Text(), "msg=serving addr="); ok {
-			resourcedirURL = addr
-		}
-	}
-	if resourcedirURL == "" {
-		stop()
-		return nil, errors.New("resourcedir stopped before serving; its error is above")
-	}
-	go io.Copy(io.Discard, logs) // it logs every request: keep reading
-
-	resp, err := http.Get(resourcedirURL + "/__admin/health")
-	if err == nil {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("GET /__admin/health: %s", resp.Status)
-		}
-	}
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	return stop, nil
-}
-
-// call sends a request to resourcedir and decodes its JSON answer into out,
-// unless out is nil. It returns the status code.
-func call(t *testing.T, method, path, body string, out any) int {
+// readmeSnippet returns the code block that follows the marker for name.
+func readmeSnippet(t *testing.T, name string) string {
 	t.Helper()
-	req, err := http.NewRequest(method, resourcedirURL+path, strings.NewReader(body))
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	_, rest, ok := strings.Cut(string(readme), "<!-- readme-test: "+name+" -->\n```")
+	if !ok {
+		t.Fatalf("README.md has no snippet marked %q", name)
 	}
-	defer resp.Body.Close()
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
+	_, rest, _ = strings.Cut(rest, "\n") // the fence's language tag
+	code, _, ok := strings.Cut(rest, "```\n")
+	if !ok {
+		t.Fatalf("README.md: the snippet %q has no closing fence", name)
 	}
-	return resp.StatusCode
+	return code
 }
-
-// resetResourcedir empties the directory, the journal and the faults, and
-// seeds the same people again, so that every test starts alike.
-func resetResourcedir(t *testing.T) {
-	t.Helper()
-	if status := call(t, "POST", "/__admin/reset", "", nil); status != http.StatusOK {
-		t.Fatalf("reset: %d", status)
-	}
-	seed, err := os.ReadFile("testdata/people.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if status := call(t, "POST", "/__admin/resources", string(seed), nil); status != http.StatusOK {
-		t.Fatalf("seed: %d", status)
-	}
-}
-
-func TestFindSeededPerson(t *testing.T) {
-	resetResourcedir(t)
-	var page struct {
-		TotalResults int
-		ResourceList []struct{ Id, DisplayName string }
-	}
-	filter := url.QueryEscape("Email~eq~'ada@example.com'")
-	call(t, "GET", "/api/v2/resource?requestParams.filters="+filter, "", &page)
-	if page.TotalResults != 1 || page.ResourceList[0].Id != "6f9619ff-8b86-4011-b42d-00c04fc964ff" {
-		t.Fatalf("got %+v", page)
-	}
-}
-
-// createResource stands for your client: it retries a create once on 503.
-func createResource(body string) (status int, err error) {
-	for attempt := 1; ; attempt++ {
-		resp, err := http.Post(resourcedirURL+"/api/v2/resource", "application/json", strings.NewReader(body))
-		if err != nil {
-			return 0, err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusServiceUnavailable || attempt == 2 {
-			return resp.StatusCode, nil
-		}
-	}
-}
-
-func TestCreateRetriesAfter503(t *testing.T) {
-	resetResourcedir(t)
-	// The next create answers 503; the one after it is served as usual.
-	call(t, "POST", "/__admin/faults", ´{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}´, nil)
-
-	if status, err := createResource(´{"FirstName": "Grace", "Surname": "Hopper"}´); err != nil || status != http.StatusOK {
-		t.Fatalf("create: %d %v", status, err)
-	}
-
-	// The journal holds every /api/v2 request since the reset, oldest first.
-	var journal struct {
-		Requests []struct {
-			Method, Path string
-			Status       int
-			Body         json.RawMessage
-		}
-	}
-	call(t, "GET", "/__admin/requests", "", &journal)
-	if len(journal.Requests) != 2 || journal.Requests[0].Status != 503 || journal.Requests[1].Status != 200 {
-		t.Fatalf("journal: %+v", journal.Requests)
-	}
-	if body := string(journal.Requests[1].Body); body != ´{"FirstName":"Grace","Surname":"Hopper"}´ {
-		t.Errorf("the retry sent %s", body)
-	}
-}
-`, "´", "`")
-
-// readmeShell is the README's shell example, run from a folder holding
-// testdata/people.json with resourcedir on the PATH.
-const readmeShell = `set -euo pipefail
-# In memory, seeded, on RESOURCEDIR_ADDR (every flag has such a variable).
-export RESOURCEDIR_ADDR="${RESOURCEDIR_ADDR:-127.0.0.1:8080}"
-base="http://$RESOURCEDIR_ADDR"
-resourcedir -snapshot "" -seed testdata/people.json > resourcedir.log 2>&1 &
-pid=$!
-trap 'kill "$pid"' EXIT
-for i in $(seq 100); do
-  curl -fsS "$base/__admin/health" > /dev/null 2>&1 && break
-  sleep 0.1
-done
-
-curl -fsS "$base/__admin/health"; echo            # {"Status":"ok","Resources":2}
-curl -fsS -G "$base/api/v2/resource" \
-  --data-urlencode "requestParams.filters=Email~eq~'ada@example.com'"; echo
-
-# The next create answers 503 once: a client that retries gets a 200.
-curl -fsS -X POST "$base/__admin/faults" \
-  -d '{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}'; echo
-for attempt in 1 2; do
-  curl -s -o /dev/null -w '%{http_code}\n' -X POST "$base/api/v2/resource" \
-    -H 'Content-Type: application/json' -d '{"FirstName": "Grace", "Surname": "Hopper"}'
-done                                                # 503, then 200
-
-curl -fsS "$base/__admin/requests"; echo          # what was sent, what it answered
-curl -fsS -X POST "$base/__admin/reset"; echo     # empty again for the next test
-`
 
 func TestReadmeExamples(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
@@ -254,6 +47,9 @@ func TestReadmeExamples(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	env := readmeEnv()
+	readmeSeed := readmeSnippet(t, "seed")
+	readmeGoTest := readmeSnippet(t, "go")
+	readmeShell := readmeSnippet(t, "shell")
 
 	t.Run("Go", func(t *testing.T) {
 		// The layout the README assumes: the client package next to a
