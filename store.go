@@ -147,8 +147,8 @@ func (e *errDuplicateID) Error() string {
 }
 
 // Insert stores rs in order, all or nothing. A resource with an Id keeps it
-// (it must not be in use, in the store or earlier in rs); one without gets a
-// generated Id.
+// (it must not be in use, in the store or earlier in rs), in the canonical
+// lower-case form; one without gets a generated Id.
 func (s *Store) Insert(rs []*Resource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -157,6 +157,12 @@ func (s *Store) Insert(rs []*Resource) error {
 		id := r.ID()
 		if r.isNull(fieldID) || id == "" {
 			continue
+		}
+		// byID is keyed by the canonical form: an upper-case Id would
+		// otherwise be a second key for the same GUID, which PUT never finds.
+		if u, err := uuid.Parse(id); err == nil && u.String() != id {
+			id = u.String()
+			r.set(fieldID, id, true)
 		}
 		if _, taken := s.byID[id]; taken || given[id] {
 			return &errDuplicateID{Index: i, ID: id}
@@ -172,6 +178,7 @@ func (s *Store) Insert(rs []*Resource) error {
 			if err != nil {
 				return err
 			}
+			given[id] = true // not to be generated again for a later item
 			r.set(fieldID, id, true)
 		}
 	}
@@ -182,17 +189,21 @@ func (s *Store) Insert(rs []*Resource) error {
 }
 
 // Load replaces the store's contents with resources, which already carry
-// their Ids (a snapshot); indexes are rebuilt.
+// their Ids (a snapshot); indexes are rebuilt. On error the store is left as
+// it was.
 func (s *Store) Load(resources []*Resource) error {
+	seen := make(map[string]struct{}, len(resources))
+	for i, r := range resources {
+		if _, dup := seen[r.ID()]; dup {
+			return &errDuplicateID{Index: i, ID: r.ID()}
+		}
+		seen[r.ID()] = struct{}{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resetLocked()
 	s.rows = make([]*Resource, 0, len(resources))
-	for i, r := range resources {
-		if _, taken := s.byID[r.ID()]; taken {
-			s.resetLocked()
-			return &errDuplicateID{Index: i, ID: r.ID()}
-		}
+	for _, r := range resources {
 		s.appendLocked(r)
 	}
 	return nil
