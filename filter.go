@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -157,39 +158,34 @@ func (c *filterCond) test(op filterOp, r *Resource) bool {
 		return false
 	}
 	if f == fieldStatusID && c.Kind == valueInt && op.comparison() {
-		id := int64(r.statusID())
-		switch op {
-		case opEq:
-			return id == c.Int
-		case opLt:
-			return id < c.Int
-		case opLte:
-			return id <= c.Int
-		case opGt:
-			return id > c.Int
-		case opGte:
-			return id >= c.Int
-		}
-		return false
+		return comparisonHolds(op, cmp.Compare(int64(r.statusID()), c.Int))
 	}
 	v := r.folded(f)
 	switch op {
-	case opEq:
-		return v == c.Fold
-	case opLt:
-		return v < c.Fold
-	case opLte:
-		return v <= c.Fold
-	case opGt:
-		return v > c.Fold
-	case opGte:
-		return v >= c.Fold
 	case opStartsWith:
 		return strings.HasPrefix(v, c.Fold)
 	case opEndsWith:
 		return strings.HasSuffix(v, c.Fold)
 	case opContains:
 		return strings.Contains(v, c.Fold)
+	}
+	return comparisonHolds(op, strings.Compare(v, c.Fold))
+}
+
+// comparisonHolds reports whether a comparison operator accepts a value
+// that compares to the operand as c (-1, 0, +1) does.
+func comparisonHolds(op filterOp, c int) bool {
+	switch op {
+	case opEq:
+		return c == 0
+	case opLt:
+		return c < 0
+	case opLte:
+		return c <= 0
+	case opGt:
+		return c > 0
+	case opGte:
+		return c >= 0
 	}
 	return false
 }
