@@ -1,0 +1,986 @@
+package main
+
+// The performance suite of the directory: the store at 10k, 100k and 1M
+// resources, HTTP end to end over loopback against a bare net/http baseline,
+// heap per resource, and seeding 1M resources over HTTP.
+//
+// Nothing here asserts a figure: the machine is shared and noisy. Each
+// benchmark reports what the targets are stated in (ns/op, req/s,
+// ns/resource, heap-bytes/resource, s/seed), and BenchmarkStore and
+// BenchmarkHTTP log the ratios the targets are stated in when the
+// benchmarks both sides of a ratio ran.
+//
+// The directories are built lazily, once per size, by the first
+// sub-benchmark that needs them: a -bench or -skip pattern that leaves out
+// the 1M sub-benchmarks never builds 1M resources, e.g.
+//
+//	go test -run '^$' -bench . -skip '/1M' .
+//	go test -run '^$' -bench 'Store/(10k|100k)/' .
+//	go test -run '^$' -bench '^BenchmarkHTTP$' .
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// ---------------------------------------------------------------------------
+// A deterministic generator of realistic resources.
+
+// benchSeed fixes every generated value and every generated GUID.
+const benchSeed uint64 = 0x5eed_2024
+
+var benchFirstNames = []string{
+	"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Émile", "Katherine", "Linus", "Margaret",
+	"Niklaus", "Radia", "Søren", "Tim", "Yukihiro", "Zoë", "James", "Mary", "John", "Patricia",
+	"Robert", "Jennifer", "Michael", "Linda", "William", "Elizabeth", "David", "Susan", "Richard", "Jessica",
+	"Joseph", "Sarah", "Thomas", "Karen", "Charles", "Nancy", "Christopher", "Lisa", "Daniel", "Betty",
+	"Matthew", "Sandra", "Anthony", "Ashley", "Mark", "Kimberly", "Paul", "Emily", "Steven", "Donna",
+	"Andrew", "Michelle", "Joshua", "Carol", "Kenneth", "Amanda", "Kevin", "Melissa", "Brian", "Deborah",
+	"George", "Stephanie", "Timothy", "Rebecca", "Ronald", "Sharon", "Jason", "Laura", "Jeffrey", "Cynthia",
+	"Ryan", "Dorothy", "Jacob", "Amy", "Gary", "Kathleen", "Nicholas", "Angela", "Eric", "Shirley",
+	"José", "María", "François", "Björn", "Jürgen", "Zoltán", "Łukasz", "Siobhán", "Hiroshi", "Mei",
+	"Priya", "Arjun", "Olumide", "Chiara", "Anneke", "Sven", "Ingrid", "Dmitri", "Ana", "Noah",
+	"Oliver", "Amelia", "Harry", "Isla", "Jack", "Ava", "Leo", "Mia", "Oscar", "Ivy",
+	"Freya", "Arthur", "Lily", "Theo", "Rosie", "Finn", "Anna", "Hannah", "Joanne", "Dianne",
+}
+
+var benchSurnames = []string{
+	"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Zola", "Johnson", "Torvalds", "Hamilton",
+	"Wirth", "Perlman", "Kierkegaard", "Berners-Lee", "Matsumoto", "O'Brien", "Smith", "Jones", "Williams", "Brown",
+	"Taylor", "Davies", "Evans", "Thomas", "Roberts", "Walker", "Wright", "Robinson", "Thompson", "White",
+	"Hughes", "Edwards", "Green", "Hall", "Wood", "Harris", "Lewis", "Martin", "Jackson", "Clarke",
+	"Clark", "Turner", "Hill", "Scott", "Cooper", "Morris", "Ward", "Moore", "King", "Watson",
+	"Baker", "Harrison", "Morgan", "Patel", "Young", "Allen", "Mitchell", "James", "Anderson", "Phillips",
+	"Lee", "Bell", "Parker", "Davis", "Miller", "Wilson", "Garcia", "Rodriguez", "Martinez", "Hernández",
+	"López", "González", "Pérez", "Sánchez", "Müller", "Schmidt", "Schneider", "Fischer", "Weber", "Meyer",
+	"Wagner", "Becker", "Schulz", "Hoffmann", "Dubois", "Lefèvre", "Moreau", "Laurent", "Rossi", "Russo",
+	"Ferrari", "Esposito", "Bianchi", "Romano", "Nowak", "Kowalski", "Wiśniewski", "Novák", "Svoboda", "Horváth",
+	"Nagy", "Kovács", "Jansen", "de Vries", "van Dijk", "Bakker", "Visser", "Smit", "Andersson", "Johansson",
+	"Karlsson", "Nilsson", "Hansen", "Nielsen", "Jensen", "Virtanen", "Korhonen", "Murphy", "Kelly", "O'Sullivan",
+	"Walsh", "McCarthy", "Byrne", "Ryan", "O'Connor", "Tanaka", "Suzuki", "Takahashi", "Watanabe", "Itō",
+	"Kim", "Park", "Choi", "Chen", "Wang", "Li", "Zhang", "Liu", "Singh", "Kumar",
+	"Sharma", "Gupta", "Okafor", "Adeyemi", "Mensah", "Silva", "Santos", "Oliveira", "Souza", "Costa",
+}
+
+// Companies are prefix × suffix: 40 × 25 = 1000 distinct names.
+var benchCompanyPrefixes = []string{
+	"Analytical", "Acme", "Globex", "Initech", "Umbrella", "Stark", "Wayne", "Hooli", "Northwind", "Contoso",
+	"Fabrikam", "Tailspin", "Wingtip", "Adventure", "Litware", "Proseware", "Lucerne", "Margie's", "Fourth Coffee", "Blue Yonder",
+	"Alpine", "Coho", "Wide World", "Humongous", "Trey", "Graphic", "Southridge", "Woodgrove", "Datum", "Consolidated",
+	"Tyrell", "Cyberdyne", "Soylent", "Vandelay", "Gringotts", "Monarch", "Oceanic", "Massive", "Wonka", "Zenith",
+}
+
+var benchCompanySuffixes = []string{
+	"Engines", "Ltd", "Corporation", "Industries", "plc", "Enterprises", "Traders", "Systems", "Logistics", "Partners",
+	"Holdings", "Labs", "Consulting", "Group", "Foods", "Pharma", "Energy", "Software", "Bank", "Insurance",
+	"Airlines", "Media", "Retail", "Construction", "GmbH",
+}
+
+var benchPositions = []string{
+	"Engineer", "Senior Engineer", "Manager", "Director", "Analyst", "Consultant", "Intern", "Accountant",
+	"Sales Representative", "Account Manager", "Support Specialist", "Designer", "Architect", "Team Lead",
+	"HR Partner", "Recruiter", "Office Manager", "Chief Executive Officer", "Data Scientist", "Technician",
+}
+
+var benchStreets = []string{"High Street", "Station Road", "Main Street", "Park Road", "Church Lane", "Victoria Road", "Green Lane", "Mill Lane"}
+var benchCities = []string{"London", "Manchester", "Leeds", "Bristol", "Dublin", "Berlin", "Paris", "Madrid", "Amsterdam", "Stockholm"}
+
+// benchRand is splitmix64: resource i's values come from its own stream, so
+// any resource can be generated alone, in any order, in parallel.
+type benchRand struct{ s uint64 }
+
+func newBenchRand(i int) benchRand { return benchRand{s: benchSeed ^ (uint64(i)+1)*0x9e3779b97f4a7c15} }
+
+func (r *benchRand) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (r *benchRand) intN(n int) int { return int(r.next() % uint64(n)) }
+
+// pct is true with probability p percent.
+func (r *benchRand) pct(p int) bool { return r.intN(100) < p }
+
+func benchCompany(k int) string {
+	return benchCompanyPrefixes[k%len(benchCompanyPrefixes)] + " " + benchCompanySuffixes[k/len(benchCompanyPrefixes)]
+}
+
+// benchNumCompanies is the number of distinct companies.
+var benchNumCompanies = len(benchCompanyPrefixes) * len(benchCompanySuffixes)
+
+// benchEmailPart lower-cases a name and keeps letters only, so that
+// "O'Brien" gives "obrien" (non-ASCII letters are kept, as some
+// directories do).
+func benchEmailPart(s string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(s) {
+		if c == ' ' || c == '\'' || c == '-' {
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// benchJSON returns the create (or seed) body of resource i: a person at a
+// company (5% are companies alone), Email and ExternalID unique, Status
+// Active 90%, 0–2 types, DisplayName mostly generated by the service.
+func benchJSON(i int) []byte {
+	return benchAppendJSON(make([]byte, 0, 512), i)
+}
+
+func benchAppendJSON(b []byte, i int) []byte {
+	r := newBenchRand(i)
+	companyK := r.intN(benchNumCompanies)
+	company := benchCompany(companyK)
+	domain := benchEmailPart(company) + ".example"
+	companyOnly := r.pct(5)
+	first := benchFirstNames[r.intN(len(benchFirstNames))]
+	sur := benchSurnames[r.intN(len(benchSurnames))]
+
+	props := 0
+	prop := func(name string) {
+		if props > 0 {
+			b = append(b, ',')
+		}
+		props++
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+	}
+	str := func(name, v string) {
+		prop(name)
+		b = appendJSONString(b, v)
+	}
+	null := func(name string) {
+		prop(name)
+		b = append(b, "null"...)
+	}
+
+	b = append(b, '{')
+	if companyOnly {
+		null("FirstName")
+		null("Surname")
+		str("Email", "info."+strconv.Itoa(i)+"@"+domain)
+	} else {
+		str("FirstName", first)
+		str("Surname", sur)
+		str("Email", benchEmailPart(first)+"."+benchEmailPart(sur)+"."+strconv.Itoa(i)+"@"+domain)
+		if r.pct(15) {
+			str("DisplayName", sur+", "+first)
+		}
+	}
+	str("Company", company)
+	if !companyOnly && r.pct(85) {
+		str("Position", benchPositions[r.intN(len(benchPositions))])
+	}
+	switch {
+	case r.pct(10):
+		str("Status", statusInactive)
+	case r.pct(2):
+		str("Status", "active") // canonicalised by the service
+	case r.pct(50):
+		str("Status", statusActive)
+	} // otherwise omitted: Active
+	str("ExternalID", fmt.Sprintf("EMP-%08d", i))
+	str("Phone", fmt.Sprintf("+44 20 7%03d %04d", r.intN(1000), r.intN(10000)))
+	if !companyOnly && r.pct(60) {
+		str("Mobile", fmt.Sprintf("+44 7700 9%05d", r.intN(100000)))
+	}
+	if r.pct(5) {
+		str("Fax", fmt.Sprintf("+44 20 7%03d %04d", r.intN(1000), r.intN(10000)))
+	}
+	if r.pct(10) {
+		str("AddressComment", "Reception on floor "+strconv.Itoa(1+r.intN(12)))
+	}
+	prop("Types")
+	b = append(b, '[')
+	if companyOnly {
+		b = append(b, `{"Type":"Company"}`...)
+	} else {
+		n := r.intN(3)
+		t0 := r.intN(4) // Team, Customer, Contractor, Employee
+		for k := range n {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"Type":"`...)
+			b = append(b, requestorTypeTable[(t0+k)%4].name...)
+			b = append(b, `"}`...)
+		}
+	}
+	b = append(b, ']')
+	if r.pct(30) {
+		prop("Address")
+		b = fmt.Appendf(b, `{"Street":"%d %s","City":"%s","PostCode":"%c%d %d%c%c","Country":"GB"}`,
+			1+r.intN(300), benchStreets[r.intN(len(benchStreets))], benchCities[r.intN(len(benchCities))],
+			'A'+r.intN(26), 1+r.intN(20), r.intN(10), 'A'+r.intN(26), 'A'+r.intN(26))
+	}
+	return append(b, '}')
+}
+
+// benchBuild turns a create body into a resource by the create rules, as
+// POST /api/v2/resource does (without the Id, which the store gives).
+func benchBuild(body []byte) *Resource {
+	ms := modelState{}
+	in, err := decodeResource(body, ms)
+	if err != nil {
+		panic(fmt.Sprintf("bench generator: %v in %s", err, body))
+	}
+	r := in.build(modeCreate, ms)
+	if len(ms) > 0 {
+		panic(fmt.Sprintf("bench generator: %v in %s", ms, body))
+	}
+	return r
+}
+
+// benchResources returns resources from..to-1, built on every CPU.
+func benchResources(from, to int) []*Resource {
+	out := make([]*Resource, to-from)
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(out)/1000))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 0, 1024)
+			for k := w; k < len(out); k += workers {
+				buf = benchAppendJSON(buf[:0], from+k)
+				out[k] = benchBuild(buf)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// benchFill inserts resources 0..n-1 into s in batches, as seeding does.
+func benchFill(s *Store, n int) {
+	const batch = 10_000
+	for from := 0; from < n; from += batch {
+		if err := s.Insert(benchResources(from, min(from+batch, n))); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func benchNewStore() *Store {
+	seed := benchSeed
+	return NewStore(&seed)
+}
+
+// ---------------------------------------------------------------------------
+// Directories, built once per size and shared.
+
+type benchSize struct {
+	name string
+	n    int
+}
+
+var benchSizes = []benchSize{{"10k", 10_000}, {"100k", 100_000}, {"1M", 1_000_000}}
+
+// benchDir is a store of n generated resources with one resource picked as
+// the target of lookups. Benchmarks must leave its contents as they found
+// them (update restores what it changes).
+type benchDir struct {
+	n      int
+	store  *Store
+	target *Resource // the resource in the middle of the directory
+	built  time.Duration
+
+	// createStore is a copy that create benchmarks may grow.
+	createOnce  sync.Once
+	createStore *Store
+}
+
+var benchDirs = struct {
+	sync.Mutex
+	m map[int]*benchDirEntry
+}{m: map[int]*benchDirEntry{}}
+
+type benchDirEntry struct {
+	once sync.Once
+	dir  *benchDir
+}
+
+// benchDirectory returns the shared directory of n resources, building it
+// on first use.
+func benchDirectory(b *testing.B, n int) *benchDir {
+	benchDirs.Lock()
+	e := benchDirs.m[n]
+	if e == nil {
+		e = &benchDirEntry{}
+		benchDirs.m[n] = e
+	}
+	benchDirs.Unlock()
+	e.once.Do(func() {
+		start := time.Now()
+		s := benchNewStore()
+		benchFill(s, n)
+		rows, _ := s.All()
+		e.dir = &benchDir{n: n, store: s, target: rows[n/2], built: time.Since(start)}
+		b.Logf("built a directory of %d resources in %v", n, e.dir.built.Round(time.Millisecond))
+	})
+	return e.dir
+}
+
+// benchCopy returns a store holding rows whose new GUIDs come from
+// crypto/rand, as `go run .` does. (A copy seeded like the original would
+// restart the same GUID stream, and its first create would skip every taken
+// Id: O(n) once.)
+func benchCopy(rows []*Resource) *Store {
+	s := NewStore(nil)
+	if err := s.Load(rows); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// growable returns a store with the directory's resources that creates may
+// add to, so that the shared store keeps its size.
+func (d *benchDir) growable() *Store {
+	d.createOnce.Do(func() {
+		rows, _ := d.store.All()
+		d.createStore = benchCopy(rows)
+	})
+	return d.createStore
+}
+
+// benchQuote writes s as a filter string value.
+func benchQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func benchParse(b *testing.B, filter string) filterNode {
+	n, err := parseFilter(filter)
+	if err != nil {
+		b.Fatalf("parseFilter(%q): %v", filter, err)
+	}
+	return n
+}
+
+// benchResults keeps the last ns/op of named benchmarks, for the ratios
+// logged at the end of BenchmarkStore and BenchmarkHTTP.
+var benchResults sync.Map // string -> float64
+
+func benchRecord(b *testing.B, key string) {
+	if b.N > 0 {
+		benchResults.Store(key, float64(b.Elapsed().Nanoseconds())/float64(b.N))
+	}
+}
+
+func benchResult(key string) (float64, bool) {
+	v, ok := benchResults.Load(key)
+	if !ok {
+		return 0, false
+	}
+	return v.(float64), true
+}
+
+// benchLogRatio prints num/den when both ran in this run of b, with the
+// target it is held to. It prints to stdout because a parent benchmark's
+// log is shown only with -v; the line does not parse as a benchmark result
+// or a benchstat configuration line.
+func benchLogRatio(b *testing.B, what, num, den, target string) {
+	n, ok1 := benchResult(num)
+	d, ok2 := benchResult(den)
+	if ok1 && ok2 && d > 0 {
+		fmt.Printf("# ratio  %-40s %6.2f  (%s)\n", what, n/d, target)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Store level.
+
+const benchPageSize = 25
+
+// BenchmarkStore measures the store alone at each size: writes, eq lookups
+// on each indexed field, scans, paging and sorting.
+func BenchmarkStore(b *testing.B) {
+	type op struct {
+		name string
+		run  func(b *testing.B, d *benchDir)
+	}
+	eq := func(f field, unique bool) op {
+		return op{"eq-" + f.String(), func(b *testing.B, d *benchDir) {
+			v, _ := d.target.value(f)
+			want := -1
+			if unique {
+				want = 1
+			}
+			benchList(b, d, Query{Filter: benchParse(b, f.String()+"~eq~"+benchQuote(v)), Page: 1, PageSize: benchPageSize}, want)
+		}}
+	}
+	ops := []op{
+		{"create", benchStoreCreate},
+		{"update", func(b *testing.B, d *benchDir) { benchStoreUpdate(b, d, false) }},
+		{"update-status", func(b *testing.B, d *benchDir) { benchStoreUpdate(b, d, true) }},
+		eq(fieldDisplayName, false),
+		eq(fieldFirstName, false),
+		eq(fieldSurname, false),
+		eq(fieldCompany, false),
+		eq(fieldExternalID, true),
+		eq(fieldEmail, true),
+		eq(fieldStatus, false),
+		eq(fieldID, true),
+		{"and-eq-contains", func(b *testing.B, d *benchDir) {
+			// Company eq (about n/1000 candidates) and a contains on them.
+			company, _ := d.target.value(fieldCompany)
+			first, _ := d.target.value(fieldDisplayName)
+			part := string([]rune(first)[:3])
+			benchList(b, d, Query{
+				Filter: benchParse(b, "Company~eq~"+benchQuote(company)+"~and~DisplayName~contains~"+benchQuote(part)),
+				Page:   1, PageSize: benchPageSize,
+			}, -1)
+		}},
+		{"contains-all", func(b *testing.B, d *benchDir) {
+			// Every resource is scanned; about 3% match.
+			benchList(b, d, Query{Filter: benchParse(b, "DisplayName~contains~'ann'"), Page: 1, PageSize: benchPageSize}, -1)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*d.n), "ns/resource")
+		}},
+		{"page-last", func(b *testing.B, d *benchDir) {
+			// Page 39,999 of 25 at 1M: the second last.
+			benchList(b, d, Query{Page: d.n/benchPageSize - 1, PageSize: benchPageSize}, d.n)
+		}},
+		{"page-1", func(b *testing.B, d *benchDir) {
+			benchList(b, d, Query{Page: 1, PageSize: benchPageSize}, d.n)
+		}},
+		{"sort-DisplayName", func(b *testing.B, d *benchDir) {
+			benchList(b, d, Query{Sorts: []sortKey{{Field: fieldDisplayName}}, Page: 1, PageSize: benchPageSize}, d.n)
+		}},
+	}
+	for _, size := range benchSizes {
+		b.Run(size.name, func(b *testing.B) {
+			for _, o := range ops {
+				b.Run(o.name, func(b *testing.B) {
+					d := benchDirectory(b, size.n)
+					b.ReportAllocs()
+					b.ResetTimer()
+					o.run(b, d)
+					benchRecord(b, "Store/"+size.name+"/"+o.name)
+				})
+			}
+		})
+	}
+	for _, f := range []string{"DisplayName", "FirstName", "Surname", "Company", "ExternalID", "Email", "Status", "Id"} {
+		benchLogRatio(b, "eq-"+f+" 1M / 10k", "Store/1M/eq-"+f, "Store/10k/eq-"+f, "target ≤ 2")
+	}
+	for _, size := range benchSizes {
+		benchLogRatio(b, "page-last / page-1 at "+size.name, "Store/"+size.name+"/page-last", "Store/"+size.name+"/page-1", "target ≤ 2")
+	}
+}
+
+// benchList runs q b.N times and reports the number of matches; want ≥ 0
+// checks it.
+func benchList(b *testing.B, d *benchDir, q Query, want int) {
+	b.StopTimer()
+	total, page := d.store.List(q)
+	if want >= 0 && total != want {
+		b.Fatalf("%d matches, want %d", total, want)
+	}
+	if total > 0 && len(page) == 0 {
+		b.Fatalf("%d matches but an empty page", total)
+	}
+	b.StartTimer()
+	for range b.N {
+		d.store.List(q)
+	}
+	b.ReportMetric(float64(total), "matches")
+}
+
+// benchStoreCreate creates resources (built beforehand) in a store of the
+// directory's size, which grows by b.N.
+func benchStoreCreate(b *testing.B, d *benchDir) {
+	b.StopTimer()
+	s := d.growable()
+	templates := benchResources(d.n, d.n+1024)
+	b.StartTimer()
+	for i := range b.N {
+		r := *templates[i%len(templates)]
+		if _, err := s.Create(&r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchStoreUpdate replaces resources spread over the directory. Even
+// iterations change Phone and Surname (so DisplayName, and two indexes), or
+// Status with status; odd ones put the original back, so the directory is
+// unchanged afterwards.
+func benchStoreUpdate(b *testing.B, d *benchDir, status bool) {
+	b.StopTimer()
+	rows, _ := d.store.All()
+	const pool = 1024
+	orig := make([]*Resource, pool)
+	changed := make([]*Resource, pool)
+	for k := range pool {
+		slot := (k*7919 + 13) % d.n
+		if rows[slot] == d.target {
+			slot = (slot + 1) % d.n
+		}
+		o := rows[slot]
+		c := *o
+		if status {
+			if o.vals[fieldStatus] == statusActive {
+				c.set(fieldStatus, statusInactive, true)
+			} else {
+				c.set(fieldStatus, statusActive, true)
+			}
+		} else {
+			c.set(fieldPhone, fmt.Sprintf("+44 20 8%03d %04d", k%1000, k), true)
+			sur := benchSurnames[k%len(benchSurnames)]
+			c.set(fieldSurname, sur, true)
+			first, _ := c.value(fieldFirstName)
+			company, _ := c.value(fieldCompany)
+			c.set(fieldDisplayName, joinNonEmpty(strings.TrimSpace(first), sur, strings.TrimSpace(company)), true)
+		}
+		orig[k], changed[k] = o, &c
+	}
+	b.StartTimer()
+	for i := range b.N {
+		r := changed[(i/2)%pool]
+		if i%2 == 1 {
+			r = orig[(i/2)%pool]
+		}
+		if _, ok := d.store.Update(r); !ok {
+			b.Fatal("update: unknown id")
+		}
+	}
+	b.StopTimer()
+	if b.N%2 == 1 {
+		d.store.Update(orig[(b.N/2)%pool])
+	}
+}
+
+// ---------------------------------------------------------------------------
+// HTTP end to end over loopback.
+
+// benchHTTPSize is the size of the directory behind the HTTP benchmarks.
+const benchHTTPSize = 100_000
+
+// benchServe serves h on a loopback port until the benchmark ends.
+func benchServe(b *testing.B, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	b.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// benchClient keeps connections alive for every parallel client.
+func benchClient(b *testing.B) *http.Client {
+	tr := &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute, DisableCompression: true}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// benchDo sends one request and reads the whole response.
+func benchDo(c *http.Client, method, url string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
+
+// benchDiscard sends one request and discards the response.
+func benchDiscard(c *http.Client, method, url string, body []byte) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, err
+}
+
+// benchBare answers every request with body, as writeBody would, after
+// reading the request body: the cost of net/http alone.
+func benchBare(body []byte) http.Handler {
+	length := strconv.Itoa(len(body))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // as a handler reading a body
+		h := w.Header()
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("Content-Length", length)
+		w.WriteHeader(http.StatusOK)
+		w.Write(body) //nolint:errcheck // the client has gone
+	})
+}
+
+// benchRequest is one request of a parallel benchmark.
+type benchRequest struct {
+	method, url string
+	body        []byte
+}
+
+// benchParallel sends the requests round robin from parallel clients and
+// reports req/s.
+func benchParallel(b *testing.B, c *http.Client, reqs []benchRequest) {
+	var next atomic.Uint64
+	var failed atomic.Bool
+	b.ReportAllocs()
+	b.SetParallelism(2) // 2 × GOMAXPROCS clients
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		k := int(next.Add(7919))
+		for pb.Next() {
+			k++
+			r := reqs[k%len(reqs)]
+			status, err := benchDiscard(c, r.method, r.url, r.body)
+			if (err != nil || status != http.StatusOK) && !failed.Swap(true) {
+				b.Errorf("%s %s: status %d, error %v", r.method, r.url, status, err)
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+}
+
+// benchHTTPState is what BenchmarkHTTP's sub-benchmarks share.
+type benchHTTPState struct {
+	parent  *testing.B // servers and the client live as long as it
+	once    sync.Once
+	store   *Store
+	client  *http.Client
+	servers map[int]string // journal size to base URL
+
+	lists, creates, updates []benchRequest // paths, bodies; URLs filled per server
+	listBody, createBody    []byte         // a real response of each, for the bare handler
+	createReq               []byte
+}
+
+// BenchmarkHTTP measures list, create and update end to end over loopback
+// TCP with keep-alive, beside a bare net/http handler writing a response of
+// the same size, run at the same moment on the same machine. The servers
+// run with DefaultConfig, journal on. The bare and API sub-benchmarks share
+// a client with 2×GOMAXPROCS parallel keep-alive connections.
+func BenchmarkHTTP(b *testing.B) {
+	st := &benchHTTPState{parent: b, servers: map[int]string{}}
+	setup := func(b *testing.B) *benchHTTPState {
+		st.once.Do(func() {
+			d := benchDirectory(b, benchHTTPSize)
+			rows, _ := d.store.All()
+			st.store = benchCopy(rows)
+			st.client = benchClient(st.parent)
+			for k := range 1024 {
+				r := rows[(k*7919+101)%len(rows)]
+				email, _ := r.value(fieldEmail)
+				q := url.Values{}
+				q.Set(paramFilters, "Email~eq~"+benchQuote(email))
+				q.Set(paramPage, "1")
+				q.Set(paramPageSize, strconv.Itoa(benchPageSize))
+				st.lists = append(st.lists, benchRequest{method: http.MethodGet, url: "/api/v2/resource?" + q.Encode()})
+				st.creates = append(st.creates, benchRequest{method: http.MethodPost, url: "/api/v2/resource", body: benchJSON(10_000_000 + k)})
+				r = rows[(k*104729+7)%len(rows)]
+				st.updates = append(st.updates, benchRequest{method: http.MethodPut, url: "/api/v2/resource/" + r.ID(),
+					body: benchPutBody(r, fmt.Sprintf("+44 20 8%03d %04d", k%1000, k))})
+			}
+			// Real responses, for the bare handlers' sizes.
+			base := st.server(b, DefaultConfig().JournalSize)
+			var status int
+			var err error
+			status, st.listBody, err = benchDo(st.client, http.MethodGet, base+st.lists[0].url, nil)
+			if err != nil || status != http.StatusOK || !bytes.Contains(st.listBody, []byte(`"TotalResults":1,`)) {
+				b.Fatalf("list: %d %v %s", status, err, st.listBody)
+			}
+			st.createReq = st.creates[0].body
+			status, st.createBody, err = benchDo(st.client, http.MethodPost, base+"/api/v2/resource", st.createReq)
+			if err != nil || status != http.StatusOK {
+				b.Fatalf("create: %d %v %s", status, err, st.createBody)
+			}
+			b.Logf("list response %d bytes, create request %d bytes, response %d bytes; directory of %d resources",
+				len(st.listBody), len(st.createReq), len(st.createBody), benchHTTPSize)
+		})
+		return st
+	}
+	withBase := func(base string, reqs []benchRequest) []benchRequest {
+		out := slices.Clone(reqs)
+		for i := range out {
+			out[i].url = base + out[i].url
+		}
+		return out
+	}
+	api := func(name string, journal int, reqs func(*benchHTTPState) []benchRequest) {
+		b.Run(name, func(b *testing.B) {
+			st := setup(b)
+			benchParallel(b, st.client, withBase(st.server(b, journal), reqs(st)))
+			benchRecord(b, "HTTP/"+name)
+		})
+	}
+	bare := func(name string, method string, reqBody func(*benchHTTPState) []byte, respBody func(*benchHTTPState) []byte) {
+		b.Run(name, func(b *testing.B) {
+			st := setup(b)
+			base := benchServe(b, benchBare(respBody(st)))
+			benchParallel(b, st.client, []benchRequest{{method: method, url: base + "/api/v2/resource", body: reqBody(st)}})
+			benchRecord(b, "HTTP/"+name)
+		})
+	}
+	// The journal is on, as DefaultConfig has it. JournalSize 0 made no
+	// difference beyond noise (3 allocs, ~300 B per request), so there is
+	// no variant without it; api(name, 0, reqs) adds one.
+	on := DefaultConfig().JournalSize
+	lists := func(st *benchHTTPState) []benchRequest { return st.lists }
+	creates := func(st *benchHTTPState) []benchRequest { return st.creates }
+	updates := func(st *benchHTTPState) []benchRequest { return st.updates }
+
+	bare("bare-list-size", http.MethodGet, func(*benchHTTPState) []byte { return nil }, func(st *benchHTTPState) []byte { return st.listBody })
+	api("list-eq", on, lists)
+	bare("bare-create-size", http.MethodPost, func(st *benchHTTPState) []byte { return st.createReq }, func(st *benchHTTPState) []byte { return st.createBody })
+	api("create", on, creates)
+	api("update", on, updates)
+
+	// ns/op ratios are the inverse of the req/s ratios the targets name.
+	benchLogRatio(b, "list-eq req/s / bare-list-size req/s", "HTTP/bare-list-size", "HTTP/list-eq", "target ≥ 0.7")
+	benchLogRatio(b, "create req/s / bare-create-size req/s", "HTTP/bare-create-size", "HTTP/create", "target ≥ 0.5")
+	benchLogRatio(b, "update req/s / bare-create-size req/s", "HTTP/bare-create-size", "HTTP/update", "no target")
+}
+
+// server returns the base URL of a server over the shared store with the
+// given journal size, starting it on first use.
+func (st *benchHTTPState) server(b *testing.B, journal int) string {
+	if base, ok := st.servers[journal]; ok {
+		return base
+	}
+	cfg := DefaultConfig()
+	cfg.JournalSize = journal
+	base := benchServe(st.parent, NewServer(cfg, st.store, nil))
+	st.servers[journal] = base
+	return base
+}
+
+// benchPutBody is a full-replacement update of r with a new Phone.
+func benchPutBody(r *Resource, phone string) []byte {
+	b := []byte{'{'}
+	for i, p := range editableProps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, propName(p))
+		b = append(b, ':')
+		switch {
+		case p == propTypes:
+			b = append(b, '[')
+			for k, t := range r.types {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = fmt.Appendf(b, `{"Id":%d,"Type":"%s"}`, t, t)
+			}
+			b = append(b, ']')
+		case field(p) == fieldPhone:
+			b = appendJSONString(b, phone)
+		case r.isNull(field(p)):
+			b = append(b, "null"...)
+		default:
+			b = appendJSONString(b, r.vals[p])
+		}
+	}
+	return append(b, '}')
+}
+
+// ---------------------------------------------------------------------------
+// Memory and seeding.
+
+// BenchmarkHeapPerResource builds a fresh store of n resources, as seeding
+// does, and reports the live heap it holds per resource, indexes included.
+func BenchmarkHeapPerResource(b *testing.B) {
+	for _, size := range benchSizes[1:] {
+		b.Run(size.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var perResource float64
+			for range b.N {
+				runtime.GC()
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				s := benchNewStore()
+				benchFill(s, size.n)
+				runtime.GC()
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				if s.Len() != size.n {
+					b.Fatalf("%d resources, want %d", s.Len(), size.n)
+				}
+				runtime.KeepAlive(s)
+				perResource = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(size.n)
+			}
+			b.ReportMetric(perResource, "heap-bytes/resource")
+		})
+	}
+}
+
+// benchSeedBatches caches the request bodies of BenchmarkSeedHTTP.
+var benchSeedBatches sync.Map // int -> [][]byte
+
+func benchSeedBodies(n, batch int) [][]byte {
+	if v, ok := benchSeedBatches.Load(n); ok {
+		return v.([][]byte)
+	}
+	var bodies [][]byte
+	for from := 0; from < n; from += batch {
+		body := make([]byte, 0, 512*batch)
+		body = append(body, '[')
+		for i := from; i < min(from+batch, n); i++ {
+			if i > from {
+				body = append(body, ',')
+			}
+			body = benchAppendJSON(body, i)
+		}
+		bodies = append(bodies, append(body, ']'))
+	}
+	benchSeedBatches.Store(n, bodies)
+	return bodies
+}
+
+// BenchmarkSeedHTTP seeds n resources into an empty server through POST
+// /__admin/resources in batches of 10,000 over loopback, one batch after
+// the other, and reports the seconds the whole seeding takes.
+func BenchmarkSeedHTTP(b *testing.B) {
+	const batch = 10_000
+	for _, size := range benchSizes[1:] {
+		b.Run(size.name, func(b *testing.B) {
+			bodies := benchSeedBodies(size.n, batch)
+			store := benchNewStore()
+			base := benchServe(b, NewServer(DefaultConfig(), store, nil))
+			client := benchClient(b)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				store.Reset()
+				runtime.GC()
+				b.StartTimer()
+				for _, body := range bodies {
+					status, err := benchDiscard(client, http.MethodPost, base+"/__admin/resources", body)
+					if err != nil || status != http.StatusOK {
+						b.Fatalf("seed: status %d, error %v", status, err)
+					}
+				}
+			}
+			b.StopTimer()
+			if store.Len() != size.n {
+				b.Fatalf("%d resources after seeding, want %d", store.Len(), size.n)
+			}
+			secs := b.Elapsed().Seconds() / float64(b.N)
+			b.ReportMetric(secs, "s/seed")
+			b.ReportMetric(float64(size.n)/secs, "resources/s")
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+
+// TestBenchGenerator checks, quickly, that the generator gives what the
+// benchmarks claim: valid create bodies, deterministic, unique Email and
+// ExternalID, about 90% Active, 0–2 types, ~1000 companies.
+func TestBenchGenerator(t *testing.T) {
+	const n = 5000
+	rs := benchResources(0, n)
+	again := benchResources(n/2, n/2+10)
+	emails, externals, companies := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	active := 0
+	for i, r := range rs {
+		if i >= n/2 && i < n/2+10 && !bytes.Equal(appendResource(nil, r, true), appendResource(nil, again[i-n/2], true)) {
+			t.Fatalf("resource %d differs between runs", i)
+		}
+		email, ok := r.value(fieldEmail)
+		if !ok || emails[email] {
+			t.Fatalf("resource %d: Email %q missing or repeated", i, email)
+		}
+		emails[email] = true
+		ext, ok := r.value(fieldExternalID)
+		if !ok || externals[ext] {
+			t.Fatalf("resource %d: ExternalID %q missing or repeated", i, ext)
+		}
+		externals[ext] = true
+		company, _ := r.value(fieldCompany)
+		companies[company] = true
+		if r.vals[fieldStatus] == statusActive {
+			active++
+		}
+		if r.isNull(fieldDisplayName) || r.vals[fieldDisplayName] == "" {
+			t.Fatalf("resource %d has no DisplayName", i)
+		}
+		if len(r.types) > 2 {
+			t.Fatalf("resource %d has %d types", i, len(r.types))
+		}
+	}
+	if frac := float64(active) / n; frac < 0.87 || frac > 0.93 {
+		t.Errorf("%.1f%% Active, want about 90%%", 100*frac)
+	}
+	if len(companies) < 900 {
+		t.Errorf("%d distinct companies in %d resources, want most of %d", len(companies), n, benchNumCompanies)
+	}
+	all := map[string]bool{}
+	for k := range benchNumCompanies {
+		all[benchCompany(k)] = true
+	}
+	if len(all) != 1000 {
+		t.Errorf("%d distinct company names, want 1000", len(all))
+	}
+
+	// Stored through the API shape: an eq on a unique field finds one.
+	s := benchNewStore()
+	if err := s.Insert(rs); err != nil {
+		t.Fatal(err)
+	}
+	email, _ := rs[1234].value(fieldEmail)
+	n2, err := parseFilter("Email~eq~" + benchQuote(email))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total, _ := s.List(Query{Filter: n2, Page: 1, PageSize: 25}); total != 1 {
+		t.Errorf("eq on Email %q: %d matches, want 1", email, total)
+	}
+	// The PUT body benchmarks send is a valid full update.
+	ms := modelState{}
+	in, err := decodeResource(benchPutBody(rs[7], "+44 1"), ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.build(modeUpdate, ms)
+	if missing := in.missingEditable(); len(missing) > 0 || len(ms) > 0 {
+		t.Errorf("PUT body: missing %v, model state %v", missing, ms)
+	}
+}
