@@ -13,20 +13,27 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // The snapshot file is: snapshotMagic, a big-endian uint32 format version,
-// a gob stream (a snapshotHeader, then []snapshotRecord chunks), and a
+// a gob stream (a snapshotHeader, then the resources in chunks), and a
 // big-endian CRC-32C of everything before it.
+//
+// Version 2 stores a chunk column by column (snapshotChunk); version 1, still
+// read, stored a []snapshotRecord per chunk.
 const (
 	snapshotMagic   = "resourcedir snapshot\n"
-	snapshotVersion = 1
-	// snapshotChunk resources go in one gob value: one value per resource
-	// costs a gob message each, one value for all of them a second copy of
-	// the whole directory in memory.
-	snapshotChunk = 4096
+	snapshotVersion = 2
+	// snapshotChunkSize resources go in one gob value: one value per
+	// resource costs a gob message each, one value for all of them a second
+	// copy of the whole directory in memory.
+	snapshotChunkSize = 4096
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -36,8 +43,205 @@ type snapshotHeader struct {
 	Written time.Time
 }
 
-// snapshotRecord is a Resource as stored: gob drops zero values, so null
-// and "" are told apart by Nulls, not by the strings.
+// snapshotChunk holds up to snapshotChunkSize resources, column by column,
+// so that gob handles a few long slices rather than a value per string.
+// gob drops zero values, so null and "" are told apart by Nulls.
+type snapshotChunk struct {
+	Count int
+	// Text is every string field of every resource, back to back; Lens has
+	// numStringFields byte lengths per resource (0 for null).
+	Text []byte
+	Lens []uint32
+	// Nulls has a bit per string field per resource, set for null.
+	Nulls []uint16
+	// NTypes is each resource's number of Types, Types all of them in order.
+	NTypes []uint8
+	Types  []uint8
+	// AddressLens is each resource's Address length, -1 for null; Address
+	// is all of them back to back.
+	AddressLens []int32
+	Address     []byte
+}
+
+// append adds r to c.
+func (c *snapshotChunk) append(r *Resource) {
+	c.Count++
+	for f := field(0); f < numStringFields; f++ {
+		c.Text = append(c.Text, r.vals[f]...)
+		c.Lens = append(c.Lens, uint32(len(r.vals[f])))
+	}
+	c.Nulls = append(c.Nulls, r.nulls)
+	c.NTypes = append(c.NTypes, uint8(len(r.types)))
+	for _, t := range r.types {
+		c.Types = append(c.Types, uint8(t))
+	}
+	if r.address == nil {
+		c.AddressLens = append(c.AddressLens, -1)
+	} else {
+		c.AddressLens = append(c.AddressLens, int32(len(r.address)))
+		c.Address = append(c.Address, r.address...)
+	}
+}
+
+func (c *snapshotChunk) reset() {
+	*c = snapshotChunk{
+		Text: c.Text[:0], Lens: c.Lens[:0], Nulls: c.Nulls[:0], NTypes: c.NTypes[:0],
+		Types: c.Types[:0], AddressLens: c.AddressLens[:0], Address: c.Address[:0],
+	}
+}
+
+// resources rebuilds the chunk's resources into dst, which must have room
+// for c.Count. The chunk must be freshly decoded and not reused: Addresses
+// and Types point into its slices.
+func (c *snapshotChunk) resources(dst []*Resource) error {
+	n := c.Count
+	if n < 0 || n > len(dst) || len(c.Lens) != n*int(numStringFields) || len(c.Nulls) != n ||
+		len(c.NTypes) != n || len(c.AddressLens) != n {
+		return fmt.Errorf("a chunk of %d resources has columns of the wrong length", n)
+	}
+	types := make([]requestorType, len(c.Types))
+	for i, t := range c.Types {
+		types[i] = requestorType(t)
+		if !knownRequestorType(types[i]) {
+			return fmt.Errorf("unknown requestor type id %d", t)
+		}
+	}
+	var b strings.Builder
+	var lower []byte // the lower-case copies of one resource's fields
+	text, typesAt, addressAt := c.Text, 0, 0
+	for i := range n {
+		r := &Resource{nulls: c.Nulls[i]}
+		lens := c.Lens[i*int(numStringFields) : (i+1)*int(numStringFields)]
+		// One allocation holds the resource's strings followed by the
+		// lower-case copies of those that have upper-case ASCII letters;
+		// the rare non-ASCII ones go through strings.ToLower.
+		var fold [numStringFields]uint8 // 0 same, 1 in lower, 2 strings.ToLower
+		size := 0
+		lower = lower[:0]
+		for f, l := range lens {
+			if l > uint32(len(text)-size) {
+				return errors.New("a chunk's text is shorter than its lengths say")
+			}
+			if r.nulls&(1<<f) != 0 && l != 0 {
+				return errors.New("a null field has a value")
+			}
+			if f != int(fieldID) { // a canonical Id (checkLoaded) is lower case
+				fold[f], lower = appendLowerASCII(lower, text[size:size+int(l)])
+			}
+			size += int(l)
+		}
+		b.Reset()
+		b.Grow(size + len(lower))
+		b.Write(text[:size])
+		b.Write(lower)
+		s := b.String()
+		at, foldAt := 0, size
+		for f, l := range lens {
+			v := s[at : at+int(l)]
+			at += int(l)
+			r.vals[f] = v
+			switch fold[f] {
+			case 0:
+				r.folds[f] = v
+			case 1:
+				r.folds[f] = s[foldAt : foldAt+int(l)]
+				foldAt += int(l)
+			default:
+				r.folds[f] = strings.ToLower(v)
+			}
+		}
+		text = text[size:]
+
+		nt := int(c.NTypes[i])
+		if nt > len(types)-typesAt {
+			return errors.New("a chunk has fewer Types than its counts say")
+		}
+		r.types = types[typesAt : typesAt+nt : typesAt+nt]
+		typesAt += nt
+		if l := c.AddressLens[i]; l >= 0 {
+			if int(l) > len(c.Address)-addressAt {
+				return errors.New("a chunk has less Address text than its lengths say")
+			}
+			r.address = c.Address[addressAt : addressAt+int(l) : addressAt+int(l)]
+			addressAt += int(l)
+		} else if l != -1 {
+			return fmt.Errorf("bad Address length %d", l)
+		}
+		if err := checkLoaded(r); err != nil {
+			return err
+		}
+		dst[i] = r
+	}
+	if len(text) != 0 || typesAt != len(types) || addressAt != len(c.Address) {
+		return errors.New("a chunk holds more data than its resources")
+	}
+	return nil
+}
+
+// appendLowerASCII appends the lower-case form of src to dst when src is
+// ASCII with upper-case letters (kind 1). Otherwise dst is returned as it
+// was, with kind 0 when src is already lower case and 2 when it is not
+// ASCII (strings.ToLower decides).
+func appendLowerASCII(dst, src []byte) (kind uint8, _ []byte) {
+	var any, upper byte
+	for _, c := range src {
+		any |= c
+		if c-'A' < 26 {
+			upper = 1
+		}
+	}
+	switch {
+	case any >= utf8.RuneSelf:
+		return 2, dst
+	case upper == 0:
+		return 0, dst
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, len(src))[:start+len(src)]
+	out := dst[start:]
+	for i, c := range src {
+		if c-'A' < 26 {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return 1, dst
+}
+
+// checkLoaded checks what the store relies on: a canonical GUID as Id, a
+// Status of Active or Inactive.
+func checkLoaded(r *Resource) error {
+	if !isCanonicalGUID(r.ID()) || r.isNull(fieldID) {
+		return fmt.Errorf("a resource has the invalid Id %q", r.ID())
+	}
+	if st, ok := r.value(fieldStatus); !ok || (st != statusActive && st != statusInactive) {
+		return fmt.Errorf("resource %s has the invalid Status %q", r.ID(), st)
+	}
+	return nil
+}
+
+// isCanonicalGUID reports whether id is a GUID as the store keys it:
+// lower-case hex, hyphenated 8-4-4-4-12.
+func isCanonicalGUID(id string) bool {
+	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !lowerHex[id[i]] && i != 8 && i != 13 && i != 18 && i != 23 {
+			return false
+		}
+	}
+	return true
+}
+
+var lowerHex = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()
+
+// snapshotRecord is a Resource as format version 1 stored it.
 type snapshotRecord struct {
 	Vals    [numStringFields]string
 	Nulls   uint16
@@ -45,28 +249,19 @@ type snapshotRecord struct {
 	Address []byte
 }
 
-func toRecord(r *Resource) snapshotRecord {
-	rec := snapshotRecord{Vals: r.vals, Nulls: r.nulls, Address: r.address}
-	rec.Types = make([]uint8, len(r.types))
-	for i, t := range r.types {
-		rec.Types[i] = uint8(t)
-	}
-	return rec
-}
-
 func fromRecord(rec *snapshotRecord) (*Resource, error) {
 	r := &Resource{address: rec.Address, types: make([]requestorType, len(rec.Types))}
 	for f := field(0); f < numStringFields; f++ {
 		r.set(f, rec.Vals[f], rec.Nulls&(1<<f) == 0)
-	}
-	if _, ok := parseGUID(r.ID()); !ok {
-		return nil, fmt.Errorf("a resource has the invalid Id %q", r.ID())
 	}
 	for i, t := range rec.Types {
 		r.types[i] = requestorType(t)
 		if !knownRequestorType(r.types[i]) {
 			return nil, fmt.Errorf("resource %s has the unknown requestor type id %d", r.ID(), t)
 		}
+	}
+	if err := checkLoaded(r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -92,15 +287,19 @@ func encodeSnapshot(w io.Writer, resources []*Resource) error {
 	if err := enc.Encode(snapshotHeader{Count: len(resources), Written: time.Now().UTC()}); err != nil {
 		return fmt.Errorf("encode header: %w", err)
 	}
-	chunk := make([]snapshotRecord, 0, snapshotChunk)
-	for start := 0; start < len(resources); start += snapshotChunk {
-		chunk = chunk[:0]
-		for _, r := range resources[start:min(start+snapshotChunk, len(resources))] {
-			chunk = append(chunk, toRecord(r))
+	var chunk snapshotChunk
+	for start := 0; start < len(resources); start += snapshotChunkSize {
+		chunk.reset()
+		for _, r := range resources[start:min(start+snapshotChunkSize, len(resources))] {
+			chunk.append(r)
 		}
-		if err := enc.Encode(chunk); err != nil {
+		if err := enc.Encode(&chunk); err != nil {
 			return fmt.Errorf("encode resources: %w", err)
 		}
+		// Encoding is CPU-bound and runs while the server serves: let a
+		// waiting request have the CPU every chunk (a few ms at most)
+		// rather than at the scheduler's 10ms preemption.
+		runtime.Gosched()
 	}
 	if err := bw.Flush(); err != nil {
 		return err
@@ -123,7 +322,7 @@ func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
 		if !bytes.HasPrefix(b, []byte(snapshotMagic)) && !bytes.HasPrefix([]byte(snapshotMagic), b) {
 			return nil, errors.New("not a resourcedir snapshot (bad magic)")
 		}
-		return nil, errors.New("the file is truncated")
+		return nil, fmt.Errorf("the file is truncated (%d bytes)", size)
 	}
 	crc := crc32.New(crcTable)
 	body := io.TeeReader(io.LimitReader(r, size-4), crc)
@@ -134,12 +333,7 @@ func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
 	if string(head[:len(snapshotMagic)]) != snapshotMagic {
 		return nil, errors.New("not a resourcedir snapshot (bad magic)")
 	}
-	if v := binary.BigEndian.Uint32(head[len(snapshotMagic):]); v != snapshotVersion {
-		if v > snapshotVersion {
-			return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (%d); upgrade resourcedir", v, snapshotVersion)
-		}
-		return nil, fmt.Errorf("unknown format version %d", v)
-	}
+	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
 	// The checksum is checked before gob sees the content, so a corrupt file
 	// fails as corrupt rather than as whatever gob makes of it.
 	payload := make([]byte, size-headerLen-4)
@@ -150,58 +344,168 @@ func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
 	if _, err := io.ReadFull(r, sum[:]); err != nil {
 		return nil, fmt.Errorf("read checksum: %w", err)
 	}
-	if binary.BigEndian.Uint32(sum[:]) != crc.Sum32() {
+	sumOK := binary.BigEndian.Uint32(sum[:]) == crc.Sum32()
+	known := version == 1 || version == snapshotVersion
+	switch {
+	case !known && !sumOK:
+		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads 1 to %d) and checksum mismatch: "+
+			"the file is corrupt, or was written by a newer resourcedir", version, snapshotVersion)
+	case !known && version > snapshotVersion:
+		return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (1 to %d); upgrade resourcedir",
+			version, snapshotVersion)
+	case !known:
+		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads 1 to %d)", version, snapshotVersion)
+	case !sumOK:
 		return nil, errors.New("checksum mismatch: the file is corrupt or truncated")
 	}
 
-	dec := gob.NewDecoder(bytes.NewReader(payload))
+	br := bytes.NewReader(payload)
+	dec := gob.NewDecoder(br)
 	var header snapshotHeader
 	if err := dec.Decode(&header); err != nil {
 		return nil, fmt.Errorf("decode header: %w", err)
 	}
-	if header.Count < 0 {
+	// Every resource takes bytes of the payload, so a count beyond its
+	// length is a lie, and must not size an allocation.
+	if header.Count < 0 || header.Count > len(payload) {
 		return nil, fmt.Errorf("bad resource count %d", header.Count)
 	}
-	resources := make([]*Resource, 0, min(header.Count, len(payload)))
-	var chunk []snapshotRecord
-	for len(resources) < header.Count {
-		chunk = chunk[:0]
-		if err := dec.Decode(&chunk); err != nil {
-			return nil, fmt.Errorf("decode resources after %d of %d: %w", len(resources), header.Count, err)
-		}
-		for i := range chunk {
-			res, err := fromRecord(&chunk[i])
-			if err != nil {
-				return nil, err
+	resources := make([]*Resource, header.Count)
+	build := newChunkBuilder(resources)
+	decoded := 0
+	for decoded < header.Count {
+		var err error
+		var n int
+		if version == 1 {
+			n, err = decodeRecordsV1(dec, resources[decoded:])
+		} else {
+			var chunk snapshotChunk
+			if err = dec.Decode(&chunk); err == nil {
+				n = chunk.Count
+				if n <= 0 || n > header.Count-decoded {
+					err = fmt.Errorf("a chunk of %d resources", n)
+				} else {
+					build.add(&chunk, decoded)
+				}
 			}
-			resources = append(resources, res)
 		}
+		if err != nil {
+			build.wait()
+			return nil, fmt.Errorf("decode resources after %d of %d: %w", decoded, header.Count, err)
+		}
+		decoded += n
 	}
-	if len(resources) != header.Count {
-		return nil, fmt.Errorf("holds %d resources, its header says %d", len(resources), header.Count)
+	if err := build.wait(); err != nil {
+		return nil, err
+	}
+	if br.Len() != 0 {
+		return nil, fmt.Errorf("data after the %d resources its header announces", header.Count)
 	}
 	return resources, nil
 }
 
-// writeSnapshotFile replaces path atomically: a temporary file in the same
-// folder is written, fsynced and renamed over path, then the folder is
-// fsynced so the rename itself survives a crash. On any error path is left
-// as it was and the temporary file is removed.
+// chunkBuilder rebuilds the resources of decoded chunks on every CPU while
+// gob decodes the next ones.
+type chunkBuilder struct {
+	dst  []*Resource
+	jobs chan chunkJob
+	wg   sync.WaitGroup
+
+	mu       sync.Mutex
+	err      error
+	errStart int
+}
+
+type chunkJob struct {
+	chunk *snapshotChunk
+	start int
+}
+
+func newChunkBuilder(dst []*Resource) *chunkBuilder {
+	workers := runtime.GOMAXPROCS(0)
+	b := &chunkBuilder{dst: dst, jobs: make(chan chunkJob, 2*workers)}
+	for range workers {
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			for job := range b.jobs {
+				if err := job.chunk.resources(b.dst[job.start : job.start+job.chunk.Count]); err != nil {
+					b.fail(job.start, err)
+				}
+			}
+		}()
+	}
+	return b
+}
+
+func (b *chunkBuilder) add(c *snapshotChunk, start int) { b.jobs <- chunkJob{c, start} }
+
+// fail keeps the error of the earliest chunk, so that the report does not
+// depend on scheduling.
+func (b *chunkBuilder) fail(start int, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err == nil || start < b.errStart {
+		b.err, b.errStart = err, start
+	}
+}
+
+// wait waits for the chunks added so far and returns the first error.
+func (b *chunkBuilder) wait() error {
+	close(b.jobs)
+	b.wg.Wait()
+	if b.err != nil {
+		return fmt.Errorf("decode resources after %d of %d: %w", b.errStart, len(b.dst), b.err)
+	}
+	return nil
+}
+
+// decodeRecordsV1 decodes one version 1 chunk into dst.
+func decodeRecordsV1(dec *gob.Decoder, dst []*Resource) (int, error) {
+	var chunk []snapshotRecord
+	if err := dec.Decode(&chunk); err != nil {
+		return 0, err
+	}
+	if len(chunk) == 0 || len(chunk) > len(dst) {
+		return 0, fmt.Errorf("a chunk of %d resources", len(chunk))
+	}
+	for i := range chunk {
+		res, err := fromRecord(&chunk[i])
+		if err != nil {
+			return 0, err
+		}
+		dst[i] = res
+	}
+	return len(chunk), nil
+}
+
+// writeSnapshotFile replaces path atomically with a snapshot of resources.
 func writeSnapshotFile(path string, resources []*Resource) (size int64, err error) {
+	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, resources) })
+}
+
+// writeFileAtomic replaces path atomically: a temporary file in the same
+// folder is written by write, fsynced and renamed over path, then the
+// folder is fsynced so the rename itself survives a crash. On any error
+// path is left as it was and the temporary file is removed.
+func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err error) {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
 	if err != nil {
 		return 0, fmt.Errorf("write snapshot %s: %w", path, err)
 	}
+	renamed := false
 	defer func() {
 		if err != nil {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			if !renamed {
+				os.Remove(tmp.Name())
+			}
 			err = fmt.Errorf("write snapshot %s: %w", path, err)
 		}
 	}()
 	counter := &countingWriter{w: tmp}
-	if err := encodeSnapshot(counter, resources); err != nil {
+	if err := write(counter); err != nil {
 		return 0, err
 	}
 	if err := tmp.Sync(); err != nil {
@@ -213,10 +517,41 @@ func writeSnapshotFile(path string, resources []*Resource) (size int64, err erro
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return 0, err
 	}
+	renamed = true
 	if err := syncDir(dir); err != nil {
 		return 0, err
 	}
 	return counter.n, nil
+}
+
+// tempPrefix is how the names of path's temporary files start.
+func tempPrefix(path string) string {
+	return "." + filepath.Base(path) + ".tmp-"
+}
+
+// removeStaleTemps removes the temporary files that a write interrupted by
+// a crash left beside path, and returns how many it removed.
+func removeStaleTemps(path string) (int, error) {
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil // no folder, no temporary files; writes will say so
+	}
+	if err != nil {
+		return 0, err
+	}
+	prefix, removed := tempPrefix(path), 0
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(filepath.Dir(path), e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
 }
 
 type countingWriter struct {
@@ -289,20 +624,26 @@ func newSnapshotter(path string, store *Store, logger *slog.Logger) *snapshotter
 func (s *snapshotter) load() error {
 	start := time.Now()
 	resources, err := readSnapshotFile(s.path)
-	if errors.Is(err, os.ErrNotExist) {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		s.log.Info("no snapshot yet; starting empty", "path", s.path)
-		return nil
-	}
-	if err != nil {
+	case err != nil:
 		return err
+	default:
+		if err := s.store.Load(resources); err != nil {
+			return fmt.Errorf("load snapshot %s: %w", s.path, err)
+		}
+		s.mu.Lock()
+		s.written = s.store.Changes()
+		s.mu.Unlock()
+		s.log.Info("snapshot loaded", "path", s.path, "resources", len(resources), "duration", time.Since(start))
 	}
-	if err := s.store.Load(resources); err != nil {
-		return fmt.Errorf("load snapshot %s: %w", s.path, err)
+	// A write interrupted by a crash leaves its temporary file behind.
+	if n, err := removeStaleTemps(s.path); err != nil {
+		s.log.Warn("could not remove the temporary files of an interrupted snapshot", "path", s.path, "error", err)
+	} else if n > 0 {
+		s.log.Info("removed the temporary files of an interrupted snapshot", "path", s.path, "files", n)
 	}
-	s.mu.Lock()
-	s.written = s.store.Changes()
-	s.mu.Unlock()
-	s.log.Info("snapshot loaded", "path", s.path, "resources", len(resources), "duration", time.Since(start))
 	return nil
 }
 

@@ -1,0 +1,1411 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+var snapFirstNames = []string{"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Émile", "Katherine", "Linus", "Margaret", "Niklaus", "Radia", "Søren", "Tim", "Yukihiro", "Zoë"}
+var snapSurnames = []string{"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Zola", "Johnson", "Torvalds", "Hamilton", "Wirth", "Perlman", "Kierkegaard", "Berners-Lee", "Matsumoto", "O'Brien"}
+var snapCompanies = []string{"Analytical Engines", "Acme Ltd", "Globex", "Initech", "Umbrella plc", "Stark Industries", "Wayne Enterprises", "Hooli"}
+var snapPositions = []string{"Engineer", "Manager", "Director", "Analyst", "Consultant", "Intern"}
+
+// snapRealistic returns n deterministic resources shaped like a real
+// directory: names, email, phone, external id, two types, an Address on one
+// in four, a few nulls and empty strings.
+func snapRealistic(n int) []*Resource {
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	ids := rand.NewChaCha8([32]byte{byte(n), byte(n >> 8), byte(n >> 16)})
+	out := make([]*Resource, n)
+	for i := range out {
+		r := &Resource{}
+		r.nulls = 1<<numStringFields - 1
+		id, err := uuid.NewRandomFromReader(ids)
+		if err != nil {
+			panic(err)
+		}
+		first := snapFirstNames[rng.IntN(len(snapFirstNames))]
+		sur := snapSurnames[rng.IntN(len(snapSurnames))]
+		r.set(fieldID, id.String(), true)
+		r.set(fieldFirstName, first, true)
+		r.set(fieldSurname, sur, true)
+		r.set(fieldDisplayName, first+" "+sur, true)
+		r.set(fieldCompany, snapCompanies[rng.IntN(len(snapCompanies))], true)
+		r.set(fieldPosition, snapPositions[rng.IntN(len(snapPositions))], i%7 != 0)
+		if i%10 == 0 {
+			r.set(fieldStatus, statusInactive, true)
+		} else {
+			r.set(fieldStatus, statusActive, true)
+		}
+		r.set(fieldExternalID, fmt.Sprintf("EXT-%08d", i), true)
+		r.set(fieldPhone, fmt.Sprintf("+44 20 7946 %04d", rng.IntN(10000)), true)
+		r.set(fieldMobile, fmt.Sprintf("+44 7700 9%05d", rng.IntN(100000)), i%3 == 0)
+		r.set(fieldFax, "", i%11 == 0)
+		r.set(fieldEmail, fmt.Sprintf("%s.%s%d@example.com", first, sur, i), true)
+		r.set(fieldAddressComment, "Reception on the 2nd floor", i%13 == 0)
+		r.types = []requestorType{16, requestorType(2 << rng.IntN(4))}
+		if r.types[1] == 16 {
+			r.types[1] = 4
+		}
+		if i%4 == 0 {
+			r.address = fmt.Appendf(nil, `{"Street":"%d High Street","City":"London","PostCode":"N1 9GU","Country":"United Kingdom"}`, i%500+1)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// snapRealisticCache keeps the resources of the last size generated, so that
+// a benchmark's runs do not generate them again.
+var snapRealisticCache struct {
+	sync.Mutex
+	n  int
+	rs []*Resource
+}
+
+func snapRealisticCached(n int) []*Resource {
+	snapRealisticCache.Lock()
+	defer snapRealisticCache.Unlock()
+	if snapRealisticCache.n != n {
+		snapRealisticCache.n, snapRealisticCache.rs = 0, nil
+		runtime.GC()
+		snapRealisticCache.n, snapRealisticCache.rs = n, snapRealistic(n)
+	}
+	return snapRealisticCache.rs
+}
+
+func snapDropRealisticCache() {
+	snapRealisticCache.Lock()
+	defer snapRealisticCache.Unlock()
+	snapRealisticCache.n, snapRealisticCache.rs = 0, nil
+	runtime.GC()
+}
+
+var snapBenchSizes = []struct {
+	name string
+	n    int
+}{{"100k", 100_000}, {"1M", 1_000_000}}
+
+func BenchmarkSnapshotWrite(b *testing.B) {
+	for _, size := range snapBenchSizes {
+		b.Run(size.name, func(b *testing.B) {
+			rs := snapRealisticCached(size.n)
+			path := filepath.Join(b.TempDir(), "bench.gob")
+			var bytes int64
+			b.ResetTimer()
+			for range b.N {
+				n, err := writeSnapshotFile(path, rs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				bytes = n
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(bytes), "file-bytes")
+			b.ReportMetric(float64(size.n)*float64(b.N)/b.Elapsed().Seconds(), "resources/s")
+		})
+	}
+}
+
+func BenchmarkSnapshotLoad(b *testing.B) {
+	for _, size := range snapBenchSizes {
+		b.Run(size.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "bench.gob")
+			bytes, err := writeSnapshotFile(path, snapRealisticCached(size.n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			// A server loads at boot with nothing else on its heap.
+			snapDropRealisticCache()
+			logger := slog.New(slog.DiscardHandler)
+			b.ResetTimer()
+			for range b.N {
+				store := NewStore(nil)
+				if err := newSnapshotter(path, store, logger).load(); err != nil {
+					b.Fatal(err)
+				}
+				if store.Len() != size.n {
+					b.Fatalf("loaded %d resources, want %d", store.Len(), size.n)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(bytes), "file-bytes")
+			b.ReportMetric(float64(size.n)*float64(b.N)/b.Elapsed().Seconds(), "resources/s")
+		})
+	}
+}
+
+// ---- helpers ----
+
+// snapSyncBuffer is a bytes.Buffer that a process or a logger may write
+// while the test reads it.
+type snapSyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *snapSyncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *snapSyncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func snapLogger(w io.Writer) *slog.Logger {
+	if w == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// snapServe sends one request to h in process.
+func snapServe(t testing.TB, h http.Handler, method, target, body string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
+}
+
+// snapCreate creates a resource through the API and returns its Id.
+func snapCreate(t *testing.T, h http.Handler, body string) string {
+	t.Helper()
+	code, resp := snapServe(t, h, http.MethodPost, "/api/v2/resource", body)
+	if code != http.StatusOK {
+		t.Fatalf("create %s: %d %s", body, code, resp)
+	}
+	var out struct{ Data []struct{ Id string } }
+	if err := json.Unmarshal(resp, &out); err != nil || len(out.Data) != 1 {
+		t.Fatalf("create %s: %v in %s", body, err, resp)
+	}
+	return out.Data[0].Id
+}
+
+// snapFrame wraps payload in the file format: magic, version, payload,
+// CRC-32C of all that.
+func snapFrame(version uint32, payload []byte) []byte {
+	b := []byte(snapshotMagic)
+	b = binary.BigEndian.AppendUint32(b, version)
+	b = append(b, payload...)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+// snapGob encodes values as one gob stream.
+func snapGob(t *testing.T, values ...any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := gob.NewEncoder(&buf)
+	for _, v := range values {
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func snapEncode(t *testing.T, rs []*Resource) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := encodeSnapshot(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// snapTemps lists the snapshot temporary files in dir.
+func snapTemps(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var temps []string
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			temps = append(temps, e.Name())
+		}
+	}
+	return temps
+}
+
+func snapAssertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	if temps := snapTemps(t, dir); len(temps) > 0 {
+		t.Errorf("temporary files left in %s: %v", dir, temps)
+	}
+}
+
+// snapWire is how the list serves r.
+func snapWire(r *Resource) string { return string(appendResource(nil, r, true)) }
+
+// ---- round trip ----
+
+// snapRoundTripStore fills a store through the API with every shape a
+// resource can take, updates some, and adds enough to span several chunks.
+func snapRoundTripStore(t *testing.T) (*Store, *Server) {
+	t.Helper()
+	store := NewStore(nil)
+	srv := NewServer(DefaultConfig(), store, nil)
+	full := snapCreate(t, srv, `{"DisplayName":"Ada L.","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
+		"Position":"Programmer","Status":"Inactive","ExternalID":"EXT-1","Phone":"+44 1","Mobile":"+44 7","Fax":"+44 2",
+		"Email":"Ada@Example.ORG","AddressComment":"Ring twice",
+		"Types":[{"Type":"Employee"},{"Type":"customer"},{"Type":"Team"}],
+		"Address":{"Street":"12 St James's Square","Lines":["a", "b", null, 1.50, true],"Nested":{"Ünïcode":"✓","Empty":{}}}}`)
+	empties := snapCreate(t, srv, `{"DisplayName":"","FirstName":"","Surname":"","Company":"Acme","Position":"",
+		"ExternalID":"","Phone":"","Mobile":"","Fax":"","Email":"","AddressComment":"","Types":[],"Address":{}}`)
+	snapCreate(t, srv, `{"DisplayName":null,"FirstName":null,"Surname":null,"Company":"Nulls Inc","Position":null,
+		"Status":null,"ExternalID":null,"Phone":null,"Mobile":null,"Fax":null,"Email":null,"AddressComment":null,
+		"Types":null,"Address":null}`)
+	snapCreate(t, srv, `{"Company":"Omitted Ltd","Status":"inactive"}`)
+	snapCreate(t, srv, `{"FirstName":"Émile","Surname":"Zola","Email":"ÉMILE@EXAMPLE.FR","Company":"ÇA VA",
+		"Position":"Line\u2028sep \"quoted\" \\ back\tTab \u0000 nul <&>","Phone":"   ","Types":[{"Type":"Contractor"}]}`)
+	snapCreate(t, srv, `{"FirstName":"GRACE","Surname":"HOPPER","ExternalID":"ABC-DEF","Email":"GRACE@NAVY.MIL","Types":[{"Type":"Company"},{"Type":"Employee"}]}`)
+	long := strings.Repeat("Ж", 100)
+	snapCreate(t, srv, `{"DisplayName":"`+long+`","Company":"`+long+`","Position":"`+strings.Repeat("x", 5000)+`"}`)
+
+	// Updates: a value becomes null, another "", the Address is kept.
+	code, resp := snapServe(t, srv, http.MethodPut, "/api/v2/resource/"+strings.ToUpper(full), `{"Id":"`+full+`",
+		"DisplayName":"Ada","FirstName":"Ada","Surname":null,"Company":"","Position":null,"Phone":"","Mobile":null,
+		"Fax":null,"Email":"ada@example.org","AddressComment":"","ExternalID":"EXT-1b","Status":"Active",
+		"Types":[{"Type":"Company"}],"Address":null}`)
+	if code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	code, resp = snapServe(t, srv, http.MethodPut, "/api/v2/resource/"+empties, `{"Id":"`+empties+`",
+		"DisplayName":"","FirstName":"","Surname":"","Company":"Acme","Position":"","Phone":"","Mobile":"",
+		"Fax":"","Email":"","AddressComment":"","ExternalID":"","Status":"inactive","Types":null}`)
+	if code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	// Enough resources for several chunks, inserted with their own Ids.
+	if err := store.Insert(snapRealistic(2*snapshotChunkSize + 17)); err != nil {
+		t.Fatal(err)
+	}
+	return store, srv
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	store, srv := snapRoundTripStore(t)
+	path := filepath.Join(t.TempDir(), "rd.gob")
+	snap := newSnapshotter(path, store, nil)
+	snap.log = snapLogger(nil)
+	res, err := snap.write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Path != path || res.Resources != store.Len() || res.Bytes != info.Size() {
+		t.Errorf("write reported %+v; the file is %d bytes and the store holds %d", res, info.Size(), store.Len())
+	}
+
+	loaded := NewStore(nil)
+	snap2 := newSnapshotter(path, loaded, snapLogger(nil))
+	if err := snap2.load(); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := store.All()
+	got, _ := loaded.All()
+	if len(got) != len(want) {
+		t.Fatalf("loaded %d resources, want %d", len(got), len(want))
+	}
+	for i := range want {
+		// Every field, null and "" apart, folds, Types, Address, in creation order.
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("resource %d:\n got %+v\nwant %+v", i, *got[i], *want[i])
+		}
+		if g, w := snapWire(got[i]), snapWire(want[i]); g != w {
+			t.Fatalf("resource %d is served as\n%s\nwant\n%s", i, g, w)
+		}
+	}
+	// The indexes are rebuilt as the original store's.
+	if !reflect.DeepEqual(loaded.byID, store.byID) {
+		t.Error("the Id index differs after a reload")
+	}
+	for _, f := range indexedFields {
+		if !reflect.DeepEqual(loaded.index[f], store.index[f]) {
+			t.Errorf("the %s index differs after a reload", f)
+		}
+	}
+	// Loading is not a change: nothing to write.
+	if wrote, err := snap2.writeIfChanged(); wrote || err != nil {
+		t.Errorf("writeIfChanged right after load = %v, %v; want false, nil", wrote, err)
+	}
+
+	// Lists and filters answer the same, byte for byte.
+	srv2 := NewServer(DefaultConfig(), loaded, nil)
+	anID := want[len(want)/2].ID()
+	queries := []struct {
+		query    string
+		nonEmpty bool
+	}{
+		{"", true},
+		{"requestParams.page=3&requestParams.pageSize=7", true},
+		{"requestParams.pageSize=500&requestParams.page=17", true},
+		{"requestParams.filters=Id~eq~'" + strings.ToUpper(anID) + "'", true},
+		{"requestParams.filters=DisplayName~eq~'acme'", true},
+		{"requestParams.filters=FirstName~eq~'ada'", true},
+		{"requestParams.filters=FirstName~eq~'grace'~and~Surname~eq~'Hopper'", true},
+		{"requestParams.filters=Email~eq~'émile@example.fr'", true},
+		{"requestParams.filters=Email~eq~'ada@example.org'", true},
+		{"requestParams.filters=ExternalID~eq~'ext-00000042'", true},
+		{"requestParams.filters=ExternalID~eq~'EXT-1'", false},
+		{"requestParams.filters=Company~eq~'çA va'", true},
+		{"requestParams.filters=Status~eq~'Inactive'&requestParams.pageSize=500", true},
+		{"requestParams.filters=StatusId~eq~2", true},
+		{"requestParams.filters=Surname~eq~null", true},
+		{"requestParams.filters=Surname~isempty", true},
+		{"requestParams.filters=Fax~isnullorempty~undefined&requestParams.pageSize=50", true},
+		{"requestParams.filters=Position~contains~'quoted'", true},
+		{"requestParams.filters=Company~contains~'eng'~or~Email~endswith~'.org'", true},
+		{"requestParams.sorts=Surname-desc~FirstName&requestParams.pageSize=100", true},
+		{"requestParams.sorts=Email&requestParams.filters=FirstName~eq~'Zoë'", true},
+	}
+	for _, q := range queries {
+		target := "/api/v2/resource?" + strings.ReplaceAll(q.query, " ", "%20")
+		c1, b1 := snapServe(t, srv, http.MethodGet, target, "")
+		c2, b2 := snapServe(t, srv2, http.MethodGet, target, "")
+		if c1 != http.StatusOK {
+			t.Errorf("%s: %d %s before the reload", q.query, c1, b1)
+			continue
+		}
+		if c2 != c1 || !bytes.Equal(b1, b2) {
+			t.Errorf("%s answers differently after a reload:\n%d %.300s\nwant\n%d %.300s", q.query, c2, b2, c1, b1)
+		}
+		if q.nonEmpty && bytes.HasPrefix(b1, []byte(`{"TotalResults":0,`)) {
+			t.Errorf("%s matches nothing; the comparison proves little", q.query)
+		}
+	}
+}
+
+func TestSnapshotRoundTripEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.gob")
+	if _, err := writeSnapshotFile(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := readSnapshotFile(path)
+	if err != nil || len(rs) != 0 {
+		t.Fatalf("readSnapshotFile = %d resources, %v; want 0, nil", len(rs), err)
+	}
+	store := NewStore(nil)
+	store.Insert(snapRealistic(3))
+	if err := newSnapshotter(path, store, snapLogger(nil)).load(); err != nil || store.Len() != 0 {
+		t.Fatalf("load of an empty snapshot: %d resources, %v", store.Len(), err)
+	}
+}
+
+// snapEncodeV1 is the encoder of format version 1, kept to test that its
+// files still load.
+func snapEncodeV1(t *testing.T, rs []*Resource) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := gob.NewEncoder(&buf)
+	if err := enc.Encode(snapshotHeader{Count: len(rs), Written: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for start := 0; start < len(rs); start += snapshotChunkSize {
+		var chunk []snapshotRecord
+		for _, r := range rs[start:min(start+snapshotChunkSize, len(rs))] {
+			rec := snapshotRecord{Vals: r.vals, Nulls: r.nulls, Address: r.address}
+			for _, ty := range r.types {
+				rec.Types = append(rec.Types, uint8(ty))
+			}
+			chunk = append(chunk, rec)
+		}
+		if err := enc.Encode(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return snapFrame(1, buf.Bytes())
+}
+
+func TestSnapshotReadsVersion1(t *testing.T) {
+	store, _ := snapRoundTripStore(t)
+	want, _ := store.All()
+	path := filepath.Join(t.TempDir(), "v1.gob")
+	if err := os.WriteFile(path, snapEncodeV1(t, want), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSnapshotFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("loaded %d resources, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if g, w := snapWire(got[i]), snapWire(want[i]); g != w || got[i].nulls != want[i].nulls || got[i].folds != want[i].folds {
+			t.Fatalf("resource %d:\n got %s\nwant %s", i, g, w)
+		}
+	}
+}
+
+// ---- corruption ----
+
+func TestSnapshotCorruption(t *testing.T) {
+	store, _ := snapRoundTripStore(t)
+	rs, _ := store.All()
+	rs = rs[:40]
+	good := snapEncode(t, rs)
+	headerLen := len(snapshotMagic) + 4
+	n := len(good)
+	flip := func(off int, mask byte) []byte {
+		b := slices.Clone(good)
+		b[off] ^= mask
+		return b
+	}
+	withVersion := func(v uint32) []byte { return snapFrame(v, good[headerLen:n-4]) }
+	header := snapshotHeader{Count: 5, Written: time.Now()}
+	var three snapshotChunk
+	for _, r := range rs[:3] {
+		three.append(r)
+	}
+	badID := *rs[0]
+	badID.vals[fieldID] = strings.ToUpper(badID.vals[fieldID])
+	var badIDChunk snapshotChunk
+	badIDChunk.append(&badID)
+
+	cases := []struct {
+		name   string
+		data   []byte
+		reason string // a regexp the error must match, besides the path
+	}{
+		{"empty", nil, "empty"},
+		{"flipped first magic byte", flip(0, 0xff), "bad magic"},
+		{"flipped last magic byte", flip(len(snapshotMagic)-1, 0x01), "bad magic"},
+		{"flipped high version byte", flip(len(snapshotMagic), 0x80), "unknown format version 2147483650 .*checksum mismatch"},
+		{"flipped low version byte", flip(headerLen-1, 0x04), "unknown format version 6 .*checksum mismatch"},
+		{"flipped first payload byte", flip(headerLen, 0x01), "checksum mismatch"},
+		{"flipped payload byte 100", flip(headerLen+100, 0x20), "checksum mismatch"},
+		{"flipped middle payload byte", flip(n/2, 0x08), "checksum mismatch"},
+		{"flipped last payload byte", flip(n-5, 0x40), "checksum mismatch"},
+		{"flipped first checksum byte", flip(n-4, 0x01), "checksum mismatch"},
+		{"flipped last checksum byte", flip(n-1, 0x80), "checksum mismatch"},
+		{"truncated to 1 byte", good[:1], "truncated"},
+		{"truncated inside the magic", good[:len(snapshotMagic)/2], "truncated"},
+		{"truncated after the magic", good[:len(snapshotMagic)], "truncated"},
+		{"truncated inside the version", good[:len(snapshotMagic)+2], "truncated"},
+		{"truncated after the version", good[:headerLen], "truncated"},
+		{"truncated 4 bytes into the payload", good[:headerLen+4], "truncated"},
+		{"truncated 100 bytes into the payload", good[:headerLen+100], "truncated"},
+		{"truncated in the middle", good[:n/2], "truncated"},
+		{"truncated before the checksum", good[:n-4], "truncated"},
+		{"truncated inside the checksum", good[:n-1], "truncated"},
+		{"another program's file (PNG)", append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{0}, 64)...), "not a resourcedir snapshot"},
+		{"another program's file (JSON seed)", []byte(`[{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines"}]`), "not a resourcedir snapshot"},
+		{"another program's file (short text)", []byte("hello\n"), "not a resourcedir snapshot"},
+		{"future version", withVersion(snapshotVersion + 1), "format version 3 is newer .*upgrade"},
+		{"far future version", withVersion(1 << 20), "format version 1048576 is newer"},
+		{"version 0", withVersion(0), "unknown format version 0"},
+		{"valid frame, not gob", snapFrame(snapshotVersion, []byte("this is not gob at all")), "decode header"},
+		{"valid frame, no payload", snapFrame(snapshotVersion, nil), "decode header"},
+		{"valid frame, fewer resources than the header says", snapFrame(snapshotVersion, snapGob(t, header, &three)), "decode resources after 3 of 5"},
+		{"valid frame, data after the resources", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &three, &three)), "data after the 3 resources"},
+		{"valid frame, negative count", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: -1})), "bad resource count -1"},
+		{"valid frame, an upper-case Id", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 1}, &badIDChunk)), "invalid Id"},
+		{"valid frame, columns of the wrong length", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens[:20], Nulls: three.Nulls, NTypes: three.NTypes, Types: three.Types, AddressLens: three.AddressLens, Address: three.Address})), "wrong length"},
+		{"valid frame, an unknown requestor type", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens, Nulls: three.Nulls, NTypes: three.NTypes, Types: append(slices.Clone(three.Types[:len(three.Types)-1]), 3), AddressLens: three.AddressLens, Address: three.Address})), "unknown requestor type id 3"},
+		{"valid frame, version 1 records under version 2", snapFrame(snapshotVersion, snapEncodeV1(t, rs)[headerLen:len(snapEncodeV1(t, rs))-4]), "decode resources"},
+	}
+	dir := t.TempDir()
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("case%02d.gob", i))
+			if err := os.WriteFile(path, c.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-time.Hour).Truncate(time.Second)
+			if err := os.Chtimes(path, old, old); err != nil {
+				t.Fatal(err)
+			}
+			_, err := readSnapshotFile(path)
+			snapCheckRefusal(t, err, path, c.reason)
+
+			// Through the snapshotter: the store keeps what it had.
+			store := NewStore(nil)
+			store.Insert(snapRealistic(2))
+			err = newSnapshotter(path, store, snapLogger(nil)).load()
+			snapCheckRefusal(t, err, path, c.reason)
+			if store.Len() != 2 {
+				t.Errorf("a refused load left %d resources in the store, want the 2 it had", store.Len())
+			}
+
+			got, rerr := os.ReadFile(path)
+			info, serr := os.Stat(path)
+			if rerr != nil || serr != nil {
+				t.Fatal(rerr, serr)
+			}
+			if !bytes.Equal(got, c.data) || !info.ModTime().Equal(old) {
+				t.Errorf("the refused file was modified (%d bytes, mtime %v)", len(got), info.ModTime())
+			}
+		})
+	}
+
+	t.Run("a directory in place of the file", func(t *testing.T) {
+		path := filepath.Join(dir, "dir.gob")
+		if err := os.Mkdir(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readSnapshotFile(path)
+		snapCheckRefusal(t, err, path, "")
+	})
+	t.Run("duplicate Ids", func(t *testing.T) {
+		path := filepath.Join(dir, "dup.gob")
+		data := snapEncode(t, []*Resource{rs[0], rs[1], rs[0]})
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		store := NewStore(nil)
+		err := newSnapshotter(path, store, snapLogger(nil)).load()
+		snapCheckRefusal(t, err, path, "already in use")
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+			t.Error("the refused file was modified")
+		}
+	})
+}
+
+func snapCheckRefusal(t *testing.T, err error, path, reason string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("a bad snapshot was accepted")
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("the error does not name the file %s: %v", path, err)
+	}
+	if reason != "" && !regexp.MustCompile(reason).MatchString(err.Error()) {
+		t.Errorf("the error does not say %q: %v", reason, err)
+	}
+}
+
+// A corrupt snapshot stops the boot, names the file, and is left as it was.
+func TestSnapshotCorruptStopsRun(t *testing.T) {
+	rs := snapRealistic(10)
+	good := snapEncode(t, rs)
+	bad := map[string][]byte{
+		"flipped":   append(slices.Clone(good[:100]), append([]byte{good[100] ^ 1}, good[101:]...)...),
+		"truncated": good[:len(good)/2],
+		"empty":     {},
+		"future":    snapFrame(snapshotVersion+1, good[len(snapshotMagic)+4:len(good)-4]),
+		"foreign":   []byte("#!/bin/sh\necho not a snapshot\n"),
+	}
+	for name, data := range bad {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rd.gob")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var stdout, stderr snapSyncBuffer
+			err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, func(string) string { return "" }, &stdout, &stderr)
+			if err == nil {
+				t.Fatal("run booted on a bad snapshot")
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("run did not stop the boot but served until the deadline: %v", err)
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("the boot error does not name the file: %v", err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+				t.Error("the snapshot was modified")
+			}
+			if strings.Contains(stdout.String(), "msg=serving") {
+				t.Error("the server started listening")
+			}
+		})
+	}
+}
+
+// ---- failing writes ----
+
+// snapFailingWriter fails once it has taken limit bytes.
+type snapFailingWriter struct {
+	w     io.Writer
+	limit int
+	err   error
+}
+
+func (f *snapFailingWriter) Write(p []byte) (int, error) {
+	if len(p) > f.limit {
+		n, _ := f.w.Write(p[:f.limit])
+		f.limit = 0
+		return n, f.err
+	}
+	f.limit -= len(p)
+	return f.w.Write(p)
+}
+
+var errSnapInjected = errors.New("injected fault: disk on fire")
+
+func TestSnapshotEncodeWriterFails(t *testing.T) {
+	rs := snapRealistic(snapshotChunkSize + 10)
+	size := len(snapEncode(t, rs))
+	for _, limit := range []int{0, 1, len(snapshotMagic) + 2, 100, 1 << 16, size / 2, size - 4, size - 1} {
+		var buf bytes.Buffer
+		err := encodeSnapshot(&snapFailingWriter{w: &buf, limit: limit, err: errSnapInjected}, rs)
+		if !errors.Is(err, errSnapInjected) {
+			t.Errorf("failing after %d of %d bytes: encodeSnapshot = %v, want the writer's error", limit, size, err)
+		}
+	}
+}
+
+func TestSnapshotWriteFailsMidway(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rd.gob")
+	old := snapRealistic(5)
+	if _, err := writeSnapshotFile(path, old); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	newer := snapRealistic(snapshotChunkSize + 1)
+	for _, limit := range []int{0, 1000, 1 << 17} {
+		_, err := writeFileAtomic(path, func(w io.Writer) error {
+			return encodeSnapshot(&snapFailingWriter{w: w, limit: limit, err: errSnapInjected}, newer)
+		})
+		if !errors.Is(err, errSnapInjected) || !strings.Contains(err.Error(), path) {
+			t.Errorf("writeFileAtomic = %v; want the injected error, naming %s", err, path)
+		}
+		if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
+			t.Fatalf("a failed write after %d bytes changed the old snapshot", limit)
+		}
+		snapAssertNoTemps(t, dir)
+	}
+	if rs, err := readSnapshotFile(path); err != nil || len(rs) != len(old) {
+		t.Fatalf("the old snapshot no longer loads: %d, %v", len(rs), err)
+	}
+}
+
+func TestSnapshotWriteFileFaults(t *testing.T) {
+	rs := snapRealistic(20)
+	t.Run("folder does not exist", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "missing", "rd.gob")
+		_, err := writeSnapshotFile(path, rs)
+		if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), path) {
+			t.Errorf("writeSnapshotFile = %v; want a not-exist error naming %s", err, path)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the missing folder was created: %v", err)
+		}
+	})
+	t.Run("a directory in place of the file", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "rd.gob")
+		if err := os.MkdirAll(filepath.Join(path, "keep"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := writeSnapshotFile(path, rs)
+		if err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("writeSnapshotFile over a directory = %v; want an error naming %s", err, path)
+		}
+		if info, err := os.Stat(filepath.Join(path, "keep")); err != nil || !info.IsDir() {
+			t.Errorf("the directory in the way was disturbed: %v", err)
+		}
+		snapAssertNoTemps(t, dir)
+	})
+}
+
+// The snapshotter reports a failed write, keeps the store marked as changed,
+// and writes at its next attempt once the fault is gone.
+func TestSnapshotWriteIfChangedRetries(t *testing.T) {
+	dir := t.TempDir()
+	store := NewStore(nil)
+	store.Insert(snapRealistic(30))
+
+	t.Run("folder missing", func(t *testing.T) {
+		path := filepath.Join(dir, "later", "rd.gob")
+		snap := newSnapshotter(path, store, snapLogger(nil))
+		for range 2 {
+			wrote, err := snap.writeIfChanged()
+			if wrote || err == nil || !strings.Contains(err.Error(), path) {
+				t.Fatalf("writeIfChanged with no folder = %v, %v; want false and an error naming %s", wrote, err, path)
+			}
+		}
+		if err := os.Mkdir(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if wrote, err := snap.writeIfChanged(); !wrote || err != nil {
+			t.Fatalf("writeIfChanged once the folder exists = %v, %v; want true, nil", wrote, err)
+		}
+		if wrote, err := snap.writeIfChanged(); wrote || err != nil {
+			t.Fatalf("writeIfChanged with nothing new = %v, %v; want false, nil", wrote, err)
+		}
+		if rs, err := readSnapshotFile(path); err != nil || len(rs) != 30 {
+			t.Fatalf("the retried snapshot: %d resources, %v", len(rs), err)
+		}
+		snapAssertNoTemps(t, filepath.Dir(path))
+	})
+
+	t.Run("directory in the way, with the run loop", func(t *testing.T) {
+		path := filepath.Join(dir, "blocked.gob")
+		if err := os.Mkdir(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var logs snapSyncBuffer
+		snap := newSnapshotter(path, store, snapLogger(&logs))
+		runLoop := func() (stop func()) {
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); snap.run(ctx, 5*time.Millisecond) }()
+			return func() { cancel(); <-done }
+		}
+
+		stop := runLoop()
+		snapWaitFor(t, 10*time.Second, "the run loop to report two failed writes", func() bool {
+			return strings.Count(logs.String(), "snapshot failed") >= 2
+		})
+		stop()
+		snapAssertNoTemps(t, dir)
+
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		stop = runLoop()
+		snapWaitFor(t, 10*time.Second, "the run loop to write once the fault is gone", func() bool {
+			rs, err := readSnapshotFile(path)
+			return err == nil && len(rs) == 30
+		})
+		stop()
+		snapAssertNoTemps(t, dir)
+	})
+}
+
+// snapWaitFor polls cond until it holds or the deadline passes.
+func snapWaitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rd.gob")
+	if _, err := writeSnapshotFile(path, snapRealistic(3)); err != nil {
+		t.Fatal(err)
+	}
+	stale := []string{".rd.gob.tmp-123", ".rd.gob.tmp-999999"}
+	kept := []string{"rd.gob.tmp-1", ".other.gob.tmp-1", ".rd.gob.tmpx", "notes.txt"}
+	for _, name := range append(slices.Clone(stale), kept...) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("half a snapshot"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := newSnapshotter(path, NewStore(nil), snapLogger(nil)).load(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range stale {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the stale temporary file %s is still there (%v)", name, err)
+		}
+	}
+	for _, name := range kept {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+	// A refused snapshot leaves the folder as it is.
+	os.WriteFile(filepath.Join(dir, stale[0]), nil, 0o600)
+	os.WriteFile(path, []byte("garbage"), 0o600)
+	if err := newSnapshotter(path, NewStore(nil), snapLogger(nil)).load(); err == nil {
+		t.Fatal("garbage loaded")
+	}
+	if _, err := os.Stat(filepath.Join(dir, stale[0])); err != nil {
+		t.Errorf("a refused load removed files: %v", err)
+	}
+}
+
+// ---- the built binary: crashes, graceful stop, exit status ----
+
+// snapBuild builds the command into a temporary folder.
+func snapBuild(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go") // go test puts $GOROOT/bin first in PATH
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "resourcedir")
+	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func snapFreeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// snapProc is a running resourcedir.
+type snapProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	base   string // http://host:port
+	stdout snapSyncBuffer
+	stderr snapSyncBuffer
+	done   chan struct{}
+	err    error // from Wait, once done is closed
+}
+
+// snapStart runs bin in dir and waits until it serves the list.
+func snapStart(t *testing.T, bin, dir string, args ...string) *snapProc {
+	t.Helper()
+	addr := snapFreeAddr(t)
+	p := &snapProc{t: t, base: "http://" + addr, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, append([]string{"-addr", addr, "-log-format", "text"}, args...)...)
+	p.cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RESOURCEDIR_") {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		select {
+		case <-p.done:
+			t.Fatalf("resourcedir exited during boot: %v\nstderr: %s\nstdout: %s", p.err, p.stderr.String(), p.stdout.String())
+		default:
+		}
+		resp, err := client.Get(p.base + "/api/v2/resource")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("resourcedir did not serve within 15s: %v\nstderr: %s", err, p.stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// stop sends sig and waits for the exit; it returns the exit status.
+func (p *snapProc) stop(sig os.Signal) int {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		<-p.done
+		p.t.Fatalf("resourcedir did not exit within 30s of %v", sig)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// listAll returns every served resource, in order, as JSON.
+func (p *snapProc) listAll(t *testing.T) []json.RawMessage {
+	t.Helper()
+	var all []json.RawMessage
+	for page := 1; ; page++ {
+		resp, err := http.Get(fmt.Sprintf("%s/api/v2/resource?requestParams.pageSize=500&requestParams.page=%d", p.base, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			TotalResults int
+			ResourceList []json.RawMessage
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("list page %d: %d %v", page, resp.StatusCode, err)
+		}
+		all = append(all, body.ResourceList...)
+		if len(all) >= body.TotalResults || len(body.ResourceList) == 0 {
+			return all
+		}
+	}
+}
+
+// snapAck is what a writer knows of one resource: the revisions it sent in
+// Position, and the last one that was acknowledged.
+type snapAck struct {
+	id      string
+	sent    []int
+	acked   int // index into sent; -1 before the create is acknowledged
+	created bool
+}
+
+// snapWriters runs n goroutines that create resources and update their
+// own over HTTP until ctx is done or the server goes away.
+type snapWriters struct {
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	acks   []*snapAck
+	ok     atomic.Int64
+	failed atomic.Int64
+}
+
+func snapStartWriters(ctx context.Context, base string, n int, tag string) *snapWriters {
+	w := &snapWriters{}
+	for g := range n {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			defer client.CloseIdleConnections()
+			var mine []*snapAck
+			rng := rand.New(rand.NewPCG(uint64(g), uint64(len(tag))))
+			for i := 0; ctx.Err() == nil; i++ {
+				if len(mine) == 0 || rng.IntN(3) == 0 {
+					a := &snapAck{sent: []int{0}, acked: -1}
+					body := fmt.Sprintf(`{"FirstName":"Writer %d","Surname":"%s","ExternalID":"%s-%d-%d","Position":"rev 0","Types":[{"Type":"Employee"}],"Address":{"N":%d}}`, g, tag, tag, g, i, i)
+					code, resp, err := snapDo(client, http.MethodPost, base+"/api/v2/resource", body)
+					if err != nil || code != http.StatusOK {
+						w.failed.Add(1)
+						return
+					}
+					var out struct{ Data []struct{ Id string } }
+					if json.Unmarshal(resp, &out) != nil || len(out.Data) != 1 {
+						w.failed.Add(1)
+						return
+					}
+					a.id, a.acked, a.created = out.Data[0].Id, 0, true
+					w.ok.Add(1)
+					mine = append(mine, a)
+					w.mu.Lock()
+					w.acks = append(w.acks, a)
+					w.mu.Unlock()
+					continue
+				}
+				a := mine[rng.IntN(len(mine))]
+				w.mu.Lock()
+				rev := a.sent[len(a.sent)-1] + 1
+				a.sent = append(a.sent, rev)
+				w.mu.Unlock()
+				body := fmt.Sprintf(`{"Id":"%s","DisplayName":null,"FirstName":"Writer %d","Surname":"%s","Company":null,"Position":"rev %d","Phone":"%d","Mobile":null,"Fax":"","Email":null,"AddressComment":null,"ExternalID":"%s-%d-u%d","Status":"Active","Types":[{"Type":"Team"}]}`,
+					a.id, g, tag, rev, i, tag, g, i)
+				code, _, err := snapDo(client, http.MethodPut, base+"/api/v2/resource/"+a.id, body)
+				if err != nil || code != http.StatusOK {
+					w.failed.Add(1)
+					return
+				}
+				w.mu.Lock()
+				a.acked = len(a.sent) - 1
+				w.mu.Unlock()
+				w.ok.Add(1)
+			}
+		}()
+	}
+	return w
+}
+
+func snapDo(c *http.Client, method, url, body string) (int, []byte, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+var snapLoggedWrite = regexp.MustCompile(`msg="snapshot written".* resources=(\d+)`)
+
+// lastLoggedSnapshot is the resource count of the last snapshot the
+// process reported written, -1 if none.
+func (p *snapProc) lastLoggedSnapshot() int {
+	m := snapLoggedWrite.FindAllStringSubmatch(p.stdout.String(), -1)
+	if len(m) == 0 {
+		return -1
+	}
+	n, _ := strconv.Atoi(m[len(m)-1][1])
+	return n
+}
+
+// snapCheckServes checks that p serves exactly the resources of the
+// snapshot at path, in order, with identical JSON.
+func snapCheckServes(t *testing.T, p *snapProc, path string) []*Resource {
+	t.Helper()
+	want, err := readSnapshotFile(path)
+	if err != nil {
+		t.Fatalf("the snapshot does not load: %v", err)
+	}
+	served := p.listAll(t)
+	if len(served) != len(want) {
+		t.Fatalf("after reboot %d resources are served; the snapshot holds %d", len(served), len(want))
+	}
+	for i, r := range want {
+		if w := snapWire(r); string(served[i]) != w {
+			t.Fatalf("after reboot resource %d is served as\n%s\nthe snapshot has\n%s", i, served[i], w)
+		}
+	}
+	return want
+}
+
+// TestSnapshotBinary builds the command once and runs it as a process:
+// killed, stopped by signals, and with its snapshot folder removed.
+func TestSnapshotBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
+	bin := snapBuild(t)
+	t.Run("CrashSafety", func(t *testing.T) { snapTestCrashSafety(t, bin) })
+	t.Run("GracefulStop", func(t *testing.T) { snapTestGracefulStop(t, bin) })
+	t.Run("FailedFinalWriteExitStatus", func(t *testing.T) { snapTestFailedFinalWrite(t, bin) })
+}
+
+// SIGKILL at varied moments under concurrent writes: the next boot always
+// succeeds and serves the last completed snapshot exactly, and the
+// snapshot only grows from round to round.
+func snapTestCrashSafety(t *testing.T, bin string) {
+	start := time.Now()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rd.gob")
+	args := []string{"-snapshot", path, "-snapshot-interval", "50ms"}
+
+	// A directory big enough that every write takes a while, so that kills
+	// land in the middle of writes too.
+	prev := map[string]bool{}
+	seed := snapRealistic(5_000)
+	if _, err := writeSnapshotFile(path, seed); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range seed {
+		prev[r.ID()] = true
+	}
+	killDelays := []time.Duration{0, 20 * time.Millisecond, 55 * time.Millisecond, 90 * time.Millisecond,
+		130 * time.Millisecond, 210 * time.Millisecond, 333 * time.Millisecond, 500 * time.Millisecond}
+	loggedRounds, tempsSeen := 0, 0
+	for round, delay := range killDelays {
+		p := snapStart(t, bin, dir, args...)
+		if len(prev) > 0 {
+			snapCheckServes(t, p, path)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		w := snapStartWriters(ctx, p.base, 4, fmt.Sprintf("r%d", round))
+		// Let some writes land (round 0 is killed before the first snapshot
+		// is due), then kill at this round's moment.
+		if round > 0 {
+			snapWaitFor(t, 10*time.Second, "writes to succeed", func() bool { return w.ok.Load() >= 20 })
+		}
+		time.Sleep(delay)
+		p.stop(syscall.SIGKILL)
+		cancel()
+		w.wg.Wait()
+		tempsSeen += len(snapTemps(t, dir))
+
+		logged := p.lastLoggedSnapshot()
+		rs, err := readSnapshotFile(path)
+		if errors.Is(err, os.ErrNotExist) && len(prev) == 0 && logged < 0 {
+			t.Logf("round %d: killed after %v before the first snapshot (%d writes acknowledged)", round, delay, w.ok.Load())
+			continue
+		}
+		if err != nil {
+			t.Fatalf("round %d: after SIGKILL the snapshot does not load: %v", round, err)
+		}
+		if logged >= 0 {
+			loggedRounds++
+		}
+		if len(rs) < logged {
+			t.Errorf("round %d: the snapshot holds %d resources; the last snapshot reported written held %d", round, len(rs), logged)
+		}
+		ids := make(map[string]bool, len(rs))
+		for _, r := range rs {
+			ids[r.ID()] = true
+		}
+		for id := range prev {
+			if !ids[id] {
+				t.Fatalf("round %d: resource %s of the previous round's snapshot is gone", round, id)
+			}
+		}
+		t.Logf("round %d: killed after %v; %d writes acknowledged; snapshot holds %d (last logged %d)",
+			round, delay, w.ok.Load(), len(rs), logged)
+		prev = ids
+	}
+	if loggedRounds == 0 {
+		t.Error("no round saw a snapshot written; the test proved nothing")
+	}
+
+	// A last boot, then a clean stop: the snapshot is served, the exit is
+	// clean and no temporary file is left behind.
+	p := snapStart(t, bin, dir, args...)
+	snapCheckServes(t, p, path)
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit status %d after SIGTERM, want 0; stderr: %s", code, p.stderr.String())
+	}
+	snapAssertNoTemps(t, dir)
+	t.Logf("%d kills left a temporary file (killed mid-write), cleaned at the next boot; %v in all", tempsSeen, time.Since(start))
+}
+
+// SIGTERM in the middle of a burst of writes: the process exits 0 and
+// every acknowledged write is there after a restart.
+func snapTestGracefulStop(t *testing.T, bin string) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "rd.gob")
+	// An interval longer than the test: only the final write saves the burst.
+	args := []string{"-snapshot", path, "-snapshot-interval", "1h"}
+	p := snapStart(t, bin, dir, args...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := snapStartWriters(ctx, p.base, 8, "burst")
+	snapWaitFor(t, 10*time.Second, "a burst of writes", func() bool { return w.ok.Load() >= 300 })
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit status %d after SIGTERM, want 0; stderr: %s", code, p.stderr.String())
+	}
+	w.wg.Wait()
+	snapAssertNoTemps(t, dir)
+
+	p = snapStart(t, bin, dir, args...)
+	served := map[string]string{} // Id -> Position
+	for _, raw := range p.listAll(t) {
+		var r struct{ Id, Position string }
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		served[r.Id] = r.Position
+	}
+	checked := 0
+	for _, a := range w.acks {
+		pos, ok := served[a.id]
+		if !ok {
+			t.Errorf("resource %s was acknowledged but is gone after the restart", a.id)
+			continue
+		}
+		// The last acknowledged revision, or a later one whose answer was
+		// lost to the shutdown.
+		var allowed []string
+		for _, rev := range a.sent[a.acked:] {
+			allowed = append(allowed, fmt.Sprintf("rev %d", rev))
+		}
+		if !slices.Contains(allowed, pos) {
+			t.Errorf("resource %s has Position %q after the restart; want one of %v", a.id, pos, allowed)
+		}
+		checked++
+	}
+	t.Logf("%d writes acknowledged (%d resources) before and during SIGTERM, all present after the restart", w.ok.Load(), checked)
+	if code := p.stop(syscall.SIGINT); code != 0 {
+		t.Errorf("exit status %d after SIGINT, want 0", code)
+	}
+	snapAssertNoTemps(t, dir)
+}
+
+// A final write that fails makes the exit status non-zero and says why.
+func snapTestFailedFinalWrite(t *testing.T, bin string) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "data")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sub, "rd.gob")
+	p := snapStart(t, bin, dir, "-snapshot", path, "-snapshot-interval", "1h")
+	code, body, err := snapDo(http.DefaultClient, http.MethodPost, p.base+"/api/v2/resource", `{"Company":"Doomed Ltd"}`)
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("create: %d %v %s", code, err, body)
+	}
+	if err := os.RemoveAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.stop(syscall.SIGTERM); code == 0 {
+		t.Fatalf("exit status 0 although the final snapshot could not be written; stderr: %s", p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), path) {
+		t.Errorf("stderr does not name the snapshot: %s", p.stderr.String())
+	}
+}
+
+// ---- latency of requests while a snapshot is written ----
+
+var snapListStores sync.Map // int -> *Store
+
+func snapListStore(n int) *Store {
+	if s, ok := snapListStores.Load(n); ok {
+		return s.(*Store)
+	}
+	s := NewStore(nil)
+	if err := s.Insert(snapRealisticCached(n)); err != nil {
+		panic(err)
+	}
+	snapListStores.Store(n, s)
+	return s
+}
+
+// BenchmarkListDuringSnapshot measures list latency with no snapshot under
+// way ("idle") and with a snapshotter writing the whole store in a loop
+// ("snapshotting"). Each op has one client per CPU send list requests back
+// to back (a default page at a random offset, an Id lookup, an ExternalID
+// eq, a DisplayName eq) for the same window in both modes: 2.5 times one
+// snapshot write, and at least half a second. Reported: latency percentiles and maximum in µs, GC
+// cycles in the window, and the snapshots written.
+func BenchmarkListDuringSnapshot(b *testing.B) {
+	for _, size := range snapBenchSizes {
+		// One write, timed, sets the window; it also warms the file.
+		store := snapListStore(size.n)
+		snap := newSnapshotter(filepath.Join(b.TempDir(), "rd.gob"), store, snapLogger(nil))
+		res, err := snap.write()
+		if err != nil {
+			b.Fatal(err)
+		}
+		window := max(500*time.Millisecond, res.Duration*5/2)
+		for _, mode := range []string{"idle", "snapshotting"} {
+			b.Run(size.name+"/"+mode, func(b *testing.B) {
+				srv := NewServer(DefaultConfig(), store, nil)
+				all, _ := store.All()
+				target := func(rng *rand.Rand) string {
+					r := all[rng.IntN(len(all))]
+					switch rng.IntN(4) {
+					case 0:
+						return fmt.Sprintf("/api/v2/resource?requestParams.page=%d&requestParams.pageSize=20", 1+rng.IntN(len(all)/20))
+					case 1:
+						return "/api/v2/resource?requestParams.filters=" + url.QueryEscape("Id~eq~'"+r.ID()+"'")
+					case 2:
+						return "/api/v2/resource?requestParams.filters=" + url.QueryEscape("ExternalID~eq~'"+r.vals[fieldExternalID]+"'")
+					default:
+						return "/api/v2/resource?requestParams.pageSize=20&requestParams.filters=" + url.QueryEscape("DisplayName~eq~'"+strings.ReplaceAll(r.vals[fieldDisplayName], "'", "''")+"'")
+					}
+				}
+				var written, writeTime atomic.Int64
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				if mode == "snapshotting" {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							select {
+							case <-stop:
+								return
+							default:
+							}
+							res, err := snap.write()
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							written.Add(1)
+							writeTime.Add(int64(res.Duration))
+						}
+					}()
+				}
+				var lat []time.Duration
+				runtime.GC()
+				var ms0, ms1 runtime.MemStats
+				runtime.ReadMemStats(&ms0)
+				b.ResetTimer()
+				for range b.N {
+					// As many clients as CPUs, so that a request competes with
+					// the snapshot for a CPU as it does in a busy server.
+					var mu sync.Mutex
+					var clients sync.WaitGroup
+					end := time.Now().Add(window)
+					for c := range runtime.GOMAXPROCS(0) {
+						clients.Go(func() {
+							rng := rand.New(rand.NewPCG(7, uint64(c)))
+							var mine []time.Duration
+							for time.Now().Before(end) {
+								req := httptest.NewRequest(http.MethodGet, target(rng), nil)
+								rec := httptest.NewRecorder()
+								t0 := time.Now()
+								srv.ServeHTTP(rec, req)
+								mine = append(mine, time.Since(t0))
+								if rec.Code != http.StatusOK {
+									b.Errorf("%s: %d %s", req.URL, rec.Code, rec.Body)
+									return
+								}
+							}
+							mu.Lock()
+							lat = append(lat, mine...)
+							mu.Unlock()
+						})
+					}
+					clients.Wait()
+				}
+				b.StopTimer()
+				runtime.ReadMemStats(&ms1)
+				close(stop)
+				wg.Wait()
+				slices.Sort(lat)
+				pct := func(p float64) float64 {
+					return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1e3
+				}
+				b.ReportMetric(pct(0.50), "p50-µs")
+				b.ReportMetric(pct(0.99), "p99-µs")
+				b.ReportMetric(pct(0.999), "p99.9-µs")
+				b.ReportMetric(float64(lat[len(lat)-1])/1e3, "max-µs")
+				b.ReportMetric(float64(len(lat))/float64(b.N), "requests/op")
+				b.ReportMetric(float64(ms1.NumGC-ms0.NumGC)/float64(b.N), "gc/op")
+				if n := written.Load(); n > 0 {
+					b.ReportMetric(float64(n)/float64(b.N), "snapshots/op")
+					b.ReportMetric(float64(writeTime.Load())/float64(n)/1e6, "ms/snapshot")
+				}
+			})
+		}
+	}
+}
