@@ -102,14 +102,22 @@ func (s *Store) check() error {
 			fail("%s has no index", f)
 		}
 		if !indexed[f] && s.index[f] != nil {
-			fail("%s is not an indexed field but has an index of %d keys", f, len(s.index[f]))
+			fail("%s is not an indexed field but has an index of %d keys", f, s.index[f].len())
 		}
 	}
 	count := make([]int, len(s.rows))
 	for _, f := range indexedFields {
 		clear(count)
 		entries, want := 0, 0
-		for key, list := range s.index[f] {
+		for key, v := range s.index[f].many {
+			if len(v.slots) < 2 || v.key != key {
+				fail("%s index: %q has %d slots under the key %q; lone slots belong in one", f, key, len(v.slots), v.key)
+			}
+			if _, twice := s.index[f].one[key]; twice {
+				fail("%s index: %q is in both one and many", f, key)
+			}
+		}
+		for key, list := range s.index[f].all {
 			if len(list) == 0 {
 				fail("%s index: empty posting list for %q", f, key)
 			}
@@ -1075,4 +1083,29 @@ func TestConcurrentServer(t *testing.T) {
 		}
 	}
 	t.Logf("%d created, %d seeded, %d snapshots written", created, inserted.Load(), snaps.Load())
+}
+
+// smallestSorted must give exactly the head of a full sort, ties included.
+func TestSmallestSortedMatchesFullSort(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	for trial := range 200 {
+		n := rng.IntN(300)
+		keys := make([]int, n)
+		slots := make([]int32, n)
+		for i := range slots {
+			slots[i] = int32(i)
+			keys[i] = rng.IntN(20) // many ties
+		}
+		order := func(a, b int32) int {
+			if c := keys[a] - keys[b]; c != 0 {
+				return c
+			}
+			return int(a - b)
+		}
+		full := slices.SortedFunc(slices.Values(slots), order)
+		k := rng.IntN(n + 1)
+		if got := smallestSorted(slices.Clone(slots), k, order); !slices.Equal(got, full[:k]) {
+			t.Fatalf("trial %d: n=%d k=%d: got %v, want %v", trial, n, k, got, full[:k])
+		}
+	}
 }
