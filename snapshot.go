@@ -633,11 +633,12 @@ func (s *snapshotter) load() error {
 		if err := s.store.Load(resources); err != nil {
 			return fmt.Errorf("load snapshot %s: %w", s.path, err)
 		}
-		s.mu.Lock()
-		s.written = s.store.Changes()
-		s.mu.Unlock()
 		s.log.Info("snapshot loaded", "path", s.path, "resources", len(resources), "duration", time.Since(start))
 	}
+	// Nothing has changed yet: an idle run must not write an empty file.
+	s.mu.Lock()
+	s.written = s.store.Changes()
+	s.mu.Unlock()
 	// A write interrupted by a crash leaves its temporary file behind.
 	if n, err := removeStaleTemps(s.path); err != nil {
 		s.log.Warn("could not remove the temporary files of an interrupted snapshot", "path", s.path, "error", err)

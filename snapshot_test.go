@@ -1409,3 +1409,18 @@ func BenchmarkListDuringSnapshot(b *testing.B) {
 		}
 	}
 }
+
+// A run that changes nothing must not leave a snapshot behind.
+func TestSnapshotIdleRunWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "idle.gob")
+	snap := newSnapshotter(path, NewStore(nil), slog.New(slog.DiscardHandler))
+	if err := snap.load(); err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := snap.writeIfChanged(); wrote || err != nil {
+		t.Fatalf("writeIfChanged after an empty boot = %v, %v; want false, nil", wrote, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("an idle run created %s (stat: %v)", path, err)
+	}
+}
