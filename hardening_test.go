@@ -1092,8 +1092,10 @@ func TestHardeningBodyLimits(t *testing.T) {
 	}
 	// A Content-Length of 2^63-1 and a malformed one.
 	for _, cl := range []string{"9223372036854775807", "99999999999999999999", "-1", "1, 2"} {
+		// No body is sent: a server that refuses the header closes the
+		// connection, and unread bytes would turn that close into a reset.
 		head := "POST /api/v2/resource HTTP/1.1\r\nHost: x\r\nContent-Length: " + cl + "\r\n\r\n"
-		resp, body, err := hardRaw(t, addr, head, strings.NewReader(`{}`))
+		resp, body, err := hardRaw(t, addr, head, nil)
 		if err != nil {
 			t.Errorf("Content-Length %s: %v", cl, err)
 			continue
