@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -175,60 +179,200 @@ func (s *Server) handleSeed(w http.ResponseWriter, r *http.Request) {
 	}
 	writeEncoded(w, func(b []byte) []byte {
 		b = append(b, `{"Data":`...)
-		b = appendResourceArray(b, resources)
+		b = appendResourceArrayOnCPUs(b, resources, len(body))
 		b = append(b, `,"Total":`...)
 		b = strconv.AppendInt(b, int64(len(resources)), 10)
 		return append(b, '}')
 	})
 }
 
+// appendResourceArrayOnCPUs is appendResourceArray for a seed's many
+// resources: parts of the array are written on every CPU, then joined in
+// order. seedSize, the size of the seed they came from, sizes the buffers,
+// which would otherwise grow (and be copied) many times.
+func appendResourceArrayOnCPUs(b []byte, resources []*Resource, seedSize int) []byte {
+	perItem := seedSize/max(len(resources), 1) + 128 // the response adds Id, StatusId, nulls
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(resources)/minSeedItemsPerWorker))
+	parts := make([][]byte, workers)
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() {
+			part := resources[w*len(resources)/workers : (w+1)*len(resources)/workers]
+			parts[w] = appendResourceArray(make([]byte, 0, len(part)*perItem), part)
+		})
+	}
+	b = slices.Grow(b, len(resources)*perItem+64)
+	b = appendResourceArray(b, resources[:len(resources)/workers])
+	wg.Wait()
+	for _, part := range parts[1:] {
+		b[len(b)-1] = ',' // for the closing bracket
+		b = append(b, part[1:]...)
+	}
+	return b
+}
+
 // decodeSeed reads a JSON array of resources in the create format, where an
 // Id may be given. Every fault of every item is reported, keyed "[i].Field".
 func decodeSeed(body []byte) ([]*Resource, error) {
-	var items []json.RawMessage
-	if err := json.Unmarshal(body, &items); err != nil || items == nil { // null is no array
-		var se *json.SyntaxError
-		if errors.As(err, &se) || len(bytes.TrimSpace(body)) == 0 {
-			return nil, syntaxError(err, 0)
-		}
-		return nil, &apiError{Status: http.StatusBadRequest, Message: "The seed must be a JSON array of resources."}
+	items, ok := splitSeed(body)
+	var results []seedItem
+	if ok {
+		results, ok = decodeSeedFast(items)
 	}
+	if !ok {
+		// Not an array of plain objects: item by item, decodeResource's
+		// slow path says what is wrong.
+		var raws []json.RawMessage
+		if err := json.Unmarshal(body, &raws); err != nil || raws == nil { // null is no array
+			var se *json.SyntaxError
+			if errors.As(err, &se) || len(bytes.TrimSpace(body)) == 0 {
+				return nil, syntaxError(err, 0)
+			}
+			return nil, &apiError{Status: http.StatusBadRequest, Message: "The seed must be a JSON array of resources."}
+		}
+		results = make([]seedItem, len(raws))
+		for i, raw := range raws {
+			ms := modelState{}
+			in, err := decodeResource(raw, ms)
+			if err != nil {
+				var ae *apiError
+				errors.As(err, &ae)
+				results[i].fault = ae.Message
+				continue
+			}
+			results[i] = buildSeedItem(in, ms)
+		}
+	}
+	return checkSeed(results)
+}
+
+// seedItem is one decoded seed item.
+type seedItem struct {
+	res   *Resource
+	id    string     // the canonical GUID the item gives, if any
+	ms    modelState // its faults, nil when none
+	fault string     // why the item could not be read at all
+}
+
+// buildSeedItem applies the create rules to a decoded item and reads the Id
+// it gives, if any.
+func buildSeedItem(in *resourceInput, ms modelState) seedItem {
+	item := seedItem{res: in.build(modeSeed, ms)}
+	item.res.nulls |= 1 << fieldID
+	if id, given := in.res.value(fieldID); given {
+		if canonical, ok := parseGUID(id); ok {
+			item.id = canonical
+		} else {
+			ms.add("Id", fmt.Sprintf("Id %q is not a GUID.", id))
+		}
+	}
+	if len(ms) > 0 {
+		item.ms = maps.Clone(ms)
+	}
+	return item
+}
+
+// checkSeed gathers the faults of the items and checks that no two give
+// the same Id, in item order; it returns the resources when all is well.
+func checkSeed(results []seedItem) ([]*Resource, error) {
 	all := modelState{}
-	resources := make([]*Resource, 0, len(items))
-	seen := make(map[string]int, len(items))
-	for i, raw := range items {
-		prefix := fmt.Sprintf("[%d].", i)
-		ms := modelState{}
-		in, err := decodeResource(raw, ms)
-		if err != nil {
-			var ae *apiError
-			errors.As(err, &ae)
-			all.add(fmt.Sprintf("[%d]", i), ae.Message)
+	resources := make([]*Resource, 0, len(results))
+	var seen map[string]int // canonical Id -> the item that gives it first
+	for i, item := range results {
+		if item.fault != "" {
+			all.add(fmt.Sprintf("[%d]", i), item.fault)
 			continue
 		}
-		res := in.build(modeSeed, ms)
-		res.nulls |= 1 << fieldID
-		if id, given := in.res.value(fieldID); given {
-			canonical, ok := parseGUID(id)
-			switch {
-			case !ok:
-				ms.add("Id", fmt.Sprintf("Id %q is not a GUID.", id))
-			case seen[canonical] > 0:
-				ms.add("Id", fmt.Sprintf("Id %s is also given to item %d.", canonical, seen[canonical]-1))
-			default:
-				seen[canonical] = i + 1
-				res.set(fieldID, canonical, true)
+		if item.id != "" {
+			if first, taken := seen[item.id]; taken {
+				if item.ms == nil {
+					item.ms = modelState{}
+				}
+				item.ms.add("Id", fmt.Sprintf("Id %s is also given to item %d.", item.id, first))
+			} else {
+				if seen == nil {
+					seen = map[string]int{}
+				}
+				seen[item.id] = i
+				item.res.set(fieldID, item.id, true)
 			}
 		}
-		for prop, msgs := range ms {
-			all[prefix+prop] = msgs
+		for prop, msgs := range item.ms {
+			all[fmt.Sprintf("[%d].%s", i, prop)] = msgs
 		}
-		resources = append(resources, res)
+		resources = append(resources, item.res)
 	}
 	if len(all) > 0 {
 		return nil, &apiError{Status: http.StatusBadRequest, Message: "The seed is invalid; nothing was seeded.", ModelState: all}
 	}
 	return resources, nil
+}
+
+// splitSeed cuts a seed, a JSON array of objects, into its items. It checks
+// the array's punctuation only, and decodeFast checks each item; ok is false
+// for anything else (not an array, an item that is not an object).
+func splitSeed(body []byte) (items [][]byte, ok bool) {
+	i := skipJSONSpace(body, 0)
+	if i == len(body) || body[i] != '[' {
+		return nil, false
+	}
+	items = make([][]byte, 0, len(body)/256+1)
+	if i = skipJSONSpace(body, i+1); i < len(body) && body[i] == ']' {
+		i++
+	} else {
+		for {
+			if i == len(body) || body[i] != '{' {
+				return nil, false
+			}
+			end := scanNested(body, i, maxFastDepth)
+			if end < 0 {
+				return nil, false
+			}
+			items = append(items, body[i:end])
+			if i = skipJSONSpace(body, end); i < len(body) && body[i] == ',' {
+				i = skipJSONSpace(body, i+1)
+				continue
+			}
+			if i < len(body) && body[i] == ']' {
+				i++
+				break
+			}
+			return nil, false
+		}
+	}
+	return items, skipJSONSpace(body, i) == len(body)
+}
+
+// minSeedItemsPerWorker keeps small seeds on the calling goroutine.
+const minSeedItemsPerWorker = 256
+
+// decodeSeedFast decodes and builds the items on every CPU with decodeFast;
+// ok is false when it declines one, and then the seed must take the slow
+// path as a whole, which reports syntax errors where they are in the body.
+func decodeSeedFast(items [][]byte) (results []seedItem, ok bool) {
+	results = make([]seedItem, len(items))
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(items)/minSeedItemsPerWorker))
+	var declined atomic.Bool
+	decode := func(from, to int) {
+		var in resourceInput
+		ms := modelState{}
+		for k := from; k < to && !declined.Load(); k++ {
+			in = resourceInput{}
+			if !in.decodeFast(items[k], ms) {
+				declined.Store(true)
+				return
+			}
+			results[k] = buildSeedItem(&in, ms)
+			clear(ms)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { decode(w*len(items)/workers, (w+1)*len(items)/workers) })
+	}
+	decode(0, len(items)/workers)
+	wg.Wait()
+	return results, !declined.Load()
 }
 
 func (s *Server) handleDeleteResources(w http.ResponseWriter, r *http.Request) {

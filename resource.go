@@ -162,7 +162,19 @@ func (r *Resource) set(f field, s string, ok bool) {
 	}
 	r.nulls &^= 1 << f
 	r.vals[f] = s
-	r.folds[f] = strings.ToLower(s)
+	r.folds[f] = foldString(s)
+}
+
+// foldString lower-cases s, sharing the common Status values rather than
+// allocating a copy for every resource.
+func foldString(s string) string {
+	switch s {
+	case statusActive:
+		return "active"
+	case statusInactive:
+		return "inactive"
+	}
+	return strings.ToLower(s)
 }
 
 // Limits of the specification, counted in characters.
@@ -223,11 +235,16 @@ type resourceInput struct {
 // decodeResource reads a create, update or seed body. A body that is not a
 // JSON object is an *apiError; wrongly typed properties go to ms.
 func decodeResource(body []byte, ms modelState) (*resourceInput, error) {
+	in := &resourceInput{}
+	if in.decodeFast(body, ms) {
+		return in, nil
+	}
+	// Not a plain object (or not JSON at all): read it token by token, which
+	// says where and why it broke.
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := expectObjectStart(dec, body); err != nil {
 		return nil, err
 	}
-	in := &resourceInput{}
 	in.res.nulls = 1<<numStringFields - 1
 	for dec.More() {
 		tok, err := dec.Token()
@@ -310,6 +327,293 @@ func syntaxError(err error, offset int64) error {
 		"The request body is not valid JSON: %s (at byte %d).", strings.TrimPrefix(err.Error(), "json: "), offset)}
 }
 
+// The fast path. Nearly every body is one plain JSON object; decodeFast reads
+// it in a single pass over the bytes and hands each known property to
+// decodeProp in the order sent, as the token-by-token reading does, so that
+// duplicates and their faults come out the same. Whatever it cannot vouch
+// for (not JSON, not an object, data after it, an escaped key, deep nesting)
+// it leaves untouched to that reading, which explains what is wrong.
+
+// maxFastDepth bounds the nesting the fast path reads; deeper bodies take
+// the token-by-token path, where encoding/json applies its own limit.
+const maxFastDepth = 64
+
+// member is a known property of a body and its value exactly as sent.
+type member struct {
+	p     int
+	raw   []byte
+	plain bool // a string property's string value without escapes, in UTF-8
+}
+
+// decodeFast decodes body into in when body is one JSON object that it can
+// check completely; otherwise it returns false and leaves in and ms as they
+// were.
+func (in *resourceInput) decodeFast(body []byte, ms modelState) bool {
+	var buf [numProps + 1]member
+	members := buf[:0]
+	i := skipJSONSpace(body, 0)
+	if i == len(body) || body[i] != '{' {
+		return false
+	}
+	i = skipJSONSpace(body, i+1)
+	if i < len(body) && body[i] == '}' {
+		i++
+	} else {
+		for {
+			if i == len(body) || body[i] != '"' {
+				return false
+			}
+			end, escaped := scanString(body, i)
+			if end < 0 || escaped {
+				return false
+			}
+			key := body[i+1 : end-1]
+			if i = skipJSONSpace(body, end); i == len(body) || body[i] != ':' {
+				return false
+			}
+			start := skipJSONSpace(body, i+1)
+			if i = scanValue(body, start); i < 0 {
+				return false
+			}
+			if p := lookupPropBytes(key); p >= 0 {
+				members = append(members, member{p: p, raw: body[start:i]})
+			}
+			if i = skipJSONSpace(body, i); i < len(body) && body[i] == ',' {
+				i = skipJSONSpace(body, i+1)
+				continue
+			}
+			if i < len(body) && body[i] == '}' {
+				i++
+				break
+			}
+			return false
+		}
+	}
+	if skipJSONSpace(body, i) != len(body) {
+		return false
+	}
+	// Plain string values share one allocation rather than taking one each;
+	// decodeProp reads the other values.
+	size := 0
+	for k, m := range members {
+		if m.p >= int(numStringFields) || m.raw[0] != '"' {
+			continue
+		}
+		if inner := m.raw[1 : len(m.raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			members[k].plain = true
+			size += len(inner)
+		}
+	}
+	var arena strings.Builder
+	arena.Grow(size)
+	for _, m := range members {
+		if m.plain {
+			arena.Write(m.raw[1 : len(m.raw)-1])
+		}
+	}
+	text := arena.String()
+	in.res.nulls = 1<<numStringFields - 1
+	for _, m := range members {
+		in.seen[m.p] = true
+		if !m.plain {
+			in.decodeProp(m.p, m.raw, ms)
+			continue
+		}
+		n := len(m.raw) - 2
+		in.res.set(field(m.p), text[:n], true)
+		text = text[n:]
+	}
+	return true
+}
+
+// skipJSONSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipJSONSpace(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// scanString returns the end (just past the closing quote) of the string
+// that starts at b[i], and whether it holds escapes, which it does not
+// check; end is -1 when the string is unterminated or holds a control
+// character.
+func scanString(b []byte, i int) (end int, escaped bool) {
+	for i++; i < len(b); i++ {
+		c := b[i]
+		if plainStringByte[c] {
+			continue
+		}
+		switch {
+		case c == '"':
+			return i + 1, escaped
+		case c == '\\':
+			escaped = true
+			i++
+		default:
+			return -1, false
+		}
+	}
+	return -1, false
+}
+
+// plainStringByte tells the bytes that stand for themselves in a JSON string.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < len(t); c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// stringEnd returns the end (just past the closing quote) of the string that
+// starts at b[i], or -1, without checking what it holds.
+func stringEnd(b []byte, i int) int {
+	for i++; ; i++ {
+		k := bytes.IndexByte(b[i:], '"')
+		if k < 0 {
+			return -1
+		}
+		i += k
+		backslashes := 0
+		for b[i-1-backslashes] == '\\' {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i + 1
+		}
+	}
+}
+
+// scanNested returns the end of the object or array that starts at b[i],
+// matching brackets without checking anything else, or -1 when it is
+// unterminated or nested deeper than limit.
+func scanNested(b []byte, i, limit int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			end := stringEnd(b, i)
+			if end < 0 {
+				return -1
+			}
+			i = end - 1
+		case '{', '[':
+			if depth++; depth > limit {
+				return -1
+			}
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// scanScalar returns the end of the number or literal that starts at b[i]:
+// the next delimiter or white space.
+func scanScalar(b []byte, i int) int {
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+	}
+	return i
+}
+
+// scanValue returns the end of the JSON value that starts at b[i], once it
+// has checked that the value is valid JSON, or -1.
+func scanValue(b []byte, i int) int {
+	if i == len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		end, escaped := scanString(b, i)
+		if end < 0 || escaped && !json.Valid(b[i:end]) {
+			return -1
+		}
+		return end
+	case '{', '[':
+		if end := scanNested(b, i, maxFastDepth); end >= 0 && json.Valid(b[i:end]) {
+			return end
+		}
+		return -1
+	}
+	end := scanScalar(b, i)
+	if s := string(b[i:end]); s == "null" || s == "true" || s == "false" || json.Valid(b[i:end]) {
+		return end
+	}
+	return -1
+}
+
+// valueEnd returns the end of the value that starts at b[i] in valid JSON.
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		return scanNested(b, i, maxNestingDepth)
+	}
+	return scanScalar(b, i)
+}
+
+// maxNestingDepth is encoding/json's limit: no valid JSON is nested deeper.
+const maxNestingDepth = 10000
+
+// propsByLen lists the properties by the length of their names.
+var propsByLen = func() (t [16][]int) {
+	for p := range numProps {
+		t[len(propName(p))] = append(t[len(propName(p))], p)
+	}
+	return t
+}()
+
+// lookupPropBytes is lookupProp for a key as it appears in the body, without
+// escapes.
+func lookupPropBytes(key []byte) int {
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			return lookupProp(string(key)) // e.g. "ſtatus", which EqualFold matches
+		}
+	}
+	if len(key) >= len(propsByLen) {
+		return -1
+	}
+next:
+	for _, p := range propsByLen[len(key)] {
+		// The names are letters only, so c|0x20 folds exactly the case.
+		for i, c := range []byte(propName(p)) {
+			if key[i]|0x20 != c|0x20 {
+				continue next
+			}
+		}
+		return p
+	}
+	return -1
+}
+
+// unquote reads a JSON string value as encoding/json does (invalid UTF-8
+// becomes U+FFFD); ok is false when raw is not a string.
+func unquote(raw []byte) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	err := json.Unmarshal(raw, &s)
+	return s, err == nil
+}
+
+// decodeProp reads property p's value; raw is one valid JSON value, as both
+// readings of a body give it.
 func (in *resourceInput) decodeProp(p int, raw json.RawMessage, ms modelState) {
 	name := propName(p)
 	isNull := string(raw) == "null"
@@ -323,43 +627,51 @@ func (in *resourceInput) decodeProp(p int, raw json.RawMessage, ms modelState) {
 			ms.add(name, "Address must be a JSON object or null.")
 			return
 		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, raw); err != nil {
+		buf := bytes.NewBuffer(make([]byte, 0, len(raw))) // compacting only shortens
+		if err := json.Compact(buf, raw); err != nil {
 			ms.add(name, "Address is not valid JSON.")
 			return
 		}
 		// Invalid UTF-8 can only be inside strings; replace it as string
 		// properties do, so that responses stay UTF-8.
-		in.res.address = bytes.ToValidUTF8(buf.Bytes(), []byte("\uFFFD"))
+		address := buf.Bytes()
+		if !utf8.Valid(address) {
+			address = bytes.ToValidUTF8(address, []byte("\uFFFD"))
+		}
+		in.res.address = address
 	case propTypes:
 		in.res.types = nil
 		if isNull {
 			return
 		}
-		var entries []json.RawMessage
-		if err := json.Unmarshal(raw, &entries); err != nil {
+		if raw[0] != '[' {
 			ms.add(name, "Types must be an array of objects such as {\"Type\": \"Employee\"}, or null.")
 			return
 		}
-		in.res.types = make([]requestorType, 0, len(entries))
-		for i, e := range entries {
-			t, msg := decodeRequestorType(e)
-			if msg != "" {
-				ms.add(fmt.Sprintf("Types[%d].Type", i), msg)
-				continue
+		var found [8]requestorType // each type once: at most the table's five
+		types := found[:0]
+		for i, n := skipJSONSpace(raw, 1), 0; i < len(raw) && raw[i] != ']'; n++ {
+			end := valueEnd(raw, i)
+			t, msg := decodeRequestorType(raw[i:end])
+			switch {
+			case msg != "":
+				ms.add(fmt.Sprintf("Types[%d].Type", n), msg)
+			case !slices.Contains(types, t):
+				types = append(types, t)
 			}
-			if !slices.Contains(in.res.types, t) {
-				in.res.types = append(in.res.types, t)
+			if i = skipJSONSpace(raw, end); i < len(raw) && raw[i] == ',' {
+				i = skipJSONSpace(raw, i+1)
 			}
 		}
+		in.res.types = append(make([]requestorType, 0, len(types)), types...)
 	default:
 		f := field(p)
 		if isNull {
 			in.res.set(f, "", false)
 			return
 		}
-		var s string
-		if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		s, ok := unquote(raw)
+		if !ok {
 			ms.add(name, name+" must be a string or null.")
 			return
 		}
@@ -377,28 +689,33 @@ var typeNamesList = func() string {
 
 // decodeRequestorType reads one Types entry; only its Type names the type.
 func decodeRequestorType(raw json.RawMessage) (requestorType, string) {
-	var obj map[string]json.RawMessage
-	if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
+	if raw[0] != '{' {
 		return 0, "Each Types entry must be an object such as {\"Type\": \"Employee\"}."
 	}
 	// The last of the spellings of Type wins, as for the body's own
-	// properties; a map would pick one at random.
-	var typeRaw json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.Token() //nolint:errcheck // the opening brace of an object Unmarshal accepted
-	for dec.More() {
-		tok, _ := dec.Token()
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if dec.Decode(&v) == nil && strings.EqualFold(key, "Type") {
-			typeRaw = v
+	// properties.
+	var typeRaw []byte
+	for i := skipJSONSpace(raw, 1); i < len(raw) && raw[i] == '"'; {
+		keyEnd, escaped := scanString(raw, i)
+		start := skipJSONSpace(raw, skipJSONSpace(raw, keyEnd)+1) // past the colon
+		end := valueEnd(raw, start)
+		if isTypeKey(raw[i:keyEnd], escaped) {
+			typeRaw = raw[start:end]
+		}
+		if i = skipJSONSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = skipJSONSpace(raw, i+1)
 		}
 	}
-	var name string
 	if typeRaw == nil || string(typeRaw) == "null" {
 		return 0, "Type is required; it must be one of " + typeNamesList + "."
 	}
-	if typeRaw[0] != '"' || json.Unmarshal(typeRaw, &name) != nil {
+	if typeRaw[0] == '"' && bytes.IndexByte(typeRaw, '\\') < 0 {
+		if t, ok := lookupRequestorType(string(typeRaw[1 : len(typeRaw)-1])); ok {
+			return t, "" // without allocating the name
+		}
+	}
+	name, ok := unquote(typeRaw)
+	if !ok {
 		return 0, "Type must be a string, one of " + typeNamesList + "."
 	}
 	t, ok := lookupRequestorType(name)
@@ -406,6 +723,16 @@ func decodeRequestorType(raw json.RawMessage) (requestorType, string) {
 		return 0, fmt.Sprintf("Unknown requestor type %q; it must be one of %s.", name, typeNamesList)
 	}
 	return t, ""
+}
+
+// isTypeKey reports whether a key of a Types entry, quoted as sent, is
+// Type in any case.
+func isTypeKey(quoted []byte, escaped bool) bool {
+	if !escaped {
+		return bytes.EqualFold(quoted[1:len(quoted)-1], []byte("Type"))
+	}
+	key, _ := unquote(quoted)
+	return strings.EqualFold(key, "Type")
 }
 
 // missingEditable lists the editable properties an update body lacks:
@@ -494,6 +821,13 @@ func namePart(r *Resource, f field) string { return strings.TrimSpace(r.vals[f])
 
 func joinNonEmpty(parts ...string) string {
 	var b strings.Builder
+	n := 0
+	for _, p := range parts {
+		if p != "" {
+			n += len(p) + 1
+		}
+	}
+	b.Grow(max(n-1, 0)) // one allocation at most
 	for _, p := range parts {
 		if p == "" {
 			continue

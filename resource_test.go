@@ -337,3 +337,43 @@ func FuzzDecodeUpdate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) { checkDecode(t, body, modeUpdate) })
 }
+
+// BenchmarkDecodeCreate decodes and validates generated create bodies as
+// POST /api/v2/resource does before it reaches the store.
+func BenchmarkDecodeCreate(b *testing.B) {
+	bodies := make([][]byte, 1024)
+	size := 0
+	for i := range bodies {
+		bodies[i] = benchJSON(i)
+		size += len(bodies[i])
+	}
+	b.SetBytes(int64(size / len(bodies)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		ms := modelState{}
+		in, err := decodeResource(bodies[i%len(bodies)], ms)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r := in.build(modeCreate, ms); len(ms) > 0 || r == nil {
+			b.Fatal(ms)
+		}
+		i++
+	}
+}
+
+// BenchmarkDecodeSeed decodes one seed batch of 10,000 generated resources,
+// as POST /__admin/resources does before it reaches the store.
+func BenchmarkDecodeSeed(b *testing.B) {
+	body := benchSeedBodies(10_000, 10_000)[0]
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rs, err := decodeSeed(body)
+		if err != nil || len(rs) != 10_000 {
+			b.Fatal(err, len(rs))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10_000, "ns/resource")
+}
