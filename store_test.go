@@ -1109,3 +1109,35 @@ func TestSmallestSortedMatchesFullSort(t *testing.T) {
 		}
 	}
 }
+
+// A large batch fills the indexes on several goroutines; the store must end
+// exactly as if it had been appended one resource at a time.
+func TestStoreInsertLargeBatch(t *testing.T) {
+	s := NewStore(nil)
+	s.Create(mkRes(fieldCompany, "Acme", fieldEmail, "first@acme.test"))
+	batch := make([]*Resource, 3000)
+	for i := range batch {
+		batch[i] = mkRes(fieldCompany, fmt.Sprintf("Co %d", i%7), fieldEmail, fmt.Sprintf("P%d@acme.test", i),
+			fieldFirstName, []any{nil, "Ada", "ADA"}[i%3])
+	}
+	if err := s.Insert(batch); err != nil {
+		t.Fatal(err)
+	}
+	mustCheck(t, s)
+	for _, tc := range []struct {
+		filter string
+		want   int
+	}{
+		{"Company~eq~'co 3'", 429},
+		{"FirstName~eq~'ada'", 2000},
+		{"Email~eq~'p2999@acme.test'", 1},
+		{"Company~eq~'acme'", 1},
+	} {
+		if total, _ := s.List(Query{Filter: mustFilter(t, tc.filter), Page: 1, PageSize: 10}); total != tc.want {
+			t.Errorf("%s: %d matches, want %d", tc.filter, total, tc.want)
+		}
+	}
+	if got := s.Changes(); got < 3002 {
+		t.Errorf("Changes() = %d after 3001 resources", got)
+	}
+}
