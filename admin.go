@@ -329,15 +329,14 @@ func splitSeed(body []byte) (items [][]byte, ok bool) {
 				return nil, false
 			}
 			items = append(items, body[i:end])
-			if i = skipJSONSpace(body, end); i < len(body) && body[i] == ',' {
-				i = skipJSONSpace(body, i+1)
+			var more bool
+			if i, more = nextMember(body, end, ']'); more {
 				continue
 			}
-			if i < len(body) && body[i] == ']' {
-				i++
-				break
+			if i < 0 {
+				return nil, false
 			}
-			return nil, false
+			break
 		}
 	}
 	return items, skipJSONSpace(body, i) == len(body)

@@ -378,15 +378,14 @@ func (in *resourceInput) decodeFast(body []byte, ms modelState) bool {
 			if p := lookupPropBytes(key); p >= 0 {
 				members = append(members, member{p: p, raw: body[start:i]})
 			}
-			if i = skipJSONSpace(body, i); i < len(body) && body[i] == ',' {
-				i = skipJSONSpace(body, i+1)
+			var more bool
+			if i, more = nextMember(body, i, '}'); more {
 				continue
 			}
-			if i < len(body) && body[i] == '}' {
-				i++
-				break
+			if i < 0 {
+				return false
 			}
-			return false
+			break
 		}
 	}
 	if skipJSONSpace(body, i) != len(body) {
@@ -424,6 +423,19 @@ func (in *resourceInput) decodeFast(body []byte, ms modelState) bool {
 		text = text[n:]
 	}
 	return true
+}
+
+// nextMember reads what follows a member of an object or an element of an
+// array: it returns the index of the next one and true after a comma, the
+// index just past closer and false at the end, or -1 and false otherwise.
+func nextMember(b []byte, i int, closer byte) (next int, more bool) {
+	if i = skipJSONSpace(b, i); i < len(b) && b[i] == ',' {
+		return skipJSONSpace(b, i+1), true
+	}
+	if i < len(b) && b[i] == closer {
+		return i + 1, false
+	}
+	return -1, false
 }
 
 // skipJSONSpace returns the index of the first byte at or after i that is not
