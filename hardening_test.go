@@ -27,19 +27,20 @@ import (
 	"unicode/utf8"
 )
 
-// hardSyncBuffer is a bytes.Buffer that a logger and the test can share.
-type hardSyncBuffer struct {
+// syncBuffer is a bytes.Buffer that a logger or a child process may write
+// while the test reads it.
+type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *hardSyncBuffer) Write(p []byte) (int, error) {
+func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *hardSyncBuffer) String() string {
+func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -444,7 +445,7 @@ func TestHardeningOversizedHeaders(t *testing.T) {
 // stack, and the server goes on serving.
 func TestHardeningRecovery(t *testing.T) {
 	const secret = "secret-detail /home/build/handlers.go:42"
-	var logs hardSyncBuffer
+	var logs syncBuffer
 	srv := NewServer(DefaultConfig(), NewStore(nil), slog.New(slog.NewTextHandler(&logs, nil)))
 	srv.mux.HandleFunc("GET /boom", func(w http.ResponseWriter, r *http.Request) { panic(secret) })
 	srv.mux.HandleFunc("GET /boom-error", func(w http.ResponseWriter, r *http.Request) {

@@ -166,25 +166,6 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 
 // ---- helpers ----
 
-// snapSyncBuffer is a bytes.Buffer that a process or a logger may write
-// while the test reads it.
-type snapSyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *snapSyncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *snapSyncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func snapLogger(w io.Writer) *slog.Logger {
 	if w == nil {
 		return slog.New(slog.DiscardHandler)
@@ -639,7 +620,7 @@ func TestSnapshotCorruptStopsRun(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			var stdout, stderr snapSyncBuffer
+			var stdout, stderr syncBuffer
 			err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, func(string) string { return "" }, &stdout, &stderr)
 			if err == nil {
 				t.Fatal("run booted on a bad snapshot")
@@ -785,7 +766,7 @@ func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 		if err := os.Mkdir(path, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		var logs snapSyncBuffer
+		var logs syncBuffer
 		snap := newSnapshotter(path, store, snapLogger(&logs))
 		runLoop := func() (stop func()) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -895,8 +876,8 @@ type snapProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	base   string // http://host:port
-	stdout snapSyncBuffer
-	stderr snapSyncBuffer
+	stdout syncBuffer
+	stderr syncBuffer
 	done   chan struct{}
 	err    error // from Wait, once done is closed
 }
