@@ -93,7 +93,7 @@ func TestReadmeExamples(t *testing.T) {
 		readmeWrite(t, filepath.Join(work, "testdata", "people.json"), readmeSeed)
 		cmd := exec.CommandContext(ctx, bash, "-c", readmeShell)
 		cmd.Dir = work
-		cmd.Env = append(readmePath(env, bin), "RESOURCEDIR_ADDR="+readmeFreeAddr(t))
+		cmd.Env = append(readmePath(env, bin), "RESOURCEDIR_ADDR="+freeAddr(t))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(work, "resourcedir.log"))
@@ -148,9 +148,9 @@ func readmeWrite(t *testing.T, path, content string) {
 	}
 }
 
-// readmeFreeAddr returns a loopback address with a port free a moment ago,
-// for the shell example, which takes a fixed address.
-func readmeFreeAddr(t *testing.T) string {
+// freeAddr returns a loopback address with a port free a moment ago, for a
+// process that must be told its address before it starts.
+func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

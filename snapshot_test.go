@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -861,16 +860,6 @@ func snapBuild(t *testing.T) string {
 	return bin
 }
 
-func snapFreeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // snapProc is a running resourcedir.
 type snapProc struct {
 	t      *testing.T
@@ -885,7 +874,7 @@ type snapProc struct {
 // snapStart runs bin in dir and waits until it serves the list.
 func snapStart(t *testing.T, bin, dir string, args ...string) *snapProc {
 	t.Helper()
-	addr := snapFreeAddr(t)
+	addr := freeAddr(t)
 	p := &snapProc{t: t, base: "http://" + addr, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"-addr", addr, "-log-format", "text"}, args...)...)
 	p.cmd.Dir = dir
