@@ -192,23 +192,34 @@ func (s *Server) handleSeed(w http.ResponseWriter, r *http.Request) {
 // which would otherwise grow (and be copied) many times.
 func appendResourceArrayOnCPUs(b []byte, resources []*Resource, seedSize int) []byte {
 	perItem := seedSize/max(len(resources), 1) + 128 // the response adds Id, StatusId, nulls
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(resources)/minSeedItemsPerWorker))
-	parts := make([][]byte, workers)
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Go(func() {
-			part := resources[w*len(resources)/workers : (w+1)*len(resources)/workers]
-			parts[w] = appendResourceArray(make([]byte, 0, len(part)*perItem), part)
-		})
-	}
 	b = slices.Grow(b, len(resources)*perItem+64)
-	b = appendResourceArray(b, resources[:len(resources)/workers])
-	wg.Wait()
-	for _, part := range parts[1:] {
+	parts := make([][]byte, runtime.GOMAXPROCS(0))
+	n := inParts(len(resources), func(w, from, to int) {
+		if w == 0 {
+			b = appendResourceArray(b, resources[from:to])
+			return
+		}
+		parts[w] = appendResourceArray(make([]byte, 0, (to-from)*perItem), resources[from:to])
+	})
+	for _, part := range parts[1:n] {
 		b[len(b)-1] = ',' // for the closing bracket
 		b = append(b, part[1:]...)
 	}
 	return b
+}
+
+// inParts cuts [0, n) into one part per CPU (fewer when n is small) and
+// runs part on each, the first on the calling goroutine; it returns how
+// many parts there were.
+func inParts(n int, part func(w, from, to int)) int {
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/minSeedItemsPerWorker))
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { part(w, w*n/workers, (w+1)*n/workers) })
+	}
+	part(0, 0, n/workers)
+	wg.Wait()
+	return workers
 }
 
 // decodeSeed reads a JSON array of resources in the create format, where an
@@ -350,9 +361,8 @@ const minSeedItemsPerWorker = 256
 // path as a whole, which reports syntax errors where they are in the body.
 func decodeSeedFast(items [][]byte) (results []seedItem, ok bool) {
 	results = make([]seedItem, len(items))
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(items)/minSeedItemsPerWorker))
 	var declined atomic.Bool
-	decode := func(from, to int) {
+	inParts(len(items), func(_, from, to int) {
 		var in resourceInput
 		ms := modelState{}
 		for k := from; k < to && !declined.Load(); k++ {
@@ -364,13 +374,7 @@ func decodeSeedFast(items [][]byte) (results []seedItem, ok bool) {
 			results[k] = buildSeedItem(&in, ms)
 			clear(ms)
 		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Go(func() { decode(w*len(items)/workers, (w+1)*len(items)/workers) })
-	}
-	decode(0, len(items)/workers)
-	wg.Wait()
+	})
 	return results, !declined.Load()
 }
 

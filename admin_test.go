@@ -1289,3 +1289,24 @@ func TestFaultDelayEndsAtShutdown(t *testing.T) {
 		t.Fatalf("the delayed request got %d, want 503: %s", r.Status, r.Body)
 	}
 }
+
+// A seed large enough to be decoded and answered in parts on several CPUs
+// must come back whole and in order, as GET /__admin/resources lists it.
+func TestSeedLargeKeepsOrder(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	var items []string
+	for i := range 1500 {
+		items = append(items, fmt.Sprintf(`{"Company": "Co %d", "ExternalID": "X-%d"}`, i, i))
+	}
+	seeded := e.seed("[" + strings.Join(items, ",") + "]")
+	var listed []admResource
+	e.getJSON("/__admin/resources", &listed)
+	if len(seeded) != 1500 || len(listed) != 1500 {
+		t.Fatalf("seeded %d, listed %d, want 1500", len(seeded), len(listed))
+	}
+	for i := range seeded {
+		if want := fmt.Sprintf("X-%d", i); seeded[i].ExternalID == nil || *seeded[i].ExternalID != want || seeded[i].Id != listed[i].Id {
+			t.Fatalf("item %d: seeded %+v, listed %+v", i, seeded[i], listed[i])
+		}
+	}
+}
