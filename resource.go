@@ -662,7 +662,8 @@ func (in *resourceInput) decodeProp(p int, raw json.RawMessage, ms modelState) {
 		}
 		var found [8]requestorType // each type once: at most the table's five
 		types := found[:0]
-		for i, n := skipJSONSpace(raw, 1), 0; i < len(raw) && raw[i] != ']'; n++ {
+		// raw is valid JSON here, so nextMember finds a comma or the end.
+		for i, n := skipJSONSpace(raw, 1), 0; i >= 0 && i < len(raw) && raw[i] != ']'; n++ {
 			end := valueEnd(raw, i)
 			t, msg := decodeRequestorType(raw[i:end])
 			switch {
@@ -671,9 +672,7 @@ func (in *resourceInput) decodeProp(p int, raw json.RawMessage, ms modelState) {
 			case !slices.Contains(types, t):
 				types = append(types, t)
 			}
-			if i = skipJSONSpace(raw, end); i < len(raw) && raw[i] == ',' {
-				i = skipJSONSpace(raw, i+1)
-			}
+			i, _ = nextMember(raw, end, ']')
 		}
 		in.res.types = append(make([]requestorType, 0, len(types)), types...)
 	default:
