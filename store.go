@@ -182,9 +182,7 @@ func (s *Store) Insert(rs []*Resource) error {
 	return nil
 }
 
-// appendAllLocked appends a batch. Each field's index is independent of the
-// others, so they are filled on their own goroutines: for a large seed the
-// index maps are most of the cost of an insert.
+// appendAllLocked appends a batch, filling the indexes concurrently.
 func (s *Store) appendAllLocked(rs []*Resource) {
 	if len(rs) < 1024 {
 		for _, r := range rs {
@@ -200,16 +198,7 @@ func (s *Store) appendAllLocked(rs []*Resource) {
 			s.byID[r.ID()] = first + int32(i)
 		}
 	})
-	for _, f := range indexedFields {
-		// Each goroutine writes only its own field of each resource's folds.
-		wg.Go(func() {
-			for i, r := range rs {
-				if !r.isNull(f) {
-					r.folds[f] = s.index[f].add(r.folds[f], first+int32(i))
-				}
-			}
-		})
-	}
+	indexAll(&s.index, rs, first, &wg)
 	wg.Wait()
 	s.changes += uint64(len(rs))
 }
@@ -236,9 +225,9 @@ func (s *Store) Load(resources []*Resource) error {
 		}
 	})
 	for _, f := range indexedFields {
-		// Each goroutine writes only its own field of each resource's folds.
-		wg.Go(func() { index[f] = buildIndex(resources, f) })
+		index[f] = sizedFieldIndex(resources, f)
 	}
+	indexAll(&index, resources, 0, &wg)
 	wg.Wait()
 	if dup != nil {
 		return dup
@@ -253,10 +242,11 @@ func (s *Store) Load(resources []*Resource) error {
 	return nil
 }
 
-// buildIndex returns f's index over rs. The map of lone values is sized up
-// front from a sample when most values are distinct (Email, ExternalID), so
-// it is not rehashed a dozen times on the way to a million keys.
-func buildIndex(rs []*Resource, f field) *fieldIndex {
+// sizedFieldIndex returns an empty index for f whose map of lone values is
+// sized for rs when a sample shows most values distinct (Email,
+// ExternalID), so that it is not rehashed a dozen times on the way to a
+// million keys.
+func sizedFieldIndex(rs []*Resource, f field) *fieldIndex {
 	sample := min(len(rs), 4096)
 	distinct := make(map[string]struct{}, sample)
 	for _, r := range rs[:sample] {
@@ -266,12 +256,23 @@ func buildIndex(rs []*Resource, f field) *fieldIndex {
 	if len(distinct)*2 > sample {
 		ix.one = make(map[string]int32, len(rs)/sample*len(distinct))
 	}
-	for i, r := range rs {
-		if !r.isNull(f) {
-			r.folds[f] = ix.add(r.folds[f], int32(i))
-		}
-	}
 	return ix
+}
+
+// indexAll adds rs, which hold the slots from first on, to every field's
+// index, each field on its own goroutine in wg: they are independent, and
+// for a large batch the index maps are most of the cost. Each goroutine
+// writes only its own field of each resource's folds.
+func indexAll(index *[numStringFields]*fieldIndex, rs []*Resource, first int32, wg *sync.WaitGroup) {
+	for _, f := range indexedFields {
+		wg.Go(func() {
+			for i, r := range rs {
+				if !r.isNull(f) {
+					r.folds[f] = index[f].add(r.folds[f], first+int32(i))
+				}
+			}
+		})
+	}
 }
 
 // restartIDsLocked restarts the reproducible GUID stream, keyed by the seed
