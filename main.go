@@ -69,6 +69,15 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.IntVar(&o.cfg.JournalSize, "journal-size", o.cfg.JournalSize, "how many /api/v2 requests /__admin/requests keeps; 0 turns the journal off")
 	fs.StringVar(&o.cfg.Auth, "auth", "", "`user:token` required as HTTP Basic credentials on every path")
 	fs.StringVar(&o.cfg.CORSOrigin, "cors", "", "`origin` allowed to call from a browser (\"*\" for any); off when empty")
+	fs.Func("allowed-hosts", "comma-separated host `names` admitted besides loopback ones when listening on loopback (\"*\" for any)", func(v string) error {
+		o.cfg.AllowedHosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				o.cfg.AllowedHosts = append(o.cfg.AllowedHosts, h)
+			}
+		}
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -107,7 +116,22 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	case o.logFormat != "text" && o.logFormat != "json":
 		return nil, fmt.Errorf("-log-format must be text or json, not %q", o.logFormat)
 	}
+	o.cfg.LoopbackOnly = isLoopbackAddr(o.addr)
 	return o, nil
+}
+
+// isLoopbackAddr reports whether addr listens on loopback only, where the
+// Host checks against DNS rebinding apply.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // lookupEnv reports a variable as set only when it is not empty: getenv
@@ -136,6 +160,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	if o.seedFile != "" {
+		if o.cfg.Seed, err = readSeedFile(o.seedFile, o.cfg.MaxSeedBody); err != nil {
+			return err
+		}
+	}
 	store := NewStore(idSeed)
 	srv := NewServer(o.cfg, store, logger)
 	var snap *snapshotter
@@ -149,7 +178,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Info("snapshots off: the directory lives in memory only")
 	}
 	if o.seedFile != "" {
-		if err := seedFromFile(o.seedFile, store, logger); err != nil {
+		if err := seedStore(store, o.cfg.Seed, o.seedFile, logger); err != nil {
 			return err
 		}
 	}
@@ -206,43 +235,58 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// OPTIONS * is answered like every other request, not by net/http.
+		DisableGeneralOptionsHandler: true,
+		IdleTimeout:                  idleTimeout,
+		MaxHeaderBytes:               maxHeaderBytes,
+		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }
 
-// seedFromFile loads the seed file into an empty store; a store restored
-// from a snapshot is left alone, so a restart does not seed twice.
-func seedFromFile(path string, store *Store, logger *slog.Logger) error {
+// readSeedFile reads the -seed file, which every reset starts from again.
+func readSeedFile(path string, limit int64) ([]*Resource, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("seed %s: %w", path, err)
+	}
+	defer f.Close()
+	body, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("seed %s: %w", path, err)
+	}
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("seed %s: larger than -max-seed-body (%d bytes)", path, limit)
+	}
+	resources, err := decodeSeed(body)
+	if err != nil {
+		return nil, fmt.Errorf("seed %s: %s", path, describeError(err))
+	}
+	return resources, nil
+}
+
+// seedStore loads the seed into an empty store; a store restored from a
+// snapshot is left alone, so a restart does not seed twice.
+func seedStore(store *Store, seed []*Resource, path string, logger *slog.Logger) error {
 	if n := store.Len(); n > 0 {
 		logger.Info("seed file skipped: the store already holds resources", "path", path, "resources", n)
 		return nil
 	}
-	body, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("seed %s: %w", path, err)
-	}
-	resources, err := decodeSeed(body)
-	if err == nil {
-		err = store.Insert(resources)
-	}
-	if err != nil {
+	if err := store.Insert(cloneResources(seed)); err != nil {
 		return fmt.Errorf("seed %s: %s", path, describeError(err))
 	}
-	logger.Info("seeded", "path", path, "resources", len(resources))
+	logger.Info("seeded", "path", path, "resources", len(seed))
 	return nil
 }
 
 // describeError flattens an API error into one line for the terminal.
 func describeError(err error) string {
-	var ae *apiError
-	if !errors.As(err, &ae) {
+	var ve *validationError
+	if !errors.As(err, &ve) {
 		return err.Error()
 	}
-	parts := []string{strings.TrimSuffix(ae.Message, ".")}
-	for _, key := range slices.Sorted(maps.Keys(ae.ModelState)) {
-		parts = append(parts, fmt.Sprintf("item %s: %s", key, strings.Join(ae.ModelState[key], " ")))
+	parts := []string{strings.TrimSuffix(ve.Message, ".")}
+	for _, key := range slices.Sorted(maps.Keys(ve.ModelState.props)) {
+		parts = append(parts, fmt.Sprintf("item %s: %s", key, strings.Join(ve.ModelState.props[key], " ")))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -170,7 +171,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	auth := []string{"Authorization", "Basic Y2k6czNjcmV0"} // ci:s3cret
 
 	// -auth
-	r := e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/health", "")
+	r := e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "")
 	if r.Header.Get("WWW-Authenticate") != `Basic realm="resourcedir"` {
 		t.Errorf("WWW-Authenticate %q", r.Header.Get("WWW-Authenticate"))
 	}
@@ -183,14 +184,14 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	// -max-seed-body
 	big := `[` + strings.Repeat(`{"Company": "A"},`, 200) + `{"Company": "A"}]`
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/__admin/resources", big, auth...)
-	var seeded struct{ Data []admResource }
+	var seeded struct{ Ids []string }
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", `[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`, auth...).decode(t, &seeded)
 	// -id-seed: the same ids as a Store with that seed.
 	seed := uint64(7)
 	ref := admStart(t, DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`) {
-		if seeded.Data[i].Id != r.Id {
-			t.Errorf("resource %d: Id %s with -id-seed 7, %s from NewStore(7)", i, seeded.Data[i].Id, r.Id)
+		if seeded.Ids[i] != r.Id {
+			t.Errorf("resource %d: Id %s with -id-seed 7, %s from NewStore(7)", i, seeded.Ids[i], r.Id)
 		}
 	}
 	// -max-page-size
@@ -206,7 +207,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/api/v2/resource", `{"Company": "`+strings.Repeat("x", 300)+`"}`, auth...)
 	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "small"}`, auth...)
 	// -journal-size
-	var j struct{ Requests []journalEntry }
+	var j struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &j)
 	if len(j.Requests) != 2 || j.Requests[0].Status != 413 || j.Requests[1].Status != 200 {
 		t.Errorf("-journal-size 2: %+v", j.Requests)
@@ -246,8 +247,7 @@ func TestRunSnapshotWrittenAtShutdownAndLoaded(t *testing.T) {
 	p.stopClean()
 	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap}, nil)
 	e = admAt(t, p.url)
-	var all []admResource
-	e.getJSON("/__admin/resources", &all)
+	all := e.all()
 	if len(all) != 1 || all[0].Id != id {
 		t.Errorf("after a restart: %+v, want the resource %s", all, id)
 	}
@@ -274,7 +274,7 @@ func TestRunEnvironment(t *testing.T) {
 	p := runStart(t, nil, env)
 	e := admAt(t, p.url)
 	auth := []string{"Authorization", "Basic ZW52OnRvaw=="} // env:tok
-	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/health", "")
+	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "")
 	var h struct{ Resources int }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "", auth...).decode(t, &h)
 	if h.Resources != 2 {
@@ -291,7 +291,7 @@ func TestRunEnvironment(t *testing.T) {
 	}
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/api/v2/resource", `{"Company": "`+strings.Repeat("x", 200)+`"}`, auth...)
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/__admin/resources", `[`+strings.Repeat(`{"Company": "A"},`, 60)+`{}]`, auth...)
-	var j struct{ Requests []journalEntry }
+	var j struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &j)
 	if len(j.Requests) != 1 || j.Requests[0].Status != 413 {
 		t.Errorf("RESOURCEDIR_JOURNAL_SIZE 1: %+v", j.Requests)
@@ -301,8 +301,9 @@ func TestRunEnvironment(t *testing.T) {
 	if sn.Path != env["RESOURCEDIR_SNAPSHOT"] {
 		t.Errorf("RESOURCEDIR_SNAPSHOT: snapshot written to %q", sn.Path)
 	}
-	var all []admResource
-	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "", auth...).decode(t, &all)
+	var listed struct{ Data []admResource }
+	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "", auth...).decode(t, &listed)
+	all := listed.Data
 	seed := uint64(5)
 	ref := admStart(t, DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`) {
@@ -327,11 +328,11 @@ func TestRunFlagWinsOverEnvironment(t *testing.T) {
 	p := runStart(t, runArgs("-journal-size", "3", "-auth", "flag:tok"), env)
 	e := admAt(t, p.url)
 	auth := []string{"Authorization", "Basic ZmxhZzp0b2s="} // flag:tok
-	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/health", "", "Authorization", "Basic ZW52OnRvaw==")
+	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "", "Authorization", "Basic ZW52OnRvaw==")
 	for range 5 {
 		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", auth...)
 	}
-	var j struct{ Requests []journalEntry }
+	var j struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &j)
 	if len(j.Requests) != 3 {
 		t.Errorf("-journal-size 3 over RESOURCEDIR_JOURNAL_SIZE 1: %d entries", len(j.Requests))
@@ -365,6 +366,7 @@ var runFlagCases = []runFlagCase{
 	{"journal-size", "0", "5", func(o *options) any { return o.cfg.JournalSize }, 0, 5},
 	{"auth", "u:t", "v:w:x", func(o *options) any { return o.cfg.Auth }, "u:t", "v:w:x"},
 	{"cors", "*", "http://app.test", func(o *options) any { return o.cfg.CORSOrigin }, "*", "http://app.test"},
+	{"allowed-hosts", "a.test", "b.test,c.test", func(o *options) any { return strings.Join(o.cfg.AllowedHosts, "|") }, "a.test", "b.test|c.test"},
 }
 
 func runEnvName(flagName string) string {
@@ -425,10 +427,11 @@ func TestMainDefaults(t *testing.T) {
 		addr: "127.0.0.1:8080", snapshotPath: "resourcedir.gob", snapshotInterval: 10 * time.Second, logFormat: "text",
 		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000},
 	}
-	if *o != want {
+	want.cfg.LoopbackOnly = true
+	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults %+v, want %+v", *o, want)
 	}
-	if DefaultConfig() != want.cfg {
+	if want.cfg.LoopbackOnly = false; !reflect.DeepEqual(DefaultConfig(), want.cfg) {
 		t.Errorf("DefaultConfig %+v", DefaultConfig())
 	}
 }

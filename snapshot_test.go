@@ -1038,6 +1038,7 @@ func snapDo(c *http.Client, method, url, body string) (int, []byte, error) {
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, nil, err

@@ -846,6 +846,7 @@ func TestConcurrentServer(t *testing.T) {
 		if err != nil {
 			return 0, err
 		}
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
 			return 0, err

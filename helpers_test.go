@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// wireEntry is a journal entry as GET /__admin/requests shows it.
+type wireEntry struct {
+	Seq           uint64
+	Time          time.Time
+	RequestID     string `json:"RequestId"`
+	Method        string
+	Path          string
+	Query         string
+	Params        map[string]any
+	Headers       map[string]any
+	Body          json.RawMessage
+	BodyTruncated bool
+	Status        int
+	DurationMs    float64
+	Fault         *int
+}
+
+// journalEntries reads srv's journal as a client would see it, oldest first.
+func journalEntries(t testing.TB, srv *Server) []wireEntry {
+	t.Helper()
+	if srv.journal == nil {
+		return nil
+	}
+	entries, _ := srv.journal.matching(journalQuery{})
+	out := make([]wireEntry, len(entries))
+	for i, e := range entries {
+		if err := json.Unmarshal(appendJournalEntry(nil, e), &out[i]); err != nil {
+			t.Fatalf("journal entry %d: %v", i, err)
+		}
+	}
+	return out
+}
+
+// buildBody decodes body and applies the rules of mode, as the handlers do.
+func buildBody(body []byte, mode writeMode, pathID string) (*Resource, error) {
+	in, err := decodeResource(body)
+	if err != nil {
+		return nil, err
+	}
+	return buildResource(in, mode, pathID)
+}
