@@ -22,7 +22,7 @@ func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 	return struct {
 		Status    string
 		Resources int
-	}{"ok", s.store.Len()}, nil
+	}{"ok", x.ns.store.Len()}, nil
 }
 
 // adminResources streams every resource in creation order, so that a
@@ -31,7 +31,7 @@ func (s *Server) adminResources(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	all, _ := s.store.All()
+	all, _ := x.ns.store.All()
 	return jsonStream(func(w io.Writer) error {
 		if _, err := io.WriteString(w, `{"Data":[`); err != nil {
 			return err
@@ -65,7 +65,7 @@ func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
 	}
 	resources, err := decodeSeed(body)
 	if err == nil {
-		err = s.store.Insert(resources)
+		err = x.ns.store.Insert(resources)
 	}
 	if dup := (*errDuplicateID)(nil); errors.As(err, &dup) {
 		ms := modelState{}
@@ -93,8 +93,8 @@ func (s *Server) deleteResources(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	n := s.store.Len()
-	s.store.Reset()
+	n := x.ns.store.Len()
+	x.ns.store.Reset()
 	return struct{ Deleted int }{n}, nil
 }
 
@@ -125,18 +125,18 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	s.store.Reset()
+	x.ns.store.Reset()
 	if len(s.cfg.Seed) > 0 {
-		if err := s.store.Insert(cloneResources(s.cfg.Seed)); err != nil {
+		if err := x.ns.store.Insert(cloneResources(s.cfg.Seed)); err != nil {
 			return nil, fmt.Errorf("reseed after reset: %w", err)
 		}
 	}
-	s.journal.clear()
-	s.faults.clear()
+	x.ns.journal.clear()
+	x.ns.faults.clear()
 	return struct {
 		Status    string
 		Resources int
-	}{"reset", s.store.Len()}, nil
+	}{"reset", x.ns.store.Len()}, nil
 }
 
 // cloneResources copies the seed's resources, which Insert gives Ids to, so

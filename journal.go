@@ -48,7 +48,8 @@ type journalEntry struct {
 // size × (maxJournalBody + headers) whatever the load.
 type journal struct {
 	mu      sync.Mutex
-	ring    []*journalEntry
+	size    int
+	ring    []*journalEntry // grows to size, so that an idle namespace costs little
 	next    int // where the next entry goes
 	count   int
 	lastSeq uint64        // never reset, so Seq is never reused
@@ -60,13 +61,13 @@ func newJournal(size int) *journal {
 	if size <= 0 {
 		return nil
 	}
-	return &journal{ring: make([]*journalEntry, size), added: make(chan struct{})}
+	return &journal{size: size, added: make(chan struct{})}
 }
 
 // startJournal begins recording an /api/v2 request: its body is captured as
 // the handler reads it. The entry is added when the answer is done.
 func (s *Server) startJournal(x *exchange, r *http.Request) {
-	if s.journal == nil || !isAPIPath(r.URL.Path) {
+	if x.ns.journal == nil || !isAPIPath(r.URL.Path) {
 		return
 	}
 	x.capture = &capturedBody{ReadCloser: r.Body, declared: r.ContentLength,
@@ -92,9 +93,13 @@ func (j *journal) add(x *exchange, r *http.Request) {
 	defer j.mu.Unlock()
 	j.lastSeq++
 	e.seq = j.lastSeq
-	j.ring[j.next] = e
-	j.next = (j.next + 1) % len(j.ring)
-	j.count = min(j.count+1, len(j.ring))
+	if len(j.ring) < j.size {
+		j.ring = append(j.ring, e)
+	} else {
+		j.ring[j.next] = e
+	}
+	j.next = (j.next + 1) % j.size
+	j.count = min(j.count+1, j.size)
 	close(j.added)
 	j.added = make(chan struct{})
 }
@@ -105,9 +110,9 @@ func (j *journal) matching(q journalQuery) ([]*journalEntry, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []*journalEntry
-	start := (j.next - j.count + len(j.ring)) % len(j.ring)
+	start := (j.next - j.count + j.size) % j.size
 	for i := range j.count {
-		if e := j.ring[(start+i)%len(j.ring)]; q.matches(e) {
+		if e := j.ring[(start+i)%j.size]; q.matches(e) {
 			out = append(out, e)
 		}
 	}
@@ -121,7 +126,7 @@ func (j *journal) clear() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	n := j.count
-	clear(j.ring)
+	j.ring = nil
 	j.next, j.count = 0, 0
 	return n
 }
@@ -206,12 +211,12 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var entries []*journalEntry
-	if s.journal != nil {
+	if j := x.ns.journal; j != nil {
 		deadline := time.NewTimer(q.wait)
 		defer deadline.Stop()
 		for {
 			var added <-chan struct{}
-			entries, added = s.journal.matching(q)
+			entries, added = j.matching(q)
 			if len(entries) >= q.count || q.wait == 0 {
 				break
 			}
@@ -222,7 +227,7 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 			case <-r.Context().Done():
 			case <-s.closing:
 			}
-			entries, _ = s.journal.matching(q)
+			entries, _ = j.matching(q)
 			break
 		}
 	}
@@ -230,7 +235,7 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 		entries = entries[len(entries)-q.limit:]
 	}
 	state := "on"
-	if s.journal == nil {
+	if x.ns.journal == nil {
 		state = "off"
 	}
 	return jsonStream(func(w io.Writer) error {
@@ -361,7 +366,7 @@ func (s *Server) clearJournal(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	return struct{ Cleared int }{s.journal.clear()}, nil
+	return struct{ Cleared int }{x.ns.journal.clear()}, nil
 }
 
 // capturedBody keeps the first maxJournalBody bytes that the handler reads.

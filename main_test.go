@@ -425,7 +425,7 @@ func TestMainDefaults(t *testing.T) {
 	}
 	want := options{
 		addr: "127.0.0.1:8080", snapshotPath: "resourcedir.gob", snapshotInterval: 10 * time.Second, logFormat: "text",
-		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000},
+		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000},
 	}
 	want.cfg.LoopbackOnly = true
 	if !reflect.DeepEqual(*o, want) {

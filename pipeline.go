@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"slices"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -14,19 +15,21 @@ import (
 //
 //  1. request id: every answer carries X-Request-Id;
 //  2. recovery, journal and log, when the answer is done (finish);
-//  3. routing: the path is matched as ASP.NET matches routes;
+//  3. routing: /ns/{name} picks the namespace, and the rest of the path is
+//     matched as ASP.NET matches routes;
 //  4. local access: a web page may not reach in (Host and Origin checks);
 //  5. CORS: preflights answered, headers added;
 //  6. authentication, when -auth is set;
-//  7. the journal starts recording an /api/v2 request;
+//  7. the namespace is found or created (after auth, so that strangers
+//     cannot fill the server with namespaces), and its journal starts recording an /api/v2 request;
 //  8. injected faults;
 //  9. the route's handler, whose value or error one adapter writes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := s.begin(w, r)
 	defer s.finish(x, r)
-	r = routedRequest(r)
-	if r == nil {
-		s.writeError(x, errNoRoute(x.path))
+	r, nsName, err := routedRequest(r)
+	if err != nil {
+		s.writeError(x, err)
 		return
 	}
 	if !s.checkLocal(x, r) {
@@ -36,6 +39,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cfg.Auth != "" && !s.authenticate(x, r) {
+		return
+	}
+	if x.ns, err = s.namespace(nsName); err != nil {
+		s.writeError(x, err)
 		return
 	}
 	s.startJournal(x, r)
@@ -52,7 +59,8 @@ type exchange struct {
 	http.ResponseWriter
 	requestID string
 	start     time.Time
-	path      string // as the client sent it
+	path      string     // as the client sent it
+	ns        *namespace // nil until authentication has passed
 
 	code        int
 	bytes       int
@@ -150,19 +158,30 @@ func (s *Server) finish(x *exchange, r *http.Request) {
 // record writes the journal entry and the log line of an answered request.
 func (s *Server) record(x *exchange, r *http.Request) {
 	if x.capture != nil {
-		s.journal.add(x, r)
+		x.ns.journal.add(x, r)
 	}
 	s.log.Info("request", "method", r.Method, "path", x.path, "status", x.status(),
 		"bytes", x.bytes, "duration", time.Since(x.start), "request_id", x.requestID)
 }
 
-// routedRequest returns r with its path as the routes spell it, or nil for
-// a path that no route may match: an unclean one (ServeMux would answer it
-// with an HTML redirect) or OPTIONS * (net/http's own plain answer otherwise).
-func routedRequest(r *http.Request) *http.Request {
+// routedRequest returns a copy of r with its path as the routes spell it,
+// inside the namespace it names (the default one when none). A path that no
+// route may match is a 404: an unclean one (ServeMux would answer it with
+// an HTML redirect), OPTIONS * (net/http's own plain answer otherwise), or a
+// server-wide control under a namespace.
+func routedRequest(r *http.Request) (*http.Request, string, error) {
 	p := r.URL.Path
 	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
-		return nil
+		return nil, "", errNoRoute(p)
+	}
+	name, rest, prefixed := splitNamespace(p)
+	if prefixed {
+		if !validNamespaceName(name) {
+			return nil, "", badRequest("The namespace name %q is not %s.", name, namespaceNameHelp)
+		}
+		if rest == "" || slices.ContainsFunc(serverWide, func(c string) bool { return rest == c || strings.HasPrefix(rest, c+"/") }) {
+			return nil, "", errNoRoute(p)
+		}
 	}
 	// A shallow copy: the journal and faults replace its Body, and after
 	// the handler net/http looks at the original's Body to decide whether
@@ -170,12 +189,12 @@ func routedRequest(r *http.Request) *http.Request {
 	// 100 Continue.
 	r2 := new(http.Request)
 	*r2 = *r
-	if canonical := canonicalAPIPath(p); canonical != p {
+	if canonical := canonicalAPIPath(rest); canonical != p {
 		u := *r.URL
 		u.Path, u.RawPath = canonical, ""
 		r2.URL = &u
 	}
-	return r2
+	return r2, name, nil
 }
 
 // apiSegments are the fixed segments of the API's routes.

@@ -32,7 +32,13 @@ var routes = []route{
 	{http.MethodDelete, "/__admin/faults/{id}", (*Server).deleteFault},
 	{http.MethodPost, "/__admin/snapshot", (*Server).writeSnapshot},
 	{http.MethodPost, "/__admin/reset", (*Server).reset},
+	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces},
+	{http.MethodDelete, "/__admin/namespaces/{name}", (*Server).deleteNamespace},
 }
+
+// serverWide are the controls of the whole server rather than of one
+// namespace: under /ns/{name}/ they are not found.
+var serverWide = []string{"/__admin/snapshot", "/__admin/namespaces"}
 
 // A route's handler answers with a value that writeValue writes (JSON text,
 // a pooled buffer, a stream, or anything encoding/json encodes), or with an
@@ -57,13 +63,18 @@ type Config struct {
 	// loopback name is refused unless AllowedHosts names it (DNS rebinding).
 	LoopbackOnly bool
 	AllowedHosts []string
-	// Seed is what every reset starts from (the -seed file), nil for empty.
+	// Seed is what every namespace starts from, and every reset goes back
+	// to (the -seed file); nil for empty.
 	Seed []*Resource
+	// IDSeed, when set, makes every namespace's generated GUIDs the same
+	// from run to run (-id-seed).
+	IDSeed        *uint64
+	MaxNamespaces int // namespaces that may exist at once
 }
 
 // DefaultConfig is the configuration of `go run .` with no flags.
 func DefaultConfig() Config {
-	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000}
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces}
 }
 
 // withDefaults fills the limits a caller left at zero (a test's Config{})
@@ -80,6 +91,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxSeedBody < 1 {
 		c.MaxSeedBody = d.MaxSeedBody
 	}
+	if c.MaxNamespaces < 1 {
+		c.MaxNamespaces = d.MaxNamespaces
+	}
 	return c
 }
 
@@ -92,10 +106,7 @@ type Server struct {
 	mux  *http.ServeMux
 	snap *snapshotter // nil when running in memory only
 
-	// the directory, its journal and faults
-	store   *Store
-	journal *journal
-	faults  faultList
+	spaces namespaces
 
 	// closing is closed when the server begins to shut down, to cut
 	// injected delays short.
@@ -106,16 +117,20 @@ type Server struct {
 	requestSeq      atomic.Uint64
 }
 
-// NewServer returns a Server over store. A nil logger discards logs.
+// NewServer returns a Server whose default namespace is store; other
+// namespaces get stores of their own. A nil logger discards logs.
 func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{
-		cfg: cfg.withDefaults(), store: store, log: logger, mux: http.NewServeMux(),
-		journal: newJournal(cfg.JournalSize), closing: make(chan struct{}),
-		requestIDPrefix: uuid.NewString()[:8],
+	if cfg.IDSeed == nil {
+		cfg.IDSeed = store.idSeed
 	}
+	s := &Server{
+		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(),
+		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
+	}
+	s.spaces.byName = map[string]*namespace{defaultNamespace: {name: defaultNamespace, store: store, journal: newJournal(cfg.JournalSize)}}
 	allowed := map[string][]string{}
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -151,6 +166,13 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 
 func errNoRoute(path string) *apiError {
 	return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource matches the path %s.", path)}
+}
+
+// defaultNS is the namespace of the unprefixed paths.
+func (s *Server) defaultNS() *namespace {
+	s.spaces.mu.RLock()
+	defer s.spaces.mu.RUnlock()
+	return s.spaces.byName[defaultNamespace]
 }
 
 // beginShutdown ends pending injected delays; main registers it with
