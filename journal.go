@@ -50,7 +50,7 @@ type journal struct {
 	mu      sync.Mutex
 	size    int
 	ring    []*journalEntry // grows to size, so that an idle namespace costs little
-	next    int // where the next entry goes
+	next    int             // where the next entry goes
 	count   int
 	lastSeq uint64        // never reset, so Seq is never reused
 	added   chan struct{} // closed and replaced on every add, to wake waiters
