@@ -36,6 +36,23 @@ func DefaultConfig() Config {
 	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000}
 }
 
+// withDefaults gives the limits left at zero (a test's Config{}) the values
+// of DefaultConfig, so that NewServer and the flags agree. JournalSize 0
+// stays 0: it turns the journal off, on the command line too.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.MaxPageSize < 1 {
+		c.MaxPageSize = d.MaxPageSize
+	}
+	if c.MaxBody < 1 {
+		c.MaxBody = d.MaxBody
+	}
+	if c.MaxSeedBody < 1 {
+		c.MaxSeedBody = d.MaxSeedBody
+	}
+	return c
+}
+
 const defaultPageSize = 20
 
 // Server serves the emulated API and the test-double controls.
@@ -62,14 +79,7 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	// Limits left at zero (a test's Config{}) take their defaults rather
-	// than divide every list by zero or refuse every body.
-	if cfg.MaxPageSize < 1 {
-		cfg.MaxPageSize = DefaultConfig().MaxPageSize
-	}
-	if cfg.MaxBody < 1 {
-		cfg.MaxBody = DefaultConfig().MaxBody
-	}
+	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, store: store, log: logger, mux: http.NewServeMux(), journal: newJournal(cfg.JournalSize)}
 	s.requestIDPrefix = uuid.NewString()[:8]
 	s.closing = make(chan struct{})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -69,8 +70,7 @@ func runStart(t *testing.T, args []string, env map[string]string) *runProc {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &runProc{t: t, stdout: newRunLog(), stderr: newRunLog(), cancel: cancel, done: make(chan error, 1)}
-	getenv := func(name string) string { return env[name] }
-	go func() { p.done <- run(ctx, args, getenv, p.stdout, p.stderr) }()
+	go func() { p.done <- run(ctx, args, runEnviron(env), p.stdout, p.stderr) }()
 	t.Cleanup(func() { p.stop() })
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
@@ -107,6 +107,15 @@ func (p *runProc) stopClean() {
 	if err := p.stop(); err != nil {
 		p.t.Fatalf("run returned %v, want nil; stdout:\n%s", err, p.stdout)
 	}
+}
+
+// runEnviron is env as os.Environ would give it.
+func runEnviron(env map[string]string) []string {
+	var environ []string
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		environ = append(environ, name+"="+env[name])
+	}
+	return environ
 }
 
 // runArgs puts the flags every test needs (a free port, no snapshot file
@@ -354,6 +363,8 @@ type runFlagCase struct {
 
 var runFlagCases = []runFlagCase{
 	{"addr", "127.0.0.1:9", "0.0.0.0:10", func(o *options) any { return o.addr }, "127.0.0.1:9", "0.0.0.0:10"},
+	{"addr-file", "a.url", "b.url", func(o *options) any { return o.addrFile }, "a.url", "b.url"},
+	{"version", "true", "false", func(o *options) any { return o.version }, true, false},
 	{"snapshot", "a.gob", "b.gob", func(o *options) any { return o.snapshotPath }, "a.gob", "b.gob"},
 	{"snapshot-interval", "3s", "1m", func(o *options) any { return o.snapshotInterval }, 3 * time.Second, time.Minute},
 	{"seed", "a.json", "b.json", func(o *options) any { return o.seedFile }, "a.json", "b.json"},
@@ -372,7 +383,7 @@ func runEnvName(flagName string) string {
 }
 
 func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
-	noEnv := func(string) string { return "" }
+	var noEnv []string
 	// Every flag that parseOptions defines has a case above.
 	var usage bytes.Buffer
 	if _, err := parseOptions([]string{"-h"}, noEnv, &usage); !errors.Is(err, flag.ErrHelp) {
@@ -390,7 +401,7 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 
 	for _, c := range runFlagCases {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := parseOptions([]string{"-" + c.name, c.value}, noEnv, io.Discard)
+			o, err := parseOptions([]string{"-" + c.name + "=" + c.value}, noEnv, io.Discard)
 			if err != nil {
 				t.Fatalf("-%s %s: %v", c.name, c.value, err)
 			}
@@ -398,14 +409,14 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 				t.Errorf("-%s %s: got %v, want %v", c.name, c.value, got, c.want)
 			}
 			env := map[string]string{runEnvName(c.name): c.value}
-			o, err = parseOptions(nil, func(k string) string { return env[k] }, io.Discard)
+			o, err = parseOptions(nil, runEnviron(env), io.Discard)
 			if err != nil {
 				t.Fatalf("%s=%s: %v", runEnvName(c.name), c.value, err)
 			}
 			if got := c.get(o); got != c.want {
 				t.Errorf("%s=%s: got %v, want %v", runEnvName(c.name), c.value, got, c.want)
 			}
-			o, err = parseOptions([]string{"-" + c.name + "=" + c.other}, func(k string) string { return env[k] }, io.Discard)
+			o, err = parseOptions([]string{"-" + c.name + "=" + c.other}, runEnviron(env), io.Discard)
 			if err != nil {
 				t.Fatalf("-%s=%s with %s=%s: %v", c.name, c.other, runEnvName(c.name), c.value, err)
 			}
@@ -417,7 +428,7 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 }
 
 func TestMainDefaults(t *testing.T) {
-	o, err := parseOptions(nil, func(string) string { return "" }, io.Discard)
+	o, err := parseOptions(nil, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +479,7 @@ func TestMainBadFlagValues(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		var stdout, stderr bytes.Buffer
-		err := run(ctx, runArgs(tt.args...), func(k string) string { return tt.env[k] }, &stdout, &stderr)
+		err := run(ctx, runArgs(tt.args...), runEnviron(tt.env), &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q %v: error %v, want one containing %q", tt.args, tt.env, err, tt.want)
 			continue
@@ -484,7 +495,7 @@ func TestMainBadFlagValues(t *testing.T) {
 
 func TestMainHelp(t *testing.T) {
 	var stderr bytes.Buffer
-	err := run(context.Background(), []string{"-h"}, func(string) string { return "" }, io.Discard, &stderr)
+	err := run(context.Background(), []string{"-h"}, nil, io.Discard, &stderr)
 	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
 		t.Errorf("-h: %v (exit %d), want flag.ErrHelp and exit 0", err, exitCode(err))
 	}
@@ -614,7 +625,7 @@ func TestRunSeedBadFileStops(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		var stdout bytes.Buffer
-		err := run(ctx, runArgs("-seed", path), func(string) string { return "" }, &stdout, io.Discard)
+		err := run(ctx, runArgs("-seed", path), nil, &stdout, io.Discard)
 		if err == nil {
 			t.Errorf("%s: run returned nil", tt.name)
 			continue

@@ -498,7 +498,7 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"flipped last magic byte", flip(len(snapshotMagic)-1, 0x01), "bad magic"},
 		{"flipped high version byte", flip(len(snapshotMagic), 0x80), "unknown format version 2147483650 .*checksum mismatch"},
 		{"flipped low version byte", flip(headerLen-1, 0x04), "unknown format version 6 .*checksum mismatch"},
-		{"flipped first payload byte", flip(headerLen, 0x01), "checksum mismatch"},
+		{"flipped first payload byte", flip(headerLen, 0x01), "corrupt or truncated"}, // a record length: checkDeclaredSizes
 		{"flipped payload byte 100", flip(headerLen+100, 0x20), "checksum mismatch"},
 		{"flipped middle payload byte", flip(n/2, 0x08), "checksum mismatch"},
 		{"flipped last payload byte", flip(n-5, 0x40), "checksum mismatch"},
@@ -520,7 +520,7 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"future version", withVersion(snapshotVersion + 1), "format version 3 is newer .*upgrade"},
 		{"far future version", withVersion(1 << 20), "format version 1048576 is newer"},
 		{"version 0", withVersion(0), "unknown format version 0"},
-		{"valid frame, not gob", snapFrame(snapshotVersion, []byte("this is not gob at all")), "decode header"},
+		{"valid frame, not gob", snapFrame(snapshotVersion, []byte("this is not gob at all")), "the record at byte 25 declares 116 bytes, and 21 remain"},
 		{"valid frame, no payload", snapFrame(snapshotVersion, nil), "decode header"},
 		{"valid frame, fewer resources than the header says", snapFrame(snapshotVersion, snapGob(t, header, &three)), "decode resources after 3 of 5"},
 		{"valid frame, data after the resources", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &three, &three)), "data after the 3 resources"},
@@ -620,7 +620,7 @@ func TestSnapshotCorruptStopsRun(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			var stdout, stderr syncBuffer
-			err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, func(string) string { return "" }, &stdout, &stderr)
+			err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil, &stdout, &stderr)
 			if err == nil {
 				t.Fatal("run booted on a bad snapshot")
 			}
