@@ -422,7 +422,8 @@ func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request) {
 	res, err := s.snap.write()
 	if err != nil {
 		s.log.Error("snapshot on request failed", "error", err)
-		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "The snapshot could not be written: " + err.Error()})
+		writeError(w, &apiError{Status: http.StatusInternalServerError, Message: "The snapshot could not be written (" +
+			writeFailureReason(err) + "); the previous snapshot is kept, and the server log says more."})
 		return
 	}
 	writeJSON(w, http.StatusOK, struct {

@@ -549,8 +549,8 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 func resolveLink(path string) (string, error) {
 	for range 40 {
 		info, err := os.Lstat(path)
-		if errors.Is(err, os.ErrNotExist) {
-			return path, nil
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return path, nil // nothing to follow; the write will say what is wrong
 		}
 		if err != nil {
 			return "", err
@@ -720,7 +720,7 @@ func checkDeclaredSizes(r io.ReaderAt, size int64) error {
 		length, width := gobLength(prefix[:n])
 		switch {
 		case width == 0:
-			return fmt.Errorf("the file is corrupt or truncated: a bad record length at byte %d", at)
+			return fmt.Errorf("the file is corrupt or truncated: a bad record length at byte %d of this %d-byte file", at, size)
 		case length == 0 || length > uint64(end-at-int64(width)):
 			return fmt.Errorf("the file is corrupt or truncated: the record at byte %d declares %d bytes, "+
 				"and %d remain before the checksum of this %d-byte file", at, length, end-at-int64(width), size)
@@ -785,15 +785,22 @@ func (s *snapshotter) open() error {
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", s.path, err)
 	}
-	if info, err := os.Stat(target); err == nil && !info.Mode().IsRegular() {
+	// The file first: a device's folder (/dev) is no place for a probe.
+	info, err := os.Stat(target)
+	switch {
+	case err == nil && !info.Mode().IsRegular():
 		return fmt.Errorf("snapshot %s: %w", s.path, notRegular(info.Mode()))
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+	case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("snapshot %s: %w", s.path, err)
 	}
 	if err := checkWritableFolder(target); err != nil {
 		return fmt.Errorf("snapshot %s: %w", s.path, err)
 	}
-	lock, err := lockFile(target + ".lock")
+	lockPath, err := filepath.Abs(target + ".lock")
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	lock, err := lockFile(lockPath)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", s.path, err)
 	}
@@ -881,6 +888,27 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	res := snapshotResult{Path: s.path, Resources: len(resources), Bytes: size, Duration: time.Since(start)}
 	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)
 	return res, nil
+}
+
+// writeFailureReason says in a few words why a snapshot write failed,
+// without the path or the OS's error text: it is for an answer to a client
+// (POST /__admin/snapshot), which has no business knowing the server's
+// folders; the log has the whole error.
+func writeFailureReason(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk quota is used up"
+	case errors.Is(err, syscall.EROFS):
+		return "the file system is read-only"
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, os.ErrNotExist):
+		return "the snapshot's folder no longer exists"
+	default:
+		return "an input/output error"
+	}
 }
 
 // writeIfChanged writes only when the store changed since the last write.
