@@ -471,6 +471,8 @@ func TestMainBadFlagValues(t *testing.T) {
 		{[]string{"-no-such-flag"}, nil, "flag provided but not defined: -no-such-flag"},
 		{[]string{"stray"}, nil, `unexpected argument "stray"`},
 		{[]string{"-addr", "127.0.0.1:notaport"}, nil, "listen on 127.0.0.1:notaport"},
+		{[]string{"-addr", ""}, nil, "-addr must not be empty"},
+		{[]string{"-addr-file", filepath.Join(missing, "url")}, nil, "-addr-file: write " + filepath.Join(missing, "url")},
 		{[]string{"-seed", missing}, nil, missing},
 		{nil, map[string]string{"RESOURCEDIR_JOURNAL_SIZE": "abc"}, `environment RESOURCEDIR_JOURNAL_SIZE="abc"`},
 		{nil, map[string]string{"RESOURCEDIR_MAX_BODY": "0"}, "-max-body must be at least 1"},
