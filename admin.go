@@ -109,7 +109,8 @@ func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		// The path and the OS's words are for the log, not for a client.
 		return nil, &apiError{Status: http.StatusInternalServerError, cause: err, Message: fmt.Sprintf(
-			"The snapshot could not be written; the server's log says why (request id %s). The previous snapshot is intact.", x.requestID)}
+			"The snapshot could not be written (%s); the previous snapshot is kept, and the server log says more (request id %s).",
+			writeFailureReason(err), x.requestID)}
 	}
 	return struct {
 		Path       string
