@@ -1019,7 +1019,7 @@ func TestAdminSnapshot(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "dir.gob")
-	e.srv.snap = newSnapshotter(path, e.srv.defaultNS().store, slog.New(slog.DiscardHandler))
+	e.srv.snap = newSnapshotter(path, e.srv, slog.New(slog.DiscardHandler))
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
 	var out struct {
 		Path       string
@@ -1041,7 +1041,7 @@ func TestAdminSnapshot(t *testing.T) {
 	}
 
 	// A snapshot that cannot be written is a 500 that says why.
-	e.srv.snap = newSnapshotter(filepath.Join(t.TempDir(), "missing", "dir.gob"), e.srv.defaultNS().store, slog.New(slog.DiscardHandler))
+	e.srv.snap = newSnapshotter(filepath.Join(t.TempDir(), "missing", "dir.gob"), e.srv, slog.New(slog.DiscardHandler))
 	r = e.expect(http.StatusInternalServerError, http.MethodPost, "/__admin/snapshot", "")
 	if ae := r.apiErr(t); !strings.Contains(ae.Message, "snapshot") {
 		t.Errorf("500 Message %q", ae.Message)

@@ -1144,7 +1144,7 @@ func TestHardeningConcurrency(t *testing.T) {
 	store := NewStore(nil)
 	srv := NewServer(DefaultConfig(), store, nil)
 	snapPath := filepath.Join(t.TempDir(), "s.gob")
-	srv.snap = newSnapshotter(snapPath, store, hardDiscard)
+	srv.snap = newSnapshotter(snapPath, storeDir{store}, hardDiscard)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	tr := ts.Client().Transport.(*http.Transport).Clone()

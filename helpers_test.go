@@ -47,3 +47,45 @@ func buildBody(body []byte, mode writeMode, pathID string) (*Resource, error) {
 	}
 	return buildResource(in, mode, pathID)
 }
+
+// storeDir lets a snapshotter save and restore a lone Store, as the
+// default namespace.
+type storeDir struct{ *Store }
+
+func (d storeDir) snapshotSpaces() ([]snapshotSpace, uint64) {
+	rs, changes := d.All()
+	return []snapshotSpace{{defaultNamespace, rs}}, changes
+}
+
+func (d storeDir) changeMark() uint64 { return d.Changes() }
+
+func (d storeDir) restore(spaces []snapshotSpace) error {
+	var all []*Resource
+	for _, sp := range spaces {
+		all = append(all, sp.Resources...)
+	}
+	return d.Load(all)
+}
+
+// defaultSpace is a snapshot of one directory, the default namespace.
+func defaultSpace(rs []*Resource) []snapshotSpace {
+	return []snapshotSpace{{defaultNamespace, rs}}
+}
+
+// writeSnapshotFile writes a snapshot of one directory.
+func writeSnapshotFile(path string, rs []*Resource) (int64, error) {
+	return writeSnapshot(path, defaultSpace(rs))
+}
+
+// readSnapshotFile reads a snapshot's resources, every namespace's in order.
+func readSnapshotFile(path string) ([]*Resource, error) {
+	spaces, err := readSnapshot(path)
+	if err != nil {
+		return nil, err
+	}
+	var all []*Resource
+	for _, sp := range spaces {
+		all = append(all, sp.Resources...)
+	}
+	return all, nil
+}

@@ -298,7 +298,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	srv := NewServer(o.cfg, store, logger)
 	var snap *snapshotter
 	if o.snapshotPath != "" {
-		snap = newSnapshotter(o.snapshotPath, store, logger)
+		snap = newSnapshotter(o.snapshotPath, srv, logger)
 		if err := snap.open(); err != nil {
 			return err
 		}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"net/http"
 	"slices"
 	"strings"
@@ -156,4 +159,59 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 		Deleted   string
 		Resources int
 	}{name, ns.store.Len()}, nil
+}
+
+// snapshotSpaces gives the snapshot every namespace's resources, by name.
+func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
+	all := s.sortedNamespaces()
+	spaces := make([]snapshotSpace, len(all))
+	mark := fnv.New64a()
+	for i, ns := range all {
+		resources, changes := ns.store.All()
+		spaces[i] = snapshotSpace{ns.name, resources}
+		markNamespace(mark, ns.name, changes)
+	}
+	return spaces, mark.Sum64()
+}
+
+// changeMark moves whenever a namespace changes, is created or is removed.
+func (s *Server) changeMark() uint64 {
+	mark := fnv.New64a()
+	for _, ns := range s.sortedNamespaces() {
+		markNamespace(mark, ns.name, ns.store.Changes())
+	}
+	return mark.Sum64()
+}
+
+func markNamespace(mark hash.Hash64, name string, changes uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], changes)
+	mark.Write([]byte(name)) //nolint:errcheck // a hash does not fail
+	mark.Write([]byte{0})    //nolint:errcheck
+	mark.Write(b[:])         //nolint:errcheck
+}
+
+// restore replaces every namespace with a snapshot's; the default one
+// keeps its store, so that the caller's reference stays good.
+func (s *Server) restore(spaces []snapshotSpace) error {
+	restored := map[string]*namespace{}
+	def := s.defaultNS()
+	restored[defaultNamespace] = def
+	for _, sp := range spaces {
+		if sp.Name == defaultNamespace {
+			if err := def.store.Load(sp.Resources); err != nil {
+				return fmt.Errorf("namespace %s: %w", sp.Name, err)
+			}
+			continue
+		}
+		store := NewStore(s.cfg.IDSeed)
+		if err := store.Load(sp.Resources); err != nil {
+			return fmt.Errorf("namespace %s: %w", sp.Name, err)
+		}
+		restored[sp.Name] = &namespace{name: sp.Name, store: store, journal: newJournal(s.cfg.JournalSize)}
+	}
+	s.spaces.mu.Lock()
+	s.spaces.byName = restored
+	s.spaces.mu.Unlock()
+	return nil
 }

@@ -26,11 +26,14 @@ import (
 // a gob stream (a snapshotHeader, then the resources in chunks), and a
 // big-endian CRC-32C of everything before it.
 //
-// Version 2 stores a chunk column by column (snapshotChunk); version 1, still
+// Version 3 holds every namespace: the header lists them in order with
+// their counts, and the chunks hold their resources one namespace after
+// another. Version 2 files (one directory) still load, into "default".
+// Chunks store resources column by column (snapshotChunk); version 1, still
 // read, stored a []snapshotRecord per chunk.
 const (
 	snapshotMagic   = "resourcedir snapshot\n"
-	snapshotVersion = 2
+	snapshotVersion = 3
 	// snapshotChunkSize resources go in one gob value: one value per
 	// resource costs a gob message each, one value for all of them a second
 	// copy of the whole directory in memory.
@@ -42,6 +45,20 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type snapshotHeader struct {
 	Count   int
 	Written time.Time
+	// Namespaces, from version 3: names and resource counts, in the order
+	// their resources follow. The counts add up to Count.
+	Namespaces []snapshotNamespace
+}
+
+type snapshotNamespace struct {
+	Name  string
+	Count int
+}
+
+// snapshotSpace is one namespace's resources, as saved and restored.
+type snapshotSpace struct {
+	Name      string
+	Resources []*Resource
 }
 
 // snapshotChunk holds up to snapshotChunkSize resources, column by column,
@@ -276,8 +293,18 @@ func knownRequestorType(t requestorType) bool {
 	return false
 }
 
-// encodeSnapshot writes resources to w in the snapshot format.
-func encodeSnapshot(w io.Writer, resources []*Resource) error {
+// encodeSnapshot writes the namespaces to w in the snapshot format.
+func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
+	header := snapshotHeader{Written: time.Now().UTC(), Namespaces: make([]snapshotNamespace, len(spaces))}
+	var resources []*Resource
+	for i, sp := range spaces {
+		header.Namespaces[i] = snapshotNamespace{sp.Name, len(sp.Resources)}
+		header.Count += len(sp.Resources)
+	}
+	resources = make([]*Resource, 0, header.Count)
+	for _, sp := range spaces {
+		resources = append(resources, sp.Resources...)
+	}
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
 	var version [4]byte
@@ -285,7 +312,7 @@ func encodeSnapshot(w io.Writer, resources []*Resource) error {
 	bw.WriteString(snapshotMagic)
 	bw.Write(version[:])
 	enc := gob.NewEncoder(bw)
-	if err := enc.Encode(snapshotHeader{Count: len(resources), Written: time.Now().UTC()}); err != nil {
+	if err := enc.Encode(header); err != nil {
 		return fmt.Errorf("encode header: %w", err)
 	}
 	var chunk snapshotChunk
@@ -313,7 +340,7 @@ func encodeSnapshot(w io.Writer, resources []*Resource) error {
 
 // decodeSnapshot reads a whole snapshot of size bytes from r and checks its
 // magic, version and checksum before it trusts anything in it.
-func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
+func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
 	headerLen := int64(len(snapshotMagic) + 4)
 	if size == 0 {
 		return nil, errors.New("the file is empty")
@@ -335,7 +362,7 @@ func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
 		return nil, errors.New("not a resourcedir snapshot (bad magic)")
 	}
 	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
-	known := version == 1 || version == snapshotVersion
+	known := version >= 1 && version <= snapshotVersion
 	// The checksum is checked before gob sees the content, so a corrupt file
 	// fails as corrupt rather than as whatever gob makes of it. A version
 	// this resourcedir cannot read is only checksummed, not kept: nothing
@@ -409,7 +436,30 @@ func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
 	if br.Len() != 0 {
 		return nil, fmt.Errorf("data after the %d resources its header announces", header.Count)
 	}
-	return resources, nil
+	return splitSpaces(header, resources)
+}
+
+// splitSpaces cuts the resources into the namespaces the header lists; a
+// file from before namespaces is the default namespace.
+func splitSpaces(header snapshotHeader, resources []*Resource) ([]snapshotSpace, error) {
+	if header.Namespaces == nil {
+		return []snapshotSpace{{defaultNamespace, resources}}, nil
+	}
+	spaces := make([]snapshotSpace, len(header.Namespaces))
+	seen := map[string]bool{}
+	rest := resources
+	for i, ns := range header.Namespaces {
+		if !validNamespaceName(ns.Name) || seen[ns.Name] || ns.Count < 0 || ns.Count > len(rest) {
+			return nil, fmt.Errorf("bad namespace %q of %d resources in the header", ns.Name, ns.Count)
+		}
+		seen[ns.Name] = true
+		spaces[i] = snapshotSpace{ns.Name, rest[:ns.Count:ns.Count]}
+		rest = rest[ns.Count:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("the namespaces hold %d resources fewer than the header's count", len(rest))
+	}
+	return spaces, nil
 }
 
 // chunkBuilder rebuilds the resources of decoded chunks on every CPU while
@@ -487,9 +537,9 @@ func decodeRecordsV1(dec *gob.Decoder, dst []*Resource) (int, error) {
 	return len(chunk), nil
 }
 
-// writeSnapshotFile replaces path atomically with a snapshot of resources.
-func writeSnapshotFile(path string, resources []*Resource) (size int64, err error) {
-	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, resources) })
+// writeSnapshot replaces path atomically with a snapshot of spaces.
+func writeSnapshot(path string, spaces []snapshotSpace) (size int64, err error) {
+	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, spaces) })
 }
 
 // writeFileAtomic replaces path atomically: a temporary file in the same
@@ -629,9 +679,9 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// readSnapshotFile loads path without ever writing to it. A missing file
+// readSnapshot loads path without ever writing to it. A missing file
 // gives an error that errors.Is(err, os.ErrNotExist).
-func readSnapshotFile(path string) ([]*Resource, error) {
+func readSnapshot(path string) ([]snapshotSpace, error) {
 	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
@@ -640,11 +690,11 @@ func readSnapshotFile(path string) ([]*Resource, error) {
 	if err := checkDeclaredSizes(f, size); err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
 	}
-	resources, err := decodeSnapshot(bufio.NewReaderSize(f, 1<<20), size)
+	spaces, err := decodeSnapshot(bufio.NewReaderSize(f, 1<<20), size)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
 	}
-	return resources, nil
+	return spaces, nil
 }
 
 // openRegular opens path for reading only if it is a regular file: a FIFO
@@ -753,12 +803,12 @@ func gobLength(b []byte) (length uint64, width int) {
 // snapshotter writes the store to its file: on a timer when the store has
 // changed, on demand, and once more at shutdown.
 type snapshotter struct {
-	path  string
-	store *Store
-	log   *slog.Logger
+	path string
+	dir  snapshotDir
+	log  *slog.Logger
 
 	mu      sync.Mutex // one write at a time
-	written uint64     // store.Changes() at the last successful write
+	written uint64     // the directory's change mark at the last successful write
 
 	lock *fileLock // held from open to close
 }
@@ -771,8 +821,18 @@ type snapshotResult struct {
 	Duration  time.Duration
 }
 
-func newSnapshotter(path string, store *Store, logger *slog.Logger) *snapshotter {
-	return &snapshotter{path: path, store: store, log: logger}
+// snapshotDir is what a snapshot saves and restores: the Server's
+// namespaces.
+type snapshotDir interface {
+	// snapshotSpaces returns every namespace's resources and a mark that
+	// changes whenever any of them changes.
+	snapshotSpaces() ([]snapshotSpace, uint64)
+	changeMark() uint64
+	restore([]snapshotSpace) error
+}
+
+func newSnapshotter(path string, dir snapshotDir, logger *slog.Logger) *snapshotter {
+	return &snapshotter{path: path, dir: dir, log: logger}
 }
 
 // open makes the snapshotter the file's only user and loads it: the path
@@ -844,21 +904,25 @@ func checkWritableFolder(path string) error {
 // missing file leaves the store as it is and is not an error.
 func (s *snapshotter) load() error {
 	start := time.Now()
-	resources, err := readSnapshotFile(s.path)
+	spaces, err := readSnapshot(s.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.log.Info("no snapshot yet; starting empty", "path", s.path)
 	case err != nil:
 		return err
 	default:
-		if err := s.store.Load(resources); err != nil {
+		if err := s.dir.restore(spaces); err != nil {
 			return fmt.Errorf("load snapshot %s: %w", s.path, err)
 		}
-		s.log.Info("snapshot loaded", "path", s.path, "resources", len(resources), "duration", time.Since(start))
+		n := 0
+		for _, sp := range spaces {
+			n += len(sp.Resources)
+		}
+		s.log.Info("snapshot loaded", "path", s.path, "resources", n, "namespaces", len(spaces), "duration", time.Since(start))
 	}
 	// Nothing has changed yet: an idle run must not write an empty file.
 	s.mu.Lock()
-	s.written = s.store.Changes()
+	s.written = s.dir.changeMark()
 	s.mu.Unlock()
 	// A write interrupted by a crash leaves its temporary file behind.
 	if n, err := removeStaleTemps(s.path); err != nil {
@@ -879,13 +943,17 @@ func (s *snapshotter) write() (snapshotResult, error) {
 
 func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	start := time.Now()
-	resources, changes := s.store.All()
-	size, err := writeSnapshotFile(s.path, resources)
+	spaces, changes := s.dir.snapshotSpaces()
+	size, err := writeSnapshot(s.path, spaces)
 	if err != nil {
 		return snapshotResult{}, err
 	}
 	s.written = changes
-	res := snapshotResult{Path: s.path, Resources: len(resources), Bytes: size, Duration: time.Since(start)}
+	n := 0
+	for _, sp := range spaces {
+		n += len(sp.Resources)
+	}
+	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: time.Since(start)}
 	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)
 	return res, nil
 }
@@ -915,7 +983,7 @@ func writeFailureReason(err error) string {
 func (s *snapshotter) writeIfChanged() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.store.Changes() == s.written {
+	if s.dir.changeMark() == s.written {
 		return false, nil
 	}
 	_, err := s.writeLocked()

@@ -150,7 +150,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				store := NewStore(nil)
-				if err := newSnapshotter(path, store, logger).load(); err != nil {
+				if err := newSnapshotter(path, storeDir{store}, logger).load(); err != nil {
 					b.Fatal(err)
 				}
 				if store.Len() != size.n {
@@ -228,7 +228,7 @@ func snapGob(t *testing.T, values ...any) []byte {
 func snapEncode(t *testing.T, rs []*Resource) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := encodeSnapshot(&buf, rs); err != nil {
+	if err := encodeSnapshot(&buf, defaultSpace(rs)); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -309,7 +309,7 @@ func snapRoundTripStore(t *testing.T) (*Store, *Server) {
 func TestSnapshotRoundTrip(t *testing.T) {
 	store, srv := snapRoundTripStore(t)
 	path := filepath.Join(t.TempDir(), "rd.gob")
-	snap := newSnapshotter(path, store, nil)
+	snap := newSnapshotter(path, storeDir{store}, nil)
 	snap.log = snapLogger(nil)
 	res, err := snap.write()
 	if err != nil {
@@ -324,7 +324,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 
 	loaded := NewStore(nil)
-	snap2 := newSnapshotter(path, loaded, snapLogger(nil))
+	snap2 := newSnapshotter(path, storeDir{loaded}, snapLogger(nil))
 	if err := snap2.load(); err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +413,7 @@ func TestSnapshotRoundTripEmpty(t *testing.T) {
 	}
 	store := NewStore(nil)
 	store.Insert(snapRealistic(3))
-	if err := newSnapshotter(path, store, snapLogger(nil)).load(); err != nil || store.Len() != 0 {
+	if err := newSnapshotter(path, storeDir{store}, snapLogger(nil)).load(); err != nil || store.Len() != 0 {
 		t.Fatalf("load of an empty snapshot: %d resources, %v", store.Len(), err)
 	}
 }
@@ -497,8 +497,8 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"empty", nil, "empty"},
 		{"flipped first magic byte", flip(0, 0xff), "bad magic"},
 		{"flipped last magic byte", flip(len(snapshotMagic)-1, 0x01), "bad magic"},
-		{"flipped high version byte", flip(len(snapshotMagic), 0x80), "unknown format version 2147483650 .*checksum mismatch"},
-		{"flipped low version byte", flip(headerLen-1, 0x04), "unknown format version 6 .*checksum mismatch"},
+		{"flipped high version byte", flip(len(snapshotMagic), 0x80), fmt.Sprintf("unknown format version %d .*checksum mismatch", snapshotVersion|0x80000000)},
+		{"flipped low version byte", flip(headerLen-1, 0x04), fmt.Sprintf("unknown format version %d .*checksum mismatch", snapshotVersion^0x04)},
 		{"flipped first payload byte", flip(headerLen, 0x01), "corrupt or truncated"}, // a record length: checkDeclaredSizes
 		{"flipped payload byte 100", flip(headerLen+100, 0x20), "checksum mismatch"},
 		{"flipped middle payload byte", flip(n/2, 0x08), "checksum mismatch"},
@@ -518,7 +518,7 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"another program's file (PNG)", append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{0}, 64)...), "not a resourcedir snapshot"},
 		{"another program's file (JSON seed)", []byte(`[{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines"}]`), "not a resourcedir snapshot"},
 		{"another program's file (short text)", []byte("hello\n"), "not a resourcedir snapshot"},
-		{"future version", withVersion(snapshotVersion + 1), "format version 3 is newer .*upgrade"},
+		{"future version", withVersion(snapshotVersion + 1), fmt.Sprintf("format version %d is newer .*upgrade", snapshotVersion+1)},
 		{"far future version", withVersion(1 << 20), "format version 1048576 is newer"},
 		{"version 0", withVersion(0), "unknown format version 0"},
 		{"valid frame, not gob", snapFrame(snapshotVersion, []byte("this is not gob at all")), "the record at byte 25 declares 116 bytes, and 21 remain"},
@@ -548,7 +548,7 @@ func TestSnapshotCorruption(t *testing.T) {
 			// Through the snapshotter: the store keeps what it had.
 			store := NewStore(nil)
 			store.Insert(snapRealistic(2))
-			err = newSnapshotter(path, store, snapLogger(nil)).load()
+			err = newSnapshotter(path, storeDir{store}, snapLogger(nil)).load()
 			snapCheckRefusal(t, err, path, c.reason)
 			if store.Len() != 2 {
 				t.Errorf("a refused load left %d resources in the store, want the 2 it had", store.Len())
@@ -580,7 +580,7 @@ func TestSnapshotCorruption(t *testing.T) {
 			t.Fatal(err)
 		}
 		store := NewStore(nil)
-		err := newSnapshotter(path, store, snapLogger(nil)).load()
+		err := newSnapshotter(path, storeDir{store}, snapLogger(nil)).load()
 		snapCheckRefusal(t, err, path, "already in use")
 		if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
 			t.Error("the refused file was modified")
@@ -667,7 +667,7 @@ func TestSnapshotEncodeWriterFails(t *testing.T) {
 	size := len(snapEncode(t, rs))
 	for _, limit := range []int{0, 1, len(snapshotMagic) + 2, 100, 1 << 16, size / 2, size - 4, size - 1} {
 		var buf bytes.Buffer
-		err := encodeSnapshot(&snapFailingWriter{w: &buf, limit: limit, err: errSnapInjected}, rs)
+		err := encodeSnapshot(&snapFailingWriter{w: &buf, limit: limit, err: errSnapInjected}, defaultSpace(rs))
 		if !errors.Is(err, errSnapInjected) {
 			t.Errorf("failing after %d of %d bytes: encodeSnapshot = %v, want the writer's error", limit, size, err)
 		}
@@ -685,7 +685,7 @@ func TestSnapshotWriteFailsMidway(t *testing.T) {
 	newer := snapRealistic(snapshotChunkSize + 1)
 	for _, limit := range []int{0, 1000, 1 << 17} {
 		_, err := writeFileAtomic(path, func(w io.Writer) error {
-			return encodeSnapshot(&snapFailingWriter{w: w, limit: limit, err: errSnapInjected}, newer)
+			return encodeSnapshot(&snapFailingWriter{w: w, limit: limit, err: errSnapInjected}, defaultSpace(newer))
 		})
 		if !errors.Is(err, errSnapInjected) || !strings.Contains(err.Error(), path) {
 			t.Errorf("writeFileAtomic = %v; want the injected error, naming %s", err, path)
@@ -739,7 +739,7 @@ func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 
 	t.Run("folder missing", func(t *testing.T) {
 		path := filepath.Join(dir, "later", "rd.gob")
-		snap := newSnapshotter(path, store, snapLogger(nil))
+		snap := newSnapshotter(path, storeDir{store}, snapLogger(nil))
 		for range 2 {
 			wrote, err := snap.writeIfChanged()
 			if wrote || err == nil || !strings.Contains(err.Error(), path) {
@@ -767,7 +767,7 @@ func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 			t.Fatal(err)
 		}
 		var logs syncBuffer
-		snap := newSnapshotter(path, store, snapLogger(&logs))
+		snap := newSnapshotter(path, storeDir{store}, snapLogger(&logs))
 		runLoop := func() (stop func()) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
@@ -820,7 +820,7 @@ func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := newSnapshotter(path, NewStore(nil), snapLogger(nil)).load(); err != nil {
+	if err := newSnapshotter(path, storeDir{NewStore(nil)}, snapLogger(nil)).load(); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range stale {
@@ -836,7 +836,7 @@ func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
 	// A refused snapshot leaves the folder as it is.
 	os.WriteFile(filepath.Join(dir, stale[0]), nil, 0o600)
 	os.WriteFile(path, []byte("garbage"), 0o600)
-	if err := newSnapshotter(path, NewStore(nil), snapLogger(nil)).load(); err == nil {
+	if err := newSnapshotter(path, storeDir{NewStore(nil)}, snapLogger(nil)).load(); err == nil {
 		t.Fatal("garbage loaded")
 	}
 	if _, err := os.Stat(filepath.Join(dir, stale[0])); err != nil {
@@ -1280,7 +1280,7 @@ func BenchmarkListDuringSnapshot(b *testing.B) {
 	for _, size := range snapBenchSizes {
 		// One write, timed, sets the window; it also warms the file.
 		store := snapListStore(size.n)
-		snap := newSnapshotter(filepath.Join(b.TempDir(), "rd.gob"), store, snapLogger(nil))
+		snap := newSnapshotter(filepath.Join(b.TempDir(), "rd.gob"), storeDir{store}, snapLogger(nil))
 		res, err := snap.write()
 		if err != nil {
 			b.Fatal(err)
@@ -1385,7 +1385,7 @@ func BenchmarkListDuringSnapshot(b *testing.B) {
 // A run that changes nothing must not leave a snapshot behind.
 func TestSnapshotIdleRunWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "idle.gob")
-	snap := newSnapshotter(path, NewStore(nil), slog.New(slog.DiscardHandler))
+	snap := newSnapshotter(path, storeDir{NewStore(nil)}, slog.New(slog.DiscardHandler))
 	if err := snap.load(); err != nil {
 		t.Fatal(err)
 	}

@@ -828,7 +828,7 @@ func TestConcurrentServer(t *testing.T) {
 	client := ts.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = workers + 2
 	snapPath := filepath.Join(t.TempDir(), "concurrent.gob")
-	snap := newSnapshotter(snapPath, store, slog.New(slog.DiscardHandler))
+	snap := newSnapshotter(snapPath, storeDir{store}, slog.New(slog.DiscardHandler))
 
 	type state struct {
 		id, company, email, position, status string
