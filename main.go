@@ -309,9 +309,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		logger.Info("snapshots off: the directory lives in memory only")
 	}
 	if o.seedFile != "" {
-		if err := seedStore(store, o.cfg.Seed, o.seedFile, logger); err != nil {
-			return err
-		}
+		logger.Info("seed read: every namespace starts from it, and every reset goes back to it",
+			"path", o.seedFile, "resources", len(o.cfg.Seed))
 	}
 
 	ln, err := net.Listen("tcp", o.addr)
@@ -432,20 +431,6 @@ func readSeed(ctx context.Context, path string, limit int64) ([]*Resource, error
 		return nil, fmt.Errorf("seed %s: %s", path, describeError(err))
 	}
 	return resources, nil
-}
-
-// seedStore loads the seed into an empty store; a store restored from a
-// snapshot is left alone, so a restart does not seed twice.
-func seedStore(store *Store, seed []*Resource, path string, logger *slog.Logger) error {
-	if n := store.Len(); n > 0 {
-		logger.Info("seed file skipped: the store already holds resources", "path", path, "resources", n)
-		return nil
-	}
-	if err := store.Insert(cloneResources(seed)); err != nil {
-		return fmt.Errorf("seed %s: %s", path, describeError(err))
-	}
-	logger.Info("seeded", "path", path, "resources", len(seed))
-	return nil
 }
 
 // readSeedFile reads at most limit bytes of the seed file; a larger one is

@@ -581,7 +581,7 @@ func TestRunSeedFileAtBoot(t *testing.T) {
 		t.Errorf("filter by the seeded Id: %+v", list)
 	}
 	p.stopClean()
-	if out := p.stdout.String(); !strings.Contains(out, "msg=seeded") || !strings.Contains(out, "resources=3") {
+	if out := p.stdout.String(); !strings.Contains(out, `msg="seed read`) || !strings.Contains(out, "resources=3") {
 		t.Errorf("no seeded log line:\n%s", out)
 	}
 }
@@ -603,8 +603,8 @@ func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
 		t.Errorf("%d resources after a restart with -seed, want the snapshot's 3 (seeded once)", n)
 	}
 	p.stopClean()
-	if out := p.stdout.String(); !strings.Contains(out, "seed file skipped") {
-		t.Errorf("no skipped log line:\n%s", out)
+	if out := p.stdout.String(); !strings.Contains(out, `msg="snapshot loaded"`) || !strings.Contains(out, "resources=3") {
+		t.Errorf("no loaded log line:\n%s", out)
 	}
 
 	// An empty snapshot is an empty store: the seed loads again.
