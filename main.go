@@ -48,6 +48,7 @@ type options struct {
 	seedFile         string
 	idSeed           string
 	logFormat        string
+	logLevel         slog.Level
 	cfg              Config
 }
 
@@ -63,6 +64,14 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.seedFile, "seed", "", "JSON `file` with an array of resources to load into an empty store at boot")
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	fs.Func("log-level", "least severe `level` logged: debug, info (the default: one line per request), warn (problems only) or error", func(s string) error {
+		level, ok := logLevels[s]
+		if !ok {
+			return errors.New("want debug, info, warn or error")
+		}
+		o.logLevel = level
+		return nil
+	})
 	fs.IntVar(&o.cfg.MaxPageSize, "max-page-size", o.cfg.MaxPageSize, "largest list pageSize; larger requests are clamped")
 	fs.Int64Var(&o.cfg.MaxBody, "max-body", o.cfg.MaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&o.cfg.MaxSeedBody, "max-seed-body", o.cfg.MaxSeedBody, "largest POST /__admin/resources body in `bytes`")
@@ -117,11 +126,14 @@ func lookupEnv(getenv func(string) string, name string) (string, bool) {
 	return v, v != ""
 }
 
-func newLogger(format string, w io.Writer) *slog.Logger {
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+func newLogger(format string, level slog.Level, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // run starts the server and blocks until ctx is cancelled, then drains
@@ -131,7 +143,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	logger := newLogger(o.logFormat, stdout)
+	logs := newLogWriter(stdout)
+	// Last out, on every return: the lines of a stop are written. The
+	// error of a destination that takes nothing is not the stop's: those
+	// lines are counted dropped, and the process must still end.
+	defer logs.Close() //nolint:errcheck // see above
+	logger := newLogger(o.logFormat, o.logLevel, logs)
 	idSeed, err := parseIDSeed(o.idSeed)
 	if err != nil {
 		return err
