@@ -171,7 +171,7 @@ func BenchmarkWrk(b *testing.B) {
 	specPath := filepath.Join(dir, "answers.json")
 	wrkWrite(b, specPath, string(spec))
 	bareAddr := freeAddr(b)
-	wrkStart(b, filepath.Join(dir, "bare.log"), bareBin, bareAddr, specPath)
+	bareProc := wrkStart(b, filepath.Join(dir, "bare.log"), bareBin, bareAddr, specPath)
 	bareBase := "http://" + bareAddr
 	wrkWaitHealthy(b, client, bareBase)
 	for method, want := range answers {
@@ -203,8 +203,8 @@ func BenchmarkWrk(b *testing.B) {
 	}
 
 	ops := []wrkOp{{"list-eq", listScript}, {"create", createScript}}
-	got := map[string][]float64{} // name, or "bare-"+name, to req/s per round
-	ratios := map[string][]float64{}
+	pids := map[string]int{base: server.Process.Pid, bareBase: bareProc.Process.Pid}
+	got := map[string][]wrkResult{} // name, or "bare-"+name, to one result per round
 	b.ResetTimer()
 	for round := range *wrkRounds {
 		for _, op := range ops {
@@ -218,10 +218,8 @@ func BenchmarkWrk(b *testing.B) {
 				if t.base == base {
 					prepare()
 				}
-				got[t.name] = append(got[t.name], wrkRun(b, wrk, op.script, t.base))
+				got[t.name] = append(got[t.name], wrkRun(b, wrk, op.script, t.base, pids[t.base]))
 			}
-			n := len(got[op.name]) - 1
-			ratios[op.name] = append(ratios[op.name], got[op.name][n]/got["bare-"+op.name][n])
 		}
 	}
 	b.StopTimer()
@@ -232,39 +230,99 @@ func BenchmarkWrk(b *testing.B) {
 		}
 	}
 	for _, op := range ops {
-		server, bare, ratio := wrkMedian(got[op.name]), wrkMedian(got["bare-"+op.name]), wrkMedian(ratios[op.name])
-		b.ReportMetric(server, op.name+"-req/s")
-		b.ReportMetric(bare, "bare-"+op.name+"-req/s")
-		b.ReportMetric(ratio, op.name+"-ratio")
+		var rates, bareRates, ratios, cpus, bareCPUs, cpuRatios []float64
+		for i, r := range got[op.name] {
+			bare := got["bare-"+op.name][i]
+			rates, bareRates = append(rates, r.rate), append(bareRates, bare.rate)
+			ratios = append(ratios, r.rate/bare.rate)
+			cpus, bareCPUs = append(cpus, r.cpuPerRequest), append(bareCPUs, bare.cpuPerRequest)
+			cpuRatios = append(cpuRatios, bare.cpuPerRequest/r.cpuPerRequest)
+		}
+		b.ReportMetric(wrkMedian(rates), op.name+"-req/s")
+		b.ReportMetric(wrkMedian(bareRates), "bare-"+op.name+"-req/s")
+		b.ReportMetric(wrkMedian(ratios), op.name+"-ratio")
 		b.Logf("%s: resourcedir %.0f req/s, bare %.0f req/s, ratio %.2f (medians of %d rounds; per round %s)",
-			op.name, server, bare, ratio, len(ratios[op.name]), wrkFormat(ratios[op.name]))
+			op.name, wrkMedian(rates), wrkMedian(bareRates), wrkMedian(ratios), len(ratios), wrkFormat(ratios))
+		if wrkMedian(cpus) > 0 {
+			b.ReportMetric(wrkMedian(cpus), op.name+"-cpu-us/req")
+			b.ReportMetric(wrkMedian(bareCPUs), "bare-"+op.name+"-cpu-us/req")
+			b.ReportMetric(wrkMedian(cpuRatios), op.name+"-cpu-ratio")
+			b.Logf("%s: CPU per request: resourcedir %.1f µs, bare %.1f µs, bare/resourcedir %.2f (medians; per round %s)",
+				op.name, wrkMedian(cpus), wrkMedian(bareCPUs), wrkMedian(cpuRatios), wrkFormat(cpuRatios))
+		}
 	}
 	if info, err := os.Stat(logPath); err == nil {
 		b.Logf("server log: %d bytes", info.Size())
 	}
 }
 
-// wrkRun runs wrk once against base and returns its requests per second.
-// Any answer but a 2xx or a socket error fails the benchmark.
-func wrkRun(b *testing.B, wrk, script, base string) float64 {
+// wrkResult is one wrk run: the rate wrk measured, and the CPU time the
+// server spent per request. On a shared machine the CPU per request moves
+// far less with the neighbours' load than the rate does; its ratio is what
+// the rate ratio would be if both servers had their core to themselves.
+type wrkResult struct {
+	rate          float64 // requests per second
+	cpuPerRequest float64 // µs of user and system time; 0 where /proc cannot tell
+}
+
+// wrkRun runs wrk once against base, served by process pid. Any answer but
+// a 2xx or a socket error fails the benchmark.
+func wrkRun(b *testing.B, wrk, script, base string, pid int) wrkResult {
 	b.Helper()
 	args := append(slices.Clone(wrkConnArgs), "-d"+strconv.Itoa(int(wrkDuration.Seconds()))+"s", "-s", script, base)
+	cpuBefore := wrkCPU(pid)
 	out, err := exec.Command(wrk, args...).CombinedOutput()
+	cpuAfter := wrkCPU(pid)
 	if err != nil {
 		b.Fatalf("wrk %v: %v\n%s", args, err, out)
 	}
 	if bytes.Contains(out, []byte("Non-2xx")) || bytes.Contains(out, []byte("Socket errors")) {
 		b.Fatalf("wrk %v reports failures:\n%s", args, out)
 	}
-	m := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(out)
-	if m == nil {
-		b.Fatalf("wrk %v: no Requests/sec in\n%s", args, out)
+	rate := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(out)
+	count := regexp.MustCompile(`(\d+) requests in`).FindSubmatch(out)
+	if rate == nil || count == nil {
+		b.Fatalf("wrk %v: no Requests/sec or request count in\n%s", args, out)
 	}
-	rate, err := strconv.ParseFloat(string(m[1]), 64)
+	var r wrkResult
+	r.rate, err = strconv.ParseFloat(string(rate[1]), 64)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return rate
+	n, err := strconv.Atoi(string(count[1]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if cpuBefore >= 0 && cpuAfter >= 0 && n > 0 {
+		r.cpuPerRequest = float64(cpuAfter-cpuBefore) / float64(n) / float64(time.Microsecond)
+	}
+	return r
+}
+
+// wrkCPU is the user and system time process pid has used, from
+// /proc/pid/stat (Linux); -1 where it cannot be read.
+func wrkCPU(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// The command name, in parentheses, may hold spaces; the fields after
+	// it are plain. utime and stime are fields 14 and 15, in clock ticks
+	// of 1/100 s (USER_HZ, fixed on Linux).
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return -1
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	if len(fields) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // wrkStart starts a program with its output to logPath and stops it (SIGTERM,
