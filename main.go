@@ -52,6 +52,7 @@ type options struct {
 	idSeed           string
 	logFormat        string
 	version          bool
+	logLevel         slog.Level
 	cfg              Config
 }
 
@@ -71,6 +72,14 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.Func("log-level", "least severe `level` logged: debug, info (the default: one line per request), warn (problems only) or error", func(s string) error {
+		level, ok := logLevels[s]
+		if !ok {
+			return errors.New("want debug, info, warn or error")
+		}
+		o.logLevel = level
+		return nil
+	})
 	fs.IntVar(&o.cfg.MaxPageSize, "max-page-size", o.cfg.MaxPageSize, "largest list pageSize; larger requests are clamped")
 	fs.Int64Var(&o.cfg.MaxBody, "max-body", o.cfg.MaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&o.cfg.MaxSeedBody, "max-seed-body", o.cfg.MaxSeedBody, "largest POST /__admin/resources body and -seed file in `bytes`")
@@ -261,11 +270,14 @@ func versionText() string {
 	return b.String()
 }
 
-func newLogger(format string, w io.Writer) *slog.Logger {
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+func newLogger(format string, level slog.Level, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // run starts the server and blocks until ctx is cancelled, then drains
@@ -280,7 +292,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		_, err := io.WriteString(stdout, versionText())
 		return err
 	}
-	logger := newLogger(o.logFormat, stdout)
+	logs := newLogWriter(stdout)
+	// Last out, on every return: the lines of a stop are written. The
+	// error of a destination that takes nothing is not the stop's: those
+	// lines are counted dropped, and the process must still end.
+	defer logs.Close() //nolint:errcheck // see above
+	logger := newLogger(o.logFormat, o.logLevel, logs)
 	for _, w := range unknownEnvVars(environ) {
 		logger.Warn("unknown environment variable", "warning", w)
 	}
@@ -296,6 +313,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 	store := NewStore(idSeed)
 	srv := NewServer(o.cfg, store, logger)
+	srv.droppedLogLines = logs.Dropped
 	var snap *snapshotter
 	if o.snapshotPath != "" {
 		snap = newSnapshotter(o.snapshotPath, srv, logger)

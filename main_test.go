@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -376,6 +377,7 @@ var runFlagCases = []runFlagCase{
 	{"seed", "a.json", "b.json", func(o *options) any { return o.seedFile }, "a.json", "b.json"},
 	{"id-seed", "42", "-3", func(o *options) any { return o.idSeed }, "42", "-3"},
 	{"log-format", "json", "text", func(o *options) any { return o.logFormat }, "json", "text"},
+	{"log-level", "warn", "debug", func(o *options) any { return o.logLevel }, slog.LevelWarn, slog.LevelDebug},
 	{"max-page-size", "7", "8", func(o *options) any { return o.cfg.MaxPageSize }, 7, 8},
 	{"max-body", "100", "200", func(o *options) any { return o.cfg.MaxBody }, int64(100), int64(200)},
 	{"max-seed-body", "300", "400", func(o *options) any { return o.cfg.MaxSeedBody }, int64(300), int64(400)},
@@ -470,6 +472,8 @@ func TestMainBadFlagValues(t *testing.T) {
 		{[]string{"-snapshot-interval", "0s"}, nil, "-snapshot-interval must be positive"},
 		{[]string{"-snapshot-interval", "soon"}, nil, `invalid value "soon" for flag -snapshot-interval`},
 		{[]string{"-log-format", "xml"}, nil, "-log-format must be text or json"},
+		{[]string{"-log-level", "INFO+2"}, nil, `invalid value "INFO+2" for flag -log-level: want debug, info, warn or error`},
+		{nil, map[string]string{"RESOURCEDIR_LOG_LEVEL": "verbose"}, `environment RESOURCEDIR_LOG_LEVEL="verbose"`},
 		{[]string{"-id-seed", "abc"}, nil, "-id-seed must be an integer"},
 		{[]string{"-id-seed", "1.5"}, nil, "-id-seed must be an integer"},
 		{[]string{"-no-such-flag"}, nil, "flag provided but not defined: -no-such-flag"},

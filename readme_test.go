@@ -150,7 +150,7 @@ func readmeWrite(t *testing.T, path, content string) {
 
 // freeAddr returns a loopback address with a port free a moment ago, for a
 // process that must be told its address before it starts.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -115,6 +115,10 @@ type Server struct {
 
 	requestIDPrefix string
 	requestSeq      atomic.Uint64
+
+	// droppedLogLines counts the log lines the log could not take (a pipe
+	// nobody reads); nil when the server has no such log.
+	droppedLogLines func() uint64
 }
 
 // NewServer returns a Server whose default namespace is store; other
