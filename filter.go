@@ -45,7 +45,7 @@ const (
 	numFilterOps
 )
 
-// opNames are the canonical spellings formatFilter writes.
+// opNames are the canonical spellings of the operators.
 var opNames = [numFilterOps]string{
 	opEq:               "eq",
 	opNeq:              "neq",
@@ -248,62 +248,6 @@ func charAtByte(s string, b int) int {
 		return n
 	}
 	return n + 1
-}
-
-// formatFilter prints the canonical form, which parseFilter reads back to an
-// equal AST: word operators, canonical field names, doubled quotes, no
-// operand after unary operators, and parentheses only where an or-group is a
-// term of an and-group.
-func formatFilter(n filterNode) string {
-	if n == nil {
-		return ""
-	}
-	var b strings.Builder
-	writeFilter(&b, n)
-	return b.String()
-}
-
-func writeFilter(b *strings.Builder, n filterNode) {
-	switch n := n.(type) {
-	case *filterCond:
-		if n == nil {
-			return
-		}
-		if n.Field < numFields {
-			b.WriteString(n.Field.String())
-		}
-		b.WriteByte('~')
-		b.WriteString(n.Op.String())
-		switch n.Kind {
-		case valueString:
-			b.WriteString("~'")
-			b.WriteString(strings.ReplaceAll(n.Str, "'", "''"))
-			b.WriteByte('\'')
-		case valueInt:
-			b.WriteByte('~')
-			b.WriteString(n.Str)
-		}
-	case *filterLogic:
-		if n == nil {
-			return
-		}
-		sep := "~and~"
-		if n.Or {
-			sep = "~or~"
-		}
-		for i, t := range n.Terms {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			if l, ok := t.(*filterLogic); ok && l != nil && l.Or && !n.Or {
-				b.WriteByte('(')
-				writeFilter(b, t)
-				b.WriteByte(')')
-				continue
-			}
-			writeFilter(b, t)
-		}
-	}
 }
 
 // Lexing. Tokens are read on demand with one token of lookahead; positions
