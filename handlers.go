@@ -81,6 +81,7 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 		http.MethodPut: s.handleUpdate,
 	})
 	s.registerAdmin()
+	s.registerConsole()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource matches the path %s.", r.URL.Path)})
 	})
