@@ -9,6 +9,7 @@ const path = require('node:path');
 const { chromium } = require('playwright-core');
 const { start, repo } = require('./server');
 const { demoResources } = require('./fixtures');
+const { toPalettePNG } = require('./png');
 
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 const shotDir = process.env.SCREENSHOT_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'console-shots-'));
@@ -240,10 +241,6 @@ test('the console drives the directory, the journal and the faults', async (t) =
     await page.evaluate(() => { window.scrollTo(0, 0); document.getElementById('toast').hidden = true; });
     await page.locator('.table-wrap').evaluate((e) => { e.scrollLeft = 0; });
     await page.screenshot({ path: path.join(shotDir, 'console-1280x800.png') });
-    if (process.env.UPDATE_DOCS_SCREENSHOT) {
-      fs.mkdirSync(path.join(repo, 'docs'), { recursive: true });
-      await page.screenshot({ path: path.join(repo, 'docs', 'console.png') });
-    }
 
     await page.getByRole('button', { name: 'Clear faults' }).click();
     await until(async () => (await faults.getByRole('listitem').count()) === 0, 5000, 'no faults');
@@ -274,6 +271,43 @@ test('the console drives the directory, the journal and the faults', async (t) =
   });
 
   assert.deepEqual(pageErrors, []);
+  await context.close();
+});
+
+// The README's picture: what a demo shows once a client has made a few
+// calls. UPDATE_DOCS_SCREENSHOT=1 writes it to docs/console.png.
+test('a demo state for the README screenshot', async () => {
+  assert.equal((await call('POST', '/__admin/reset')).status, 200);
+  assert.equal((await call('POST', '/__admin/resources', demoResources())).status, 200);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(server.url + '/');
+  await page.getByText('25 resources').first().waitFor();
+  await page.getByLabel("Show the console's own calls").uncheck();
+
+  const created = await call('POST', '/api/v2/resource', { FirstName: 'Mary', Surname: 'Somerville', Company: 'Royal Society', Types: [{ Type: 'Customer' }] });
+  assert.equal(created.status, 200);
+  const id = created.body.Data[0].Id;
+  assert.equal((await call('PUT', '/api/v2/resource/' + id, { Id: id, Surname: 'Fairfax' })).status, 400);
+  assert.equal((await call('POST', '/__admin/faults', { Method: 'POST', Path: '/api/v2/resource', Status: 503, Times: 3 })).status, 200);
+  assert.equal((await call('POST', '/api/v2/resource', { Company: 'Retry Ltd' })).status, 503);
+  const q = "?requestParams.filters=" + encodeURIComponent("Company~contains~'bell'") + '&requestParams.sorts=Surname-asc';
+  assert.equal((await fetch(server.url + '/api/v2/resource' + q)).status, 200);
+
+  const requests = page.getByRole('list', { name: 'Requests' });
+  await until(async () => (await requests.getByRole('listitem').count()) === 4, 5000, 'four client requests');
+  await page.getByRole('list', { name: 'Faults in force' }).getByRole('listitem').filter({ hasText: '1 of 3 fired' }).waitFor({ timeout: 5000 });
+  await until(async () => (await requests.getByRole('listitem').count()) === 4, 5000, 'four client requests');
+  await requests.getByRole('listitem').filter({ hasText: 'PUT' }).getByText('body', { exact: true }).click();
+  await page.evaluate(() => { document.getElementById('toast').hidden = true; });
+  const shot = await page.screenshot();
+  fs.writeFileSync(path.join(shotDir, 'demo-1280x800.png'), shot);
+  const small = toPalettePNG(shot);
+  assert.ok(small.length < 150 * 1024, 'the README screenshot is ' + small.length + ' bytes');
+  if (process.env.UPDATE_DOCS_SCREENSHOT) {
+    fs.mkdirSync(path.join(repo, 'docs'), { recursive: true });
+    fs.writeFileSync(path.join(repo, 'docs', 'console.png'), small);
+  }
   await context.close();
 });
 
