@@ -311,6 +311,33 @@ test('a demo state for the README screenshot', async () => {
   await context.close();
 });
 
+test('served at /ns/{name}/, the console talks to that namespace', async () => {
+  const context = await browser.newContext();
+  const seen = [];
+  // Whatever the server does with /ns/ paths, the page's own requests must
+  // all carry the prefix: the route answers them from the unprefixed paths.
+  await context.route((url) => url.pathname.startsWith('/ns/demo/'), async (route) => {
+    const u = new URL(route.request().url());
+    seen.push(route.request().method() + ' ' + u.pathname);
+    const response = await route.fetch({ url: server.url + u.pathname.slice('/ns/demo'.length) + u.search });
+    await route.fulfill({ response });
+  });
+  const page = await context.newPage();
+  const unprefixed = [];
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (!u.pathname.startsWith('/ns/demo/') && !u.pathname.startsWith('/__admin/console/')) unprefixed.push(u.pathname);
+  });
+  await page.goto(server.url + '/ns/demo/');
+  await page.getByRole('table', { name: 'Resources' }).waitFor();
+  await until(() => seen.includes('GET /ns/demo/api/v2/resource') && seen.includes('GET /ns/demo/__admin/requests') &&
+    seen.includes('GET /ns/demo/__admin/faults'), 5000, 'the namespaced calls');
+  assert.equal(await page.locator('#ns-name').innerText(), 'demo');
+  assert.equal(await page.getByRole('link', { name: 'OpenAPI', exact: true }).getAttribute('href'), '/ns/demo/__admin/openapi.json');
+  assert.deepEqual(unprefixed, []);
+  await context.close();
+});
+
 test('under -auth the page works through the Basic prompt and never shows the token', async () => {
   const token = 'sekret-token-1234';
   const authed = await start(['-auth', 'svc:' + token]);
