@@ -75,11 +75,23 @@ func loadConsoleAssets() map[string]*consoleAsset {
 const consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// registerConsole adds the console page, its assets and the OpenAPI document.
+// registerConsole adds the console page, its assets and the OpenAPI
+// document to s.mux, each with a JSON 405 for the other methods. It needs
+// only the mux and writeJSON/writeBody, so that it survives changes to the
+// server's own route table.
 func (s *Server) registerConsole() {
-	s.route("/{$}", map[string]http.HandlerFunc{http.MethodGet: s.handleConsolePage})
-	s.route(consoleAssetPrefix+"{file}", map[string]http.HandlerFunc{http.MethodGet: s.handleConsoleAsset})
-	s.route("/__admin/openapi.json", map[string]http.HandlerFunc{http.MethodGet: s.handleOpenAPI})
+	for pattern, h := range map[string]http.HandlerFunc{
+		"/{$}":                        s.handleConsolePage,
+		consoleAssetPrefix + "{file}": s.handleConsoleAsset,
+		"/__admin/openapi.json":       s.handleOpenAPI,
+	} {
+		s.mux.HandleFunc("GET "+pattern, h)
+		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeJSON(w, http.StatusMethodNotAllowed, struct{ Message string }{fmt.Sprintf(
+				"The method %s is not allowed on %s; allowed: GET, HEAD.", r.Method, r.URL.Path)})
+		})
+	}
 }
 
 func (s *Server) handleConsolePage(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +110,7 @@ func (s *Server) handleConsoleAsset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
 	a, ok := consoleAssets[name]
 	if !ok || name == "index.html" {
-		writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource matches the path %s.", r.URL.Path)})
+		writeJSON(w, http.StatusNotFound, struct{ Message string }{fmt.Sprintf("No resource matches the path %s.", r.URL.Path)})
 		return
 	}
 	h := w.Header()

@@ -70,18 +70,25 @@ func currentOpenAPITables() openAPITables {
 // handleOpenAPI serves the document for this server's limits (page size,
 // body sizes), built once.
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
-	body, ok := openAPIDocs.Load(s.cfg)
+	limits := openAPILimits{s.cfg.MaxPageSize, s.cfg.MaxBody, s.cfg.MaxSeedBody, s.cfg.JournalSize}
+	body, ok := openAPIDocs.Load(limits)
 	if !ok {
-		b, _ := json.Marshal(openAPIDocument(s.cfg, currentOpenAPITables())) // plain maps and slices: cannot fail
-		body, _ = openAPIDocs.LoadOrStore(s.cfg, b)
+		b, _ := json.Marshal(openAPIDocument(limits, currentOpenAPITables())) // plain maps and slices: cannot fail
+		body, _ = openAPIDocs.LoadOrStore(limits, b)
 	}
 	w.Header().Set("Cache-Control", "no-cache")
 	writeBody(w, http.StatusOK, body.([]byte))
 }
 
-// openAPIDocs caches the encoded document by Config, which decides the
-// limits it states; a process has one or a few.
-var openAPIDocs sync.Map
+// openAPILimits are the settings the document states; a process has one
+// or a few sets, so the encoded documents are cached by them.
+type openAPILimits struct {
+	MaxPageSize          int
+	MaxBody, MaxSeedBody int64
+	JournalSize          int
+}
+
+var openAPIDocs sync.Map // openAPILimits -> []byte
 
 type obj = map[string]any
 
@@ -108,9 +115,9 @@ func caseInsensitive(words []string) string {
 	return "^(" + strings.Join(alts, "|") + ")$"
 }
 
-// openAPIDocument is the OpenAPI 3.1 description of the server as cfg
-// configures it.
-func openAPIDocument(cfg Config, t openAPITables) obj {
+// openAPIDocument is the OpenAPI 3.1 description of a server with these
+// limits.
+func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 	typeNames := make([]string, len(t.types))
 	typeIDs := make([]any, len(t.types))
 	for i, rt := range t.types {

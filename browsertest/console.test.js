@@ -335,6 +335,7 @@ test('served at /ns/{name}/, the console talks to that namespace', async () => {
   assert.equal(await page.locator('#ns-name').innerText(), 'demo');
   assert.equal(await page.getByRole('link', { name: 'OpenAPI', exact: true }).getAttribute('href'), '/ns/demo/__admin/openapi.json');
   assert.deepEqual(unprefixed, []);
+  await context.unrouteAll({ behavior: 'ignoreErrors' }); // the journal's long poll is still in flight
   await context.close();
 });
 

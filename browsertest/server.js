@@ -8,8 +8,10 @@ const path = require('node:path');
 const repo = path.resolve(__dirname, '..');
 let built;
 
-// build compiles the binary once per test process.
+// build compiles the binary once per test process (RESOURCEDIR_BIN names
+// one already built).
 function build() {
+  if (!built && process.env.RESOURCEDIR_BIN) built = process.env.RESOURCEDIR_BIN;
   if (!built) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resourcedir-browsertest-'));
     built = path.join(dir, 'resourcedir');
