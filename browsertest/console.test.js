@@ -268,6 +268,12 @@ test('the console drives the directory, the journal and the faults', async (t) =
     await page.getByText('0 resources').first().waitFor();
     assert.equal((await call('GET', '/__admin/health')).body.Resources, 0);
     assert.equal(await page.getByRole('list', { name: 'Requests' }).getByRole('listitem').filter({ hasNotText: 'console' }).count(), 0);
+
+    // An empty directory offers sample data, so that a demo has something to show.
+    await page.getByRole('button', { name: 'Add sample data' }).click();
+    await until(async () => (await displayNames(page)).length === 10, 5000, 'the sample rows');
+    assert.equal((await call('GET', '/__admin/health')).body.Resources, 13);
+    assert.equal(await page.getByRole('button', { name: 'Add sample data' }).isVisible(), false);
   });
 
   assert.deepEqual(pageErrors, []);

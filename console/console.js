@@ -174,6 +174,46 @@ function renderRows() {
     tbody.append(tr);
   }
   $('empty').hidden = state.rows.length > 0;
+  const bare = !state.filter.trim();
+  $('empty-text').textContent = bare
+    ? 'The directory is empty. Create a resource with the form, seed some with POST /__admin/resources, or add sample data.'
+    : 'No resource matches the filter.';
+  $('sample').hidden = !bare;
+}
+
+// Sample data for a demo that starts from an empty directory; it goes in
+// through the seed endpoint, like a test's fixtures would.
+const samplePeople = [
+  ['Ada', 'Lovelace', 'Analytical Engines', 'Mathematician', ['Employee']],
+  ['Charles', 'Babbage', 'Analytical Engines', 'Founder', ['Employee', 'Team']],
+  ['Grace', 'Hopper', 'Navy Computing', 'Rear Admiral', ['Contractor']],
+  ['Alan', 'Turing', 'Bletchley Park', 'Cryptanalyst', ['Employee']],
+  ['Katherine', 'Johnson', 'NASA Langley', 'Mathematician', ['Customer']],
+  ['Edsger', 'Dijkstra', 'Eindhoven University', 'Professor', ['Contractor']],
+  ['Barbara', 'Liskov', 'MIT', 'Professor', ['Customer']],
+  ['Margaret', 'Hamilton', 'Apollo Guidance', 'Director', ['Team']],
+  ['Dennis', 'Ritchie', 'Bell Labs', 'Researcher', ['Employee']],
+  ['Ken', 'Thompson', 'Bell Labs', 'Researcher', ['Employee']],
+  ['Radia', 'Perlman', 'DEC', 'Engineer', ['Contractor']],
+  ['Hedy', 'Lamarr', null, 'Inventor', ['Contractor']],
+  [null, null, 'Analytical Engines', null, ['Company']],
+];
+
+async function addSampleData() {
+  const body = samplePeople.map(([first, last, company, position, types], i) => ({
+    FirstName: first, Surname: last, Company: company, Position: position,
+    Status: i % 5 === 4 ? 'Inactive' : 'Active', ExternalID: 'EMP-' + (1001 + i),
+    Email: first ? (first + '.' + last + '@example.org').toLowerCase() : 'info@example.org',
+    Types: types.map((Type) => ({ Type })),
+  }));
+  const r = await api('POST', '/__admin/resources', body);
+  if (r.status !== 200) {
+    toast('Adding sample data failed: ' + messageOf(r), 'bad');
+    return;
+  }
+  toast('Added ' + body.length + ' sample resources.', 'good');
+  await loadList();
+  refreshHealth();
 }
 
 // showFilterError shows the server's message and marks the character it
@@ -534,7 +574,9 @@ async function addFault(ev) {
   for (const p of document.querySelectorAll('#fault-form .field-error')) p.remove();
   const spec = { Path: $('fault-Path').value.trim() };
   if ($('fault-Method').value) spec.Method = $('fault-Method').value;
+  if ($('fault-Kind').value !== 'response') spec.Kind = $('fault-Kind').value;
   for (const k of ['Status', 'Times', 'DelayMs']) {
+    if (k === 'Status' && spec.Kind) continue; // only a response has a status
     const raw = $('fault-' + k).value.trim();
     if (raw !== '' && Number(raw) !== 0) spec[k] = Number(raw);
   }
@@ -608,6 +650,8 @@ function init() {
   $('fault-form').addEventListener('submit', addFault);
   $('clear-faults').addEventListener('click', clearFaults);
   $('reset').addEventListener('click', reset);
+  $('sample').addEventListener('click', addSampleData);
+  $('fault-Kind').addEventListener('change', () => { $('fault-Status').disabled = $('fault-Kind').value !== 'response'; });
   $('show-own').addEventListener('change', renderRequests);
   $('clear-journal').addEventListener('click', async () => {
     const r = await api('DELETE', '/__admin/requests');
