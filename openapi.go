@@ -96,6 +96,17 @@ func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
 
 func respRef(name string) obj { return obj{"$ref": "#/components/responses/" + name} }
 
+// closed is an object schema with exactly these properties, all of
+// required present.
+func closed(props obj, required ...string) obj {
+	return obj{"type": "object", "properties": props, "required": required, "additionalProperties": false}
+}
+
+// counter is an answer of one count, such as {"Cleared": 3}.
+func counter(name string) obj {
+	return closed(obj{name: obj{"type": "integer", "minimum": 0}}, name)
+}
+
 // caseInsensitive is a pattern matching any of words in any case, since
 // JSON Schema patterns have no case-insensitive flag.
 func caseInsensitive(words []string) string {
@@ -344,7 +355,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"responses": common(obj{"200": ok("Seeded.", ref("SeedResponse")),
 					"400": errorResp("Not an array of objects, or an item breaks a rule; ModelState keys are \"[i].Property\"."), "413": respRef("PayloadTooLarge")}, false)},
 			"delete": op("deleteResources", "Remove every resource", "", "Admin",
-				common(obj{"200": ok("Removed.", obj{"type": "object", "properties": obj{"Deleted": obj{"type": "integer", "minimum": 0}}}), "400": errorResp("An unknown query parameter.")}, false)),
+				common(obj{"200": ok("Removed; Deleted is how many there were.", counter("Deleted")), "400": errorResp("An unknown query parameter.")}, false)),
 		},
 		"/__admin/requests": obj{
 			"get": obj{"operationId": "listRequests", "summary": "The request journal", "tags": []string{"Admin"},
@@ -352,7 +363,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"parameters":  journalParams,
 				"responses":   common(obj{"200": ok("Matching entries, oldest first.", ref("Journal")), "400": errorResp("An unknown or malformed query parameter.")}, false)},
 			"delete": op("clearRequests", "Clear the journal", "Seq numbers are not reused afterwards.", "Admin",
-				common(obj{"200": ok("Cleared.", obj{"type": "object", "properties": obj{"Cleared": obj{"type": "integer", "minimum": 0}}}), "400": errorResp("An unknown query parameter.")}, false)),
+				common(obj{"200": ok("Cleared; Cleared is how many entries there were.", counter("Cleared")), "400": errorResp("An unknown query parameter.")}, false)),
 		},
 		"/__admin/faults": obj{
 			"get": op("listFaults", "Faults in force", "In the order they are tried, each with how often it Fired.", "Admin",
@@ -363,19 +374,21 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"responses": common(obj{"200": ok("The faults added, with their Ids.", ref("FaultList")),
 					"400": errorResp("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), or too many faults."), "413": respRef("PayloadTooLarge")}, false)},
 			"delete": op("clearFaults", "Clear every fault", "", "Admin",
-				common(obj{"200": ok("Cleared.", obj{"type": "object", "properties": obj{"Cleared": obj{"type": "integer", "minimum": 0}}}), "400": errorResp("An unknown query parameter.")}, false)),
+				common(obj{"200": ok("Cleared; Cleared is how many faults there were.", counter("Cleared")), "400": errorResp("An unknown query parameter.")}, false)),
 		},
 		"/__admin/faults/{id}": obj{
 			"parameters": []any{obj{"name": "id", "in": "path", "required": true, "schema": obj{"type": "integer", "minimum": 1}}},
 			"delete": op("removeFault", "Remove one fault", "", "Admin",
-				common(obj{"200": ok("Removed.", obj{"type": "object"}), "400": errorResp("The id is not a number."), "404": errorResp("No fault has this id.")}, false)),
+				common(obj{"200": ok("Removed; Deleted is the fault's Id.", counter("Deleted")), "400": errorResp("The id is not a number."), "404": errorResp("No fault has this id.")}, false)),
 		},
 		"/__admin/snapshot": obj{"post": op("writeSnapshot", "Write the snapshot now", "", "Admin",
 			common(obj{"200": ok("Written.", ref("SnapshotResult")), "400": errorResp("An unknown query parameter."),
 				"409": errorResp("Snapshots are off (-snapshot \"\")."),
 				"500": errorResp("The snapshot could not be written; the Message gives the request id and a reason.")}, false))},
 		"/__admin/reset": obj{"post": op("reset", "Reset", "Resources, journal and faults back to empty; the -seed file is loaded again when one was given.", "Admin",
-			common(obj{"200": ok("Reset.", obj{"type": "object", "properties": obj{"Status": obj{"type": "string"}}}), "400": errorResp("An unknown query parameter.")}, false))},
+			common(obj{"200": ok("Reset; Resources is how many the directory holds now (the -seed file's).", closed(obj{
+				"Status": obj{"const": "reset"}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
+				"400": errorResp("An unknown query parameter.")}, false))},
 		"/__admin/namespaces": obj{"get": op("listNamespaces", "Namespaces", "Every namespace with its resource count.", "Admin",
 			common(obj{"200": ok("The namespaces.", obj{"type": "object"}), "400": errorResp("An unknown query parameter.")}, false))},
 		"/__admin/namespaces/{name}": obj{
@@ -384,6 +397,9 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"delete": op("deleteNamespace", "Remove a namespace", "The default namespace cannot be removed, only reset.", "Admin",
 				common(obj{"200": ok("Removed.", obj{"type": "object"}), "400": errorResp("A name that is not valid, or default."), "404": errorResp("No such namespace.")}, false)),
 		},
+		"/": obj{"get": obj{"operationId": "console", "summary": "The console", "tags": []string{"Admin"},
+			"description": "The console: one HTML page (its script and style sheet are under /__admin/console/) for watching and driving the directory in a browser.",
+			"responses":   common(obj{"200": obj{"description": "The page.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}}, false)}},
 		"/__admin/openapi.json": obj{"get": op("openapi", "This document", "", "Admin",
 			common(obj{"200": ok("The OpenAPI document.", obj{"type": "object"})}, false))},
 	}
@@ -437,17 +453,18 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"_links":       obj{"type": "array", "maxItems": 0},
 				"_embedded":    obj{"type": "null"},
 			}},
-		"Health": obj{"type": "object", "required": []string{"Status"}, "properties": obj{
+		"Health": obj{"type": "object", "required": []string{"Status"}, "additionalProperties": false, "properties": obj{
 			"Status":          obj{"const": "ok"},
 			"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},
 			"DroppedLogLines": obj{"type": "integer", "minimum": 0, "description": "Present once a log line was dropped."},
 		}},
-		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "properties": obj{
+		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}},
-		"SeedResponse": obj{"type": "object", "required": []string{"Total"}, "properties": obj{
+		"SeedResponse": obj{"type": "object", "required": []string{"Total", "Ids"}, "additionalProperties": false, "properties": obj{
 			"Total": obj{"type": "integer", "minimum": 0},
 			"Ids":   obj{"type": "array", "items": obj{"type": "string", "format": "uuid"}, "description": "The new Ids, in the order given."}}},
-		"JournalEntry": obj{"type": "object", "required": []string{"Time", "RequestId", "Method", "Path", "Query", "Body", "Status", "DurationMs"},
+		"JournalEntry": obj{"type": "object", "additionalProperties": false,
+			"required": []string{"Seq", "Time", "RequestId", "Method", "Path", "Query", "Params", "Headers", "Body", "BodyTruncated", "Status", "DurationMs", "Fault"},
 			"properties": obj{
 				"Seq":       obj{"type": "integer", "minimum": 1, "description": "Only grows; never reused, even after a clear."},
 				"Time":      obj{"type": "string", "format": "date-time"},
@@ -465,17 +482,19 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"DurationMs":    obj{"type": "number", "minimum": 0},
 				"Fault":         obj{"type": []string{"integer", "null"}, "description": "The Id of the fault that answered."},
 			}},
-		"Journal": obj{"type": "object", "required": []string{"Requests"}, "properties": obj{
+		"Journal": obj{"type": "object", "required": []string{"Requests", "Count", "Journal"}, "additionalProperties": false, "properties": obj{
 			"Requests": obj{"type": "array", "items": ref("JournalEntry")},
 			"Count":    obj{"type": "integer", "minimum": 0},
 			"Journal":  obj{"type": "string", "enum": []string{"on", "off"}},
 		}},
 		"FaultSpec": obj{"type": "object", "required": []string{"Path"}, "properties": fault, "additionalProperties": false,
 			"description": "Property names match in any case; an unknown property is a 400."},
-		"Fault": obj{"type": "object", "required": []string{"Id", "Path", "Fired"}, "properties": faultOut},
+		"Fault": obj{"type": "object", "properties": faultOut, "additionalProperties": false,
+			"required":    []string{"Id", "Method", "Path", "Times", "Chance", "Seed", "Kind", "DelayMs", "After", "Fired"},
+			"description": "A fault as listed: Status, Headers and Body appear when the fault has them."},
 		"FaultList": obj{"type": "object", "required": []string{"Faults"}, "properties": obj{
 			"Faults": obj{"type": "array", "items": ref("Fault")}}},
-		"SnapshotResult": obj{"type": "object", "properties": obj{
+		"SnapshotResult": obj{"type": "object", "required": []string{"Path", "Resources", "Bytes", "DurationMs"}, "additionalProperties": false, "properties": obj{
 			"Path": obj{"type": "string"}, "Resources": obj{"type": "integer", "minimum": 0},
 			"Bytes": obj{"type": "integer", "minimum": 0}, "DurationMs": obj{"type": "number", "minimum": 0}}},
 	}

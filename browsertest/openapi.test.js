@@ -123,6 +123,10 @@ test('every answer of every operation matches the document', async (t) => {
     await send(s, 'POST', '/__admin/resources', '/__admin/resources', { raw: '[{"Company": ', headers: { 'Content-Type': 'application/json' }, status: 400 });
     await send(s, 'GET', '/__admin/resources', '/__admin/resources', { status: 200 });
     await send(s, 'GET', '/__admin/openapi.json', '/__admin/openapi.json', { status: 200 });
+    const page = await fetch(s + '/');
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
+    assert.ok(doc.paths['/'].get.responses['200'].content['text/html']);
     await send(s, 'GET', '/__admin/faults', '/__admin/faults', { status: 200 });
     await send(s, 'POST', '/__admin/faults', '/__admin/faults', { body: { Path: 'api/v2/resource', Status: 42 }, status: 400 });
     await send(s, 'POST', '/__admin/faults', '/__admin/faults', { body: { Path: '/__admin/reset', Status: 503 }, status: 400 });
