@@ -135,6 +135,7 @@ async function loadList() {
     return;
   }
   state.totalPages = body.TotalPages;
+  state.total = body.TotalResults;
   state.rows = body.ResourceList;
   renderRows();
   $('total').textContent = body.TotalResults === 1 ? '1 resource' : body.TotalResults + ' resources';
@@ -610,11 +611,20 @@ async function removeFault(id) {
 
 // ---------------------------------------------------------------- the rest
 
+let lastCount = null;
+
+// refreshHealth shows the resource count; when it changed behind the
+// console's back (a seed or reset by a test, which the journal does not
+// record), the table follows.
 async function refreshHealth() {
   try {
     const r = await api('GET', '/__admin/health');
     if (r.status === 200 && typeof r.body.Resources === 'number') {
       $('health').textContent = r.body.Resources + (r.body.Resources === 1 ? ' resource' : ' resources') + ' stored';
+      const shown = !state.filter.trim() && state.total === r.body.Resources; // the table is current already
+      const changed = lastCount !== null && lastCount !== r.body.Resources && !shown;
+      lastCount = r.body.Resources;
+      if (changed) loadList();
     }
   } catch { /* the live list says when the server is gone */ }
 }
@@ -663,7 +673,7 @@ function init() {
   followJournal();
   // Faults added by a test are shown without a reload, even when no request
   // passes; GET /__admin/faults is not journaled, so this adds no noise.
-  setInterval(loadFaults, 3000);
+  setInterval(() => { loadFaults(); refreshHealth(); }, 3000);
 }
 
 init();
