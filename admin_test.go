@@ -63,6 +63,7 @@ func (e *admEnv) do(method, path, body string, hdr ...string) admResp {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -145,9 +146,9 @@ func (e *admEnv) health() int {
 	return h.Resources
 }
 
-func (e *admEnv) journal() []journalEntry {
+func (e *admEnv) journal() []wireEntry {
 	e.t.Helper()
-	var j struct{ Requests []journalEntry }
+	var j struct{ Requests []wireEntry }
 	e.getJSON("/__admin/requests", &j)
 	if j.Requests == nil {
 		e.t.Fatal("journal Requests is null, want an array")
@@ -171,13 +172,37 @@ func (e *admEnv) addFault(spec string) []fault {
 
 func (e *admEnv) seed(items string) []admResource {
 	e.t.Helper()
+	var seeded struct {
+		Total int
+		Ids   []string
+	}
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", items).decode(e.t, &seeded)
+	if seeded.Total != len(seeded.Ids) {
+		e.t.Fatalf("seed Total %d, but %d Ids", seeded.Total, len(seeded.Ids))
+	}
+	byID := map[string]admResource{}
+	for _, r := range e.all() {
+		byID[r.Id] = r
+	}
+	out := make([]admResource, len(seeded.Ids))
+	for i, id := range seeded.Ids {
+		if out[i] = byID[id]; out[i].Id != id {
+			e.t.Fatalf("seeded Id %s is not in GET /__admin/resources", id)
+		}
+	}
+	return out
+}
+
+// all reads every resource through GET /__admin/resources.
+func (e *admEnv) all() []admResource {
+	e.t.Helper()
 	var out struct {
 		Data  []admResource
 		Total int
 	}
-	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", items).decode(e.t, &out)
+	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "").decode(e.t, &out)
 	if out.Total != len(out.Data) {
-		e.t.Fatalf("seed Total %d, but %d in Data", out.Total, len(out.Data))
+		e.t.Fatalf("Total %d, but %d in Data", out.Total, len(out.Data))
 	}
 	return out.Data
 }
@@ -282,8 +307,7 @@ func TestSeedThenFilterBySeededID(t *testing.T) {
 		}
 	}
 
-	var all []admResource
-	e.getJSON("/__admin/resources", &all)
+	all := e.all()
 	if len(all) != 3 || all[0].Id != want || all[1].Id != data[1].Id || all[2].Id != data[2].Id {
 		t.Errorf("GET /__admin/resources is not every resource in creation order: %+v", all)
 	}
@@ -294,7 +318,7 @@ func TestSeedThenFilterBySeededID(t *testing.T) {
 
 	// A created resource comes after the seeded ones.
 	created := e.create("Alan")
-	e.getJSON("/__admin/resources", &all)
+	all = e.all()
 	if len(all) != 4 || all[3].Id != created.Id {
 		t.Errorf("created resource not last: %+v", all)
 	}
@@ -412,14 +436,13 @@ func TestAdminDeleteResources(t *testing.T) {
 	if n := e.health(); n != 0 {
 		t.Errorf("%d resources after DELETE, want 0", n)
 	}
-	var all []admResource
-	e.getJSON("/__admin/resources", &all)
+	all := e.all()
 	if all == nil || len(all) != 0 {
 		t.Errorf("GET /__admin/resources after DELETE: %v, want []", all)
 	}
 	r = e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "")
-	if string(r.Body) != `[]` {
-		t.Errorf("empty resources body %s, want []", r.Body)
+	if string(r.Body) != `{"Data":[],"Total":0}` {
+		t.Errorf("empty resources body %s, want no Data", r.Body)
 	}
 }
 
@@ -562,19 +585,20 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 	body := bytes.Repeat([]byte("x"), 60<<10)
 	for i := range n {
 		req := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		srv.ServeHTTP(rec, req)
 		if rec.Code != http.StatusBadRequest {
 			t.Fatalf("request %d: status %d, want 400", i, rec.Code)
 		}
-		srv.journal.mu.Lock()
-		kept, ring := srv.journal.count, len(srv.journal.ring)
-		srv.journal.mu.Unlock()
-		if kept > size || ring != size {
+		srv.defaultNS().journal.mu.Lock()
+		kept, ring := srv.defaultNS().journal.count, len(srv.defaultNS().journal.ring)
+		srv.defaultNS().journal.mu.Unlock()
+		if kept > size || ring > size {
 			t.Fatalf("after %d requests the journal holds %d entries in a ring of %d, more than %d", i+1, kept, ring, size)
 		}
 	}
-	entries := srv.journal.entries()
+	entries := journalEntries(t, srv)
 	if len(entries) != size {
 		t.Fatalf("journal holds %d entries, want %d", len(entries), size)
 	}
@@ -595,7 +619,7 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 	// Past 64 KiB the body is cut, kept as a string, and marked truncated.
 	big := `{"FirstName":"` + strings.Repeat("y", 100<<10) + `"}`
 	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v2/resource", strings.NewReader(big)))
-	entries = srv.journal.entries()
+	entries = journalEntries(t, srv)
 	last := entries[len(entries)-1]
 	var s string
 	if err := json.Unmarshal(last.Body, &s); err != nil {
@@ -607,7 +631,7 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 	// A body over the cap that the handler left unread (a 404 here) is
 	// not waited for: the client may hold it back until it has an answer.
 	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v2/unknown", strings.NewReader(big)))
-	entries = srv.journal.entries()
+	entries = journalEntries(t, srv)
 	if last := entries[len(entries)-1]; !last.BodyTruncated || string(last.Body) != "null" && last.Body != nil {
 		t.Errorf("unread body over the cap: Body %.40s, BodyTruncated %v; want null and true", last.Body, last.BodyTruncated)
 	}
@@ -623,7 +647,11 @@ func TestJournalEarly413DoesNotWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	req.ContentLength = DefaultConfig().MaxBody + 1
+	// A client that waits for 100 Continue gets its 413 at once; others
+	// have their body read and thrown away first (TestOversizedBodyIs413).
+	req.Header.Set("Expect", "100-continue")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	resp, err := e.ts.Client().Do(req.WithContext(ctx))
@@ -661,7 +689,7 @@ func TestJournalOff(t *testing.T) {
 	e.create("Ada")
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
-	if string(r.Body) != `{"Requests":[]}` {
+	if string(r.Body) != `{"Requests":[],"Count":0,"Journal":"off"}` {
 		t.Errorf("journal off: %s, want an empty list", r.Body)
 	}
 	r = e.expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
@@ -844,6 +872,7 @@ func TestFaultDelayCutShortByClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			req.Header.Set("Content-Type", "application/json")
 			start := time.Now()
 			resp, err := e.ts.Client().Do(req)
 			if err == nil {
@@ -853,7 +882,7 @@ func TestFaultDelayCutShortByClient(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("client error %v, want its deadline", err)
 			}
-			var entry journalEntry
+			var entry wireEntry
 			admEventually(t, 5*time.Second, "the journal entry of the abandoned request", func() bool {
 				got := e.journal()
 				if len(got) == 0 {
@@ -913,6 +942,7 @@ func TestFaultExpectContinue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Expect", "100-continue")
 		start := time.Now()
 		resp, err := client.Do(req)
@@ -942,7 +972,7 @@ func TestFaultInvalidBodies(t *testing.T) {
 		{`{"Path": "/__admin/reset", "Status": 503}`, []string{"Path"}},
 		{`{"Path": "/api/v2/resource", "Status": 42}`, []string{"Status"}},
 		{`{"Path": "/api/v2/resource", "Status": 600}`, []string{"Status"}},
-		{`{"Path": "/api/v2/resource", "Status": 100}`, []string{"Status"}},
+		{`{"Path": "/api/v2/resource", "Status": 99}`, []string{"Status"}},
 		{`{"Path": "/api/v2/resource", "Status": "503"}`, []string{"Status"}},
 		{`{"Path": "/api/v2/resource", "Status": 503, "DelayMs": -1}`, []string{"DelayMs"}},
 		{`{"Path": "/api/v2/resource", "DelayMs": 120001}`, []string{"DelayMs"}},
@@ -989,7 +1019,7 @@ func TestAdminSnapshot(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "dir.gob")
-	e.srv.snap = newSnapshotter(path, e.srv.store, slog.New(slog.DiscardHandler))
+	e.srv.snap = newSnapshotter(path, e.srv, slog.New(slog.DiscardHandler))
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
 	var out struct {
 		Path       string
@@ -1011,7 +1041,7 @@ func TestAdminSnapshot(t *testing.T) {
 	}
 
 	// A snapshot that cannot be written is a 500 that says why.
-	e.srv.snap = newSnapshotter(filepath.Join(t.TempDir(), "missing", "dir.gob"), e.srv.store, slog.New(slog.DiscardHandler))
+	e.srv.snap = newSnapshotter(filepath.Join(t.TempDir(), "missing", "dir.gob"), e.srv, slog.New(slog.DiscardHandler))
 	r = e.expect(http.StatusInternalServerError, http.MethodPost, "/__admin/snapshot", "")
 	if ae := r.apiErr(t); !strings.Contains(ae.Message, "snapshot") {
 		t.Errorf("500 Message %q", ae.Message)
@@ -1028,7 +1058,7 @@ func TestAdminReset(t *testing.T) {
 		t.Fatal("nothing to reset")
 	}
 	r := e.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
-	if string(r.Body) != `{"Status":"reset"}` {
+	if string(r.Body) != `{"Status":"reset","Resources":0}` {
 		t.Errorf("reset body %s", r.Body)
 	}
 	if n := e.health(); n != 0 {
@@ -1110,6 +1140,13 @@ func TestAuthRequired(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			r := admResp{resp.StatusCode, resp.Header, b}
+			if path == "/__admin/health" && !creds.set {
+				// Probes need no secret, and learn nothing but that it is up.
+				if r.Status != http.StatusOK || string(r.Body) != `{"Status":"ok"}` {
+					t.Errorf("health without credentials: %d %s, want 200 {\"Status\":\"ok\"}", r.Status, r.Body)
+				}
+				continue
+			}
 			if r.Status != http.StatusUnauthorized {
 				t.Errorf("%s with %s credentials: status %d, want 401", path, creds.name, r.Status)
 				continue
@@ -1131,7 +1168,7 @@ func TestAuthRequired(t *testing.T) {
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "", auth...)
 	e.expect(http.StatusNotFound, http.MethodGet, "/unknown", "", auth...)
 	// Refused requests are not journaled; accepted ones are.
-	var jr struct{ Requests []journalEntry }
+	var jr struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &jr)
 	if len(jr.Requests) != 2 {
 		t.Errorf("journal has %d entries, want the 2 authenticated /api/v2 requests", len(jr.Requests))
@@ -1299,8 +1336,7 @@ func TestSeedLargeKeepsOrder(t *testing.T) {
 		items = append(items, fmt.Sprintf(`{"Company": "Co %d", "ExternalID": "X-%d"}`, i, i))
 	}
 	seeded := e.seed("[" + strings.Join(items, ",") + "]")
-	var listed []admResource
-	e.getJSON("/__admin/resources", &listed)
+	listed := e.all()
 	if len(seeded) != 1500 || len(listed) != 1500 {
 		t.Fatalf("seeded %d, listed %d, want 1500", len(seeded), len(listed))
 	}

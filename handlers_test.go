@@ -56,6 +56,7 @@ func (a *apiServer) do(t *testing.T, method, path string, body io.Reader, header
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -606,8 +607,8 @@ var apiBodyErrors = []struct {
 	{"no closing brace", `{"DisplayName":"Ada"`, "it ends early, at byte 20."},
 	{"missing colon", `{"DisplayName" "Ada"}`, "The request body is not valid JSON: expected colon after object key (at byte 15)."},
 	{"trailing comma", `{"Company":"C",}`, "not valid JSON: invalid character '}' looking for beginning of object key string (at byte 15)."},
-	{"bare word", `nope`, "not valid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 2)."},
-	{"single quotes", `{'Company':'C'}`, "not valid JSON: invalid character '\\'' (at byte 1)."},
+	{"bare word", `nope`, "not valid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 1)."},
+	{"single quotes", `{'Company':'C'}`, "not valid JSON: invalid character '\\'' looking for beginning of object key string (at byte 1)."},
 	{"raw control character in a string", "{\"Company\":\"a\x01b\"}", "not valid JSON: invalid character '\\x01' in string literal (at byte"},
 	{"array", `[{"Company":"C"}]`, "The request body must be a JSON object, not an array."},
 	{"string", `"{\"Company\":\"C\"}"`, "The request body must be a JSON object, not a string."},
@@ -727,6 +728,8 @@ func TestUpdate(t *testing.T) {
 		"Email", "AddressComment", "ExternalID", "Status", "Types"} {
 		allKeys[k] = "The " + k + " property is required in an update (its value may be null)."
 	}
+	// Status may not be null in an update, so its message does not say it may.
+	allKeys["Status"] = "The Status property is required in an update, with the value 'Active' or 'Inactive'."
 	allKeys["Company"] = "" // also "Company is required…": the body has no name at all
 	cases := []struct {
 		name   string
@@ -1129,14 +1132,9 @@ func apiSeed(t testing.TB, s *Store, bodies ...string) []string {
 	t.Helper()
 	var ids []string
 	for _, body := range bodies {
-		ms := modelState{}
-		in, err := decodeResource([]byte(body), ms)
+		r, err := buildBody([]byte(body), modeCreate, "")
 		if err != nil {
 			t.Fatalf("%s: %v", body, err)
-		}
-		r := in.build(modeCreate, ms)
-		if len(ms) > 0 {
-			t.Fatalf("%s: %v", body, ms)
 		}
 		r, err = s.Create(r)
 		if err != nil {
@@ -1448,7 +1446,7 @@ func TestRoutingErrors(t *testing.T) {
 		{"GET", "/api/v2/nothing", 404, "", "No resource matches the path /api/v2/nothing."},
 		{"POST", "/api/v1/resource", 404, "", "No resource matches the path /api/v1/resource."},
 		{"GET", "/api/v2/resource/" + id + "/types", 404, "", "No resource matches the path"},
-		{"PUT", "/api/v2/resource/", 404, "", "No resource matches the path /api/v2/resource/."},
+		{"PUT", "/api/v2/resource/", 405, "GET, HEAD, POST", "The method PUT is not allowed on /api/v2/resource; allowed: GET, HEAD, POST."},
 		{"PUT", "/api/v2/resource", 405, "GET, HEAD, POST", "The method PUT is not allowed on /api/v2/resource; allowed: GET, HEAD, POST."},
 		{"DELETE", "/api/v2/resource", 405, "GET, HEAD, POST", "The method DELETE is not allowed"},
 		{"PATCH", "/api/v2/resource", 405, "GET, HEAD, POST", "The method PATCH is not allowed"},
@@ -1473,8 +1471,9 @@ func TestRoutingErrors(t *testing.T) {
 // Message gives the request id and nothing of the error itself.
 func TestUnexpectedError(t *testing.T) {
 	rec := httptest.NewRecorder()
+	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	srv.writeError(&exchange{ResponseWriter: rec, requestID: "abc-7"}, fmt.Errorf("create resource: %w", io.ErrUnexpectedEOF))
 	rec.Header().Set("X-Request-Id", "abc-7")
-	writeError(rec, fmt.Errorf("create resource: %w", io.ErrUnexpectedEOF))
 	r := apiResponse{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
 	r.wantError(t, http.StatusInternalServerError, "An unexpected error occurred; quote request id abc-7 when reporting it.", nil)
 	if ct := rec.Header().Get("Content-Type"); ct != apiJSONContentType {

@@ -167,6 +167,7 @@ func hardDo(t testing.TB, client *http.Client, method, target string, body []byt
 	if err != nil {
 		t.Fatalf("%s %.200s: %v", method, target, err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header[k] = v
 	}
@@ -542,7 +543,7 @@ func TestHardeningPanicJournal(t *testing.T) {
 	if rec.Code != http.StatusInternalServerError {
 		t.Fatalf("status %d, want 500", rec.Code)
 	}
-	entries := srv.journal.entries()
+	entries := journalEntries(t, srv)
 	if len(entries) != 1 {
 		t.Fatalf("journal holds %d entries, want 1", len(entries))
 	}
@@ -679,8 +680,9 @@ func TestHardeningHostileInput(t *testing.T) {
 		{"page 2 NUL", "GET", "/api/v2/resource?requestParams.page=2%00", nil, 400, paramPage},
 		{"page overflow", "GET", "/api/v2/resource?requestParams.page=99999999999999999999", nil, 400, paramPage},
 		{"page -overflow", "GET", "/api/v2/resource?requestParams.page=-99999999999999999999", nil, 400, paramPage},
-		{"page ' 2 '", "GET", "/api/v2/resource?requestParams.page=%202%20", nil, 200, ""},
-		{"page +2", "GET", "/api/v2/resource?requestParams.page=%2B2", nil, 200, ""},
+		{"page ' 2 '", "GET", "/api/v2/resource?requestParams.page=%202%20", nil, 400, paramPage},
+		{"page +2", "GET", "/api/v2/resource?requestParams.page=%2B2", nil, 400, paramPage},
+		{"pageSize ' 44'", "GET", "/api/v2/resource?requestParams.pageSize=%2044", nil, 400, paramPageSize},
 		{"page past the end", "GET", "/api/v2/resource?requestParams.page=1000000", nil, 200, ""},
 		{"page MaxInt64", "GET", "/api/v2/resource?requestParams.page=9223372036854775807&requestParams.pageSize=500", nil, 200, ""},
 		{"page MaxInt64 with a filter and sorts", "GET", "/api/v2/resource?requestParams.page=9223372036854775807&requestParams.pageSize=7&requestParams.sorts=Surname-desc&requestParams.filters=" + url.QueryEscape("Company~eq~'C'"), nil, 200, ""},
@@ -731,8 +733,8 @@ func TestHardeningHostileInput(t *testing.T) {
 
 	// Wrong JSON types in every property of a create and an update.
 	wrongString := []string{`123`, `-1.5`, `true`, `false`, `{}`, `[]`, `["x"]`, `{"x":"y"}`}
-	for p := 0; p < numProps; p++ {
-		name := propName(p)
+	for p := range numProps {
+		name := p.String()
 		var wrong []string
 		switch p {
 		case propTypes:
@@ -901,7 +903,6 @@ func TestHardeningListPageEdges(t *testing.T) {
 		total, totalPage int
 	}{
 		{"", 1, 20, 45, 3},
-		{"requestParams.page=%202%20", 2, 20, 45, 3},
 		{"requestParams.page=3", 3, 20, 45, 3},
 		{"requestParams.page=4", 4, 20, 45, 3},
 		{"requestParams.page=1000000", 1000000, 20, 45, 3},
@@ -909,7 +910,6 @@ func TestHardeningListPageEdges(t *testing.T) {
 		{"requestParams.page=9223372036854775807&requestParams.pageSize=1", 9223372036854775807, 1, 45, 45},
 		{"requestParams.pageSize=501", 1, 500, 45, 1},
 		{"requestParams.pageSize=9223372036854775807&requestParams.page=2", 2, 500, 45, 1},
-		{"requestParams.pageSize=%2044", 1, 44, 45, 2},
 		{"REQUESTPARAMS.PAGESIZE=10&requestparams.page=5", 5, 10, 45, 5},
 		{"requestParams.filters=" + url.QueryEscape("Company~startswith~'C1'") + "&requestParams.page=9223372036854775807", 9223372036854775807, 20, 10, 1},
 		{"requestParams.filters=" + url.QueryEscape("Company~eq~'nobody'") + "&requestParams.page=2", 2, 20, 0, 0},
@@ -1014,6 +1014,7 @@ func TestHardeningBodyLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		req.Header.Set("Content-Type", "application/json")
 		if chunked && req.ContentLength != 0 {
 			req.ContentLength = -1
 		}
@@ -1033,7 +1034,7 @@ func TestHardeningBodyLimits(t *testing.T) {
 		{"create", "POST", "/api/v2/resource", `{"Company":"x"}`, cfg.MaxBody},
 		{"update", "PUT", "/api/v2/resource/" + id, string(hardUpdateBody(id, nil)), cfg.MaxBody},
 		{"seed", "POST", "/__admin/resources", `[{"Company":"x"}]`, cfg.MaxSeedBody},
-		{"fault", "POST", "/__admin/faults", `{"Path":"/nowhere","Status":503}`, cfg.MaxBody},
+		{"fault", "POST", "/__admin/faults", `{"Path":"/api/v2/resource/{id}","Status":503}`, cfg.MaxBody},
 	}
 	for _, tt := range tests {
 		for _, chunked := range []bool{false, true} {
@@ -1111,8 +1112,9 @@ func TestHardeningBodyLimits(t *testing.T) {
 }
 
 // TestHardeningEarly413WithJournal: with the journal on (the default), a
-// request on /api/v2 whose declared Content-Length is over the limit is
-// answered 413 at once, though the client has sent almost none of the body.
+// request on /api/v2 that waits for 100 Continue and whose declared
+// Content-Length is over the limit is answered 413 at once, though the
+// client has sent almost none of the body.
 // (The journal used to read up to 64 KiB more of the body after the
 // handler, before the response was flushed, so such a client hung until it
 // had sent 64 KiB or ReadTimeout passed.)
@@ -1120,7 +1122,7 @@ func TestHardeningEarly413WithJournal(t *testing.T) {
 	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
 	for _, target := range []string{"POST /api/v2/resource", "PUT /api/v2/resource/00000000-0000-4000-8000-000000000000"} {
 		for _, cl := range []int64{DefaultConfig().MaxBody + 1, 1<<63 - 1} {
-			head := fmt.Sprintf("%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", target, cl)
+			head := fmt.Sprintf("%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", target, cl)
 			start := time.Now()
 			resp, body, err := hardRawWithin(t, addr, head, strings.NewReader(`{"Company":`), 3*time.Second)
 			if err != nil {
@@ -1142,7 +1144,7 @@ func TestHardeningConcurrency(t *testing.T) {
 	store := NewStore(nil)
 	srv := NewServer(DefaultConfig(), store, nil)
 	snapPath := filepath.Join(t.TempDir(), "s.gob")
-	srv.snap = newSnapshotter(snapPath, store, hardDiscard)
+	srv.snap = newSnapshotter(snapPath, storeDir{store}, hardDiscard)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	tr := ts.Client().Transport.(*http.Transport).Clone()
@@ -1182,6 +1184,7 @@ func TestHardeningConcurrency(t *testing.T) {
 			fail("%s %s: %v", method, path, err)
 			return 0, nil
 		}
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
 			fail("%s %s: %v", method, path, err)
@@ -1405,7 +1408,9 @@ func hardFuzzServer(t testing.TB) *Server {
 			body = fmt.Appendf(nil, `{"Company":%q,"Fax":""}`, "C"+n)
 		}
 		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(body)))
+		req := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		srv.ServeHTTP(rec, req)
 		if rec.Code != 200 {
 			t.Fatalf("seed %s: %d %s", body, rec.Code, rec.Body)
 		}
@@ -1451,13 +1456,15 @@ func FuzzListQuery(f *testing.F) {
 		f.Add(s)
 	}
 	srv := hardFuzzServer(f)
-	total := srv.store.Len()
+	total := srv.defaultNS().store.Len()
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, pageSize, err := srv.parseListQuery(raw)
 		if err != nil {
 			var ae *apiError
-			if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || ae.Message == "" {
-				t.Fatalf("parseListQuery(%q): %#v, want a 400 apiError", raw, err)
+			var ve *validationError
+			if !(errors.As(err, &ae) && ae.Status == http.StatusBadRequest && ae.Message != "" ||
+				errors.As(err, &ve) && ve.Message != "" && !ve.ModelState.empty()) {
+				t.Fatalf("parseListQuery(%q): %#v, want a 400", raw, err)
 			}
 		} else if q.Page < 1 || pageSize < 1 || pageSize > srv.cfg.MaxPageSize || pageSize != q.PageSize {
 			t.Fatalf("parseListQuery(%q): page %d pageSize %d (%d)", raw, q.Page, pageSize, q.PageSize)
@@ -1505,6 +1512,7 @@ func TestHardeningUncleanPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		req.Header.Set("Content-Type", "application/json")
 		req.URL.Path, req.URL.RawPath = p, p
 		req.URL.Opaque = "//" + req.URL.Host + p
 		resp, err := client.Do(req)

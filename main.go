@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +27,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "resourcedir:", err)
 		}
@@ -43,32 +45,62 @@ func exitCode(err error) int {
 // options are the command-line settings.
 type options struct {
 	addr             string
-	snapshotPath     string
+	addrFile         string
+	snapshotPath     string // "" when snapshots are off
 	snapshotInterval time.Duration
 	seedFile         string
 	idSeed           string
 	logFormat        string
+	version          bool
 	cfg              Config
 }
 
-// parseOptions reads flags, each of which can also come from the
-// environment as RESOURCEDIR_<FLAG>; the command line wins.
-func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (*options, error) {
-	o := &options{cfg: DefaultConfig()}
+// snapshotOff turns snapshots off, as "" does, in a form that an
+// environment variable can carry (an empty variable counts as unset).
+const snapshotOff = "off"
+
+// newFlagSet defines every flag, writing into o.
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("resourcedir", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port); \":8080\" listens on every interface")
-	fs.StringVar(&o.snapshotPath, "snapshot", "resourcedir.gob", "snapshot `file`; \"\" keeps everything in memory only")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port); \":8080\" listens on every interface, port 0 picks a free one")
+	fs.StringVar(&o.addrFile, "addr-file", "", "`file` to write the served URL to once the server accepts connections (removed at exit)")
+	fs.StringVar(&o.snapshotPath, "snapshot", "resourcedir.gob", "snapshot `file`; \"off\" or \"\" keeps everything in memory only (a file named off is ./off)")
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 10*time.Second, "how often to write the snapshot when something changed")
-	fs.StringVar(&o.seedFile, "seed", "", "JSON `file` with an array of resources to load into an empty store at boot")
+	fs.StringVar(&o.seedFile, "seed", "", "JSON `file` with an array of resources to load into an empty store at boot (at most -max-seed-body bytes)")
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.IntVar(&o.cfg.MaxPageSize, "max-page-size", o.cfg.MaxPageSize, "largest list pageSize; larger requests are clamped")
 	fs.Int64Var(&o.cfg.MaxBody, "max-body", o.cfg.MaxBody, "largest request body in `bytes`")
-	fs.Int64Var(&o.cfg.MaxSeedBody, "max-seed-body", o.cfg.MaxSeedBody, "largest POST /__admin/resources body in `bytes`")
+	fs.Int64Var(&o.cfg.MaxSeedBody, "max-seed-body", o.cfg.MaxSeedBody, "largest POST /__admin/resources body and -seed file in `bytes`")
 	fs.IntVar(&o.cfg.JournalSize, "journal-size", o.cfg.JournalSize, "how many /api/v2 requests /__admin/requests keeps; 0 turns the journal off")
 	fs.StringVar(&o.cfg.Auth, "auth", "", "`user:token` required as HTTP Basic credentials on every path")
 	fs.StringVar(&o.cfg.CORSOrigin, "cors", "", "`origin` allowed to call from a browser (\"*\" for any); off when empty")
+	fs.Func("allowed-hosts", "comma-separated host `names` admitted besides loopback ones when listening on loopback (\"*\" for any)", func(v string) error {
+		o.cfg.AllowedHosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				o.cfg.AllowedHosts = append(o.cfg.AllowedHosts, h)
+			}
+		}
+		return nil
+	})
+	fs.IntVar(&o.cfg.MaxNamespaces, "max-namespaces", o.cfg.MaxNamespaces, "how many namespaces (/ns/{name}) may exist at once")
+	return fs
+}
+
+// envName is the environment variable that sets a flag.
+func envName(flagName string) string {
+	return "RESOURCEDIR_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parseOptions reads flags, each of which can also come from the
+// environment as RESOURCEDIR_<FLAG>; the command line wins. environ is
+// "NAME=value" pairs, as os.Environ gives them.
+func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
+	o := &options{cfg: DefaultConfig()}
+	fs := newFlagSet(o, stderr)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -77,21 +109,25 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	env := environMap(environ)
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
-		env := "RESOURCEDIR_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		v, ok := lookupEnv(getenv, env)
-		if !ok || set[f.Name] || envErr != nil {
+		name := envName(f.Name)
+		v := env[name]
+		// An empty variable counts as unset, as in most shells' ${VAR:-}.
+		if v == "" || set[f.Name] || envErr != nil {
 			return
 		}
 		if err := fs.Set(f.Name, v); err != nil {
-			envErr = fmt.Errorf("environment %s=%q: %w", env, v, err)
+			envErr = fmt.Errorf("environment %s=%q: %w", name, v, err)
 		}
 	})
 	if envErr != nil {
 		return nil, envErr
 	}
 	switch {
+	case o.addr == "":
+		return nil, errors.New("-addr must not be empty: give host:port (127.0.0.1:8080, or 127.0.0.1:0 for a free port)")
 	case o.cfg.MaxPageSize < 1:
 		return nil, fmt.Errorf("-max-page-size must be at least 1, not %d", o.cfg.MaxPageSize)
 	case o.cfg.MaxBody < 1:
@@ -107,14 +143,122 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	case o.logFormat != "text" && o.logFormat != "json":
 		return nil, fmt.Errorf("-log-format must be text or json, not %q", o.logFormat)
 	}
+	if o.snapshotPath == snapshotOff {
+		o.snapshotPath = ""
+	}
+	o.cfg.LoopbackOnly = isLoopbackAddr(o.addr)
 	return o, nil
 }
 
-// lookupEnv reports a variable as set only when it is not empty: getenv
-// cannot tell an empty variable from an unset one.
-func lookupEnv(getenv func(string) string, name string) (string, bool) {
-	v := getenv(name)
-	return v, v != ""
+// isLoopbackAddr reports whether addr listens on loopback only, where the
+// Host checks against DNS rebinding apply.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// environMap indexes environ by name; the first of two same names wins,
+// as with os.Getenv.
+func environMap(environ []string) map[string]string {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if _, seen := m[name]; ok && !seen {
+			m[name] = value
+		}
+	}
+	return m
+}
+
+// unknownEnvVars returns a warning for each RESOURCEDIR_ variable that
+// names no flag, with the flag whose variable is closest: a typo must not
+// pass silently.
+func unknownEnvVars(environ []string) []string {
+	known := map[string]string{} // variable -> flag
+	newFlagSet(&options{}, io.Discard).VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = f.Name })
+	names := slices.Sorted(maps.Keys(known))
+	var warnings []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "RESOURCEDIR_") {
+			continue
+		}
+		if _, ok := known[name]; ok {
+			continue
+		}
+		closest, best := "", -1
+		for _, candidate := range names {
+			if d := editDistance(name, candidate); best < 0 || d < best {
+				closest, best = candidate, d
+			}
+		}
+		warnings = append(warnings, fmt.Sprintf("%s names no flag and is ignored; did you mean %s (-%s)?", name, closest, known[closest]))
+	}
+	return warnings
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// versionText is what -version prints: the module version (devel when built
+// from a work tree without one), the VCS revision and time when the build
+// recorded them, and the Go version.
+func versionText() string {
+	version, revision, at, modified := "devel", "", "", false
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v := info.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "resourcedir %s\n", version)
+	if revision != "" {
+		fmt.Fprintf(&b, "revision %s", revision)
+		if at != "" {
+			fmt.Fprintf(&b, " (%s)", at)
+		}
+		if modified {
+			b.WriteString(" with uncommitted changes")
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b.String()
 }
 
 func newLogger(format string, w io.Writer) *slog.Logger {
@@ -126,30 +270,46 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 
 // run starts the server and blocks until ctx is cancelled, then drains
 // in-flight requests. It is main without the process: tests call it.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	o, err := parseOptions(args, getenv, stderr)
+// environ is the environment as os.Environ gives it.
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	o, err := parseOptions(args, environ, stderr)
 	if err != nil {
 		return err
 	}
+	if o.version {
+		_, err := io.WriteString(stdout, versionText())
+		return err
+	}
 	logger := newLogger(o.logFormat, stdout)
+	for _, w := range unknownEnvVars(environ) {
+		logger.Warn("unknown environment variable", "warning", w)
+	}
 	idSeed, err := parseIDSeed(o.idSeed)
 	if err != nil {
 		return err
+	}
+	o.cfg.IDSeed = idSeed
+	if o.seedFile != "" {
+		if o.cfg.Seed, err = readSeed(ctx, o.seedFile, o.cfg.MaxSeedBody); err != nil {
+			return err
+		}
 	}
 	store := NewStore(idSeed)
 	srv := NewServer(o.cfg, store, logger)
 	var snap *snapshotter
 	if o.snapshotPath != "" {
-		snap = newSnapshotter(o.snapshotPath, store, logger)
-		if err := snap.load(); err != nil {
+		snap = newSnapshotter(o.snapshotPath, srv, logger)
+		if err := snap.open(); err != nil {
 			return err
 		}
+		// After the final write below: the lock covers it.
+		defer snap.close()
 		srv.snap = snap
 	} else {
 		logger.Info("snapshots off: the directory lives in memory only")
 	}
 	if o.seedFile != "" {
-		if err := seedFromFile(o.seedFile, store, logger); err != nil {
+		if err := seedStore(store, o.cfg.Seed, o.seedFile, logger); err != nil {
 			return err
 		}
 	}
@@ -158,9 +318,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
+	url := "http://" + ln.Addr().String()
+	if o.addrFile != "" {
+		// The listener queues connections from now on, so the URL is
+		// good as soon as the file appears.
+		if err := writeAddrFile(o.addrFile, ln.Addr()); err != nil {
+			ln.Close()
+			return err
+		}
+		defer removeAddrFile(o.addrFile, ln.Addr(), logger)
+	}
 	httpSrv := newHTTPServer(srv, logger)
 	httpSrv.RegisterOnShutdown(srv.beginShutdown)
-	logger.Info("serving", "addr", "http://"+ln.Addr().String())
+	logger.Info("serving", "addr", url)
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
@@ -188,6 +358,42 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return shutdownErr
 }
 
+// servedURL is the URL a client on this machine reaches addr by: a
+// listener on every interface is reached on the loopback address.
+func servedURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return "http://" + addr.String()
+	}
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+}
+
+// writeAddrFile writes the served URL, one line, atomically: a reader sees
+// no file or the whole line, never a part.
+func writeAddrFile(path string, addr net.Addr) error {
+	line := servedURL(addr) + "\n"
+	_, err := writeFileAtomic(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, line)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("-addr-file: %w", err)
+	}
+	return nil
+}
+
+// removeAddrFile removes the -addr-file at exit, so that its presence means
+// a server is serving there, unless another server has written its own URL
+// there since.
+func removeAddrFile(path string, addr net.Addr, logger *slog.Logger) {
+	if b, err := os.ReadFile(path); err != nil || string(b) != servedURL(addr)+"\n" {
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		logger.Warn("could not remove the -addr-file", "path", path, "error", err)
+	}
+}
+
 // Server timeouts. Headers must arrive within readHeaderTimeout, so a client
 // that trickles them byte by byte is cut off; a whole request (a large seed
 // included) within readTimeout; a response must be written within
@@ -208,41 +414,102 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// OPTIONS * is answered like every other request, not by net/http.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }
 
-// seedFromFile loads the seed file into an empty store; a store restored
-// from a snapshot is left alone, so a restart does not seed twice.
-func seedFromFile(path string, store *Store, logger *slog.Logger) error {
+// readSeed reads and checks the -seed file, which every namespace starts
+// from and every reset goes back to.
+func readSeed(ctx context.Context, path string, limit int64) ([]*Resource, error) {
+	body, err := readSeedFile(ctx, path, limit)
+	if err != nil {
+		return nil, err
+	}
+	resources, err := decodeSeed(body)
+	if err != nil {
+		return nil, fmt.Errorf("seed %s: %s", path, describeError(err))
+	}
+	return resources, nil
+}
+
+// seedStore loads the seed into an empty store; a store restored from a
+// snapshot is left alone, so a restart does not seed twice.
+func seedStore(store *Store, seed []*Resource, path string, logger *slog.Logger) error {
 	if n := store.Len(); n > 0 {
 		logger.Info("seed file skipped: the store already holds resources", "path", path, "resources", n)
 		return nil
 	}
-	body, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("seed %s: %w", path, err)
-	}
-	resources, err := decodeSeed(body)
-	if err == nil {
-		err = store.Insert(resources)
-	}
-	if err != nil {
+	if err := store.Insert(cloneResources(seed)); err != nil {
 		return fmt.Errorf("seed %s: %s", path, describeError(err))
 	}
-	logger.Info("seeded", "path", path, "resources", len(resources))
+	logger.Info("seeded", "path", path, "resources", len(seed))
 	return nil
+}
+
+// readSeedFile reads at most limit bytes of the seed file; a larger one is
+// an error. Pipes and devices are read too (-seed <(generate) works), with
+// the same limit; the read is abandoned when ctx ends, so a FIFO that no
+// one writes to does not keep SIGTERM from stopping the boot.
+func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error) {
+	if info, err := os.Stat(path); err != nil || info.Mode().IsRegular() {
+		// A regular file does not block: read it, or say why not.
+		body, err := readLimited(path, limit)
+		if err != nil {
+			return nil, fmt.Errorf("seed %s: %w", path, err)
+		}
+		return body, nil
+	}
+	type result struct {
+		body []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		body, err := readLimited(path, limit)
+		done <- result{body, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, fmt.Errorf("seed %s: %w", path, r.err)
+		}
+		return r.body, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("seed %s: stopped before the file could be read: %w", path, ctx.Err())
+	}
+}
+
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tooLarge := fmt.Errorf("larger than the -max-seed-body limit of %d bytes", limit)
+	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > limit {
+		return nil, tooLarge
+	}
+	return body, nil
 }
 
 // describeError flattens an API error into one line for the terminal.
 func describeError(err error) string {
-	var ae *apiError
-	if !errors.As(err, &ae) {
+	var ve *validationError
+	if !errors.As(err, &ve) {
 		return err.Error()
 	}
-	parts := []string{strings.TrimSuffix(ae.Message, ".")}
-	for _, key := range slices.Sorted(maps.Keys(ae.ModelState)) {
-		parts = append(parts, fmt.Sprintf("item %s: %s", key, strings.Join(ae.ModelState[key], " ")))
+	parts := []string{strings.TrimSuffix(ve.Message, ".")}
+	for _, key := range slices.Sorted(maps.Keys(ve.ModelState.props)) {
+		parts = append(parts, fmt.Sprintf("item %s: %s", key, strings.Join(ve.ModelState.props[key], " ")))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -6,14 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -69,8 +76,7 @@ func runStart(t *testing.T, args []string, env map[string]string) *runProc {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &runProc{t: t, stdout: newRunLog(), stderr: newRunLog(), cancel: cancel, done: make(chan error, 1)}
-	getenv := func(name string) string { return env[name] }
-	go func() { p.done <- run(ctx, args, getenv, p.stdout, p.stderr) }()
+	go func() { p.done <- run(ctx, args, runEnviron(env), p.stdout, p.stderr) }()
 	t.Cleanup(func() { p.stop() })
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
@@ -107,6 +113,15 @@ func (p *runProc) stopClean() {
 	if err := p.stop(); err != nil {
 		p.t.Fatalf("run returned %v, want nil; stdout:\n%s", err, p.stdout)
 	}
+}
+
+// runEnviron is env as os.Environ would give it.
+func runEnviron(env map[string]string) []string {
+	var environ []string
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		environ = append(environ, name+"="+env[name])
+	}
+	return environ
 }
 
 // runArgs puts the flags every test needs (a free port, no snapshot file
@@ -170,7 +185,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	auth := []string{"Authorization", "Basic Y2k6czNjcmV0"} // ci:s3cret
 
 	// -auth
-	r := e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/health", "")
+	r := e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "")
 	if r.Header.Get("WWW-Authenticate") != `Basic realm="resourcedir"` {
 		t.Errorf("WWW-Authenticate %q", r.Header.Get("WWW-Authenticate"))
 	}
@@ -183,14 +198,14 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	// -max-seed-body
 	big := `[` + strings.Repeat(`{"Company": "A"},`, 200) + `{"Company": "A"}]`
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/__admin/resources", big, auth...)
-	var seeded struct{ Data []admResource }
+	var seeded struct{ Ids []string }
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", `[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`, auth...).decode(t, &seeded)
 	// -id-seed: the same ids as a Store with that seed.
 	seed := uint64(7)
 	ref := admStart(t, DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`) {
-		if seeded.Data[i].Id != r.Id {
-			t.Errorf("resource %d: Id %s with -id-seed 7, %s from NewStore(7)", i, seeded.Data[i].Id, r.Id)
+		if seeded.Ids[i] != r.Id {
+			t.Errorf("resource %d: Id %s with -id-seed 7, %s from NewStore(7)", i, seeded.Ids[i], r.Id)
 		}
 	}
 	// -max-page-size
@@ -206,7 +221,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/api/v2/resource", `{"Company": "`+strings.Repeat("x", 300)+`"}`, auth...)
 	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "small"}`, auth...)
 	// -journal-size
-	var j struct{ Requests []journalEntry }
+	var j struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &j)
 	if len(j.Requests) != 2 || j.Requests[0].Status != 413 || j.Requests[1].Status != 200 {
 		t.Errorf("-journal-size 2: %+v", j.Requests)
@@ -246,8 +261,7 @@ func TestRunSnapshotWrittenAtShutdownAndLoaded(t *testing.T) {
 	p.stopClean()
 	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap}, nil)
 	e = admAt(t, p.url)
-	var all []admResource
-	e.getJSON("/__admin/resources", &all)
+	all := e.all()
 	if len(all) != 1 || all[0].Id != id {
 		t.Errorf("after a restart: %+v, want the resource %s", all, id)
 	}
@@ -274,7 +288,7 @@ func TestRunEnvironment(t *testing.T) {
 	p := runStart(t, nil, env)
 	e := admAt(t, p.url)
 	auth := []string{"Authorization", "Basic ZW52OnRvaw=="} // env:tok
-	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/health", "")
+	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "")
 	var h struct{ Resources int }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "", auth...).decode(t, &h)
 	if h.Resources != 2 {
@@ -291,7 +305,7 @@ func TestRunEnvironment(t *testing.T) {
 	}
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/api/v2/resource", `{"Company": "`+strings.Repeat("x", 200)+`"}`, auth...)
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/__admin/resources", `[`+strings.Repeat(`{"Company": "A"},`, 60)+`{}]`, auth...)
-	var j struct{ Requests []journalEntry }
+	var j struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &j)
 	if len(j.Requests) != 1 || j.Requests[0].Status != 413 {
 		t.Errorf("RESOURCEDIR_JOURNAL_SIZE 1: %+v", j.Requests)
@@ -301,8 +315,9 @@ func TestRunEnvironment(t *testing.T) {
 	if sn.Path != env["RESOURCEDIR_SNAPSHOT"] {
 		t.Errorf("RESOURCEDIR_SNAPSHOT: snapshot written to %q", sn.Path)
 	}
-	var all []admResource
-	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "", auth...).decode(t, &all)
+	var listed struct{ Data []admResource }
+	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "", auth...).decode(t, &listed)
+	all := listed.Data
 	seed := uint64(5)
 	ref := admStart(t, DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`) {
@@ -327,11 +342,11 @@ func TestRunFlagWinsOverEnvironment(t *testing.T) {
 	p := runStart(t, runArgs("-journal-size", "3", "-auth", "flag:tok"), env)
 	e := admAt(t, p.url)
 	auth := []string{"Authorization", "Basic ZmxhZzp0b2s="} // flag:tok
-	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/health", "", "Authorization", "Basic ZW52OnRvaw==")
+	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "", "Authorization", "Basic ZW52OnRvaw==")
 	for range 5 {
 		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", auth...)
 	}
-	var j struct{ Requests []journalEntry }
+	var j struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &j)
 	if len(j.Requests) != 3 {
 		t.Errorf("-journal-size 3 over RESOURCEDIR_JOURNAL_SIZE 1: %d entries", len(j.Requests))
@@ -354,6 +369,8 @@ type runFlagCase struct {
 
 var runFlagCases = []runFlagCase{
 	{"addr", "127.0.0.1:9", "0.0.0.0:10", func(o *options) any { return o.addr }, "127.0.0.1:9", "0.0.0.0:10"},
+	{"addr-file", "a.url", "b.url", func(o *options) any { return o.addrFile }, "a.url", "b.url"},
+	{"version", "true", "false", func(o *options) any { return o.version }, true, false},
 	{"snapshot", "a.gob", "b.gob", func(o *options) any { return o.snapshotPath }, "a.gob", "b.gob"},
 	{"snapshot-interval", "3s", "1m", func(o *options) any { return o.snapshotInterval }, 3 * time.Second, time.Minute},
 	{"seed", "a.json", "b.json", func(o *options) any { return o.seedFile }, "a.json", "b.json"},
@@ -365,6 +382,8 @@ var runFlagCases = []runFlagCase{
 	{"journal-size", "0", "5", func(o *options) any { return o.cfg.JournalSize }, 0, 5},
 	{"auth", "u:t", "v:w:x", func(o *options) any { return o.cfg.Auth }, "u:t", "v:w:x"},
 	{"cors", "*", "http://app.test", func(o *options) any { return o.cfg.CORSOrigin }, "*", "http://app.test"},
+	{"max-namespaces", "3", "4", func(o *options) any { return o.cfg.MaxNamespaces }, 3, 4},
+	{"allowed-hosts", "a.test", "b.test,c.test", func(o *options) any { return strings.Join(o.cfg.AllowedHosts, "|") }, "a.test", "b.test|c.test"},
 }
 
 func runEnvName(flagName string) string {
@@ -372,7 +391,7 @@ func runEnvName(flagName string) string {
 }
 
 func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
-	noEnv := func(string) string { return "" }
+	var noEnv []string
 	// Every flag that parseOptions defines has a case above.
 	var usage bytes.Buffer
 	if _, err := parseOptions([]string{"-h"}, noEnv, &usage); !errors.Is(err, flag.ErrHelp) {
@@ -390,7 +409,7 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 
 	for _, c := range runFlagCases {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := parseOptions([]string{"-" + c.name, c.value}, noEnv, io.Discard)
+			o, err := parseOptions([]string{"-" + c.name + "=" + c.value}, noEnv, io.Discard)
 			if err != nil {
 				t.Fatalf("-%s %s: %v", c.name, c.value, err)
 			}
@@ -398,14 +417,14 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 				t.Errorf("-%s %s: got %v, want %v", c.name, c.value, got, c.want)
 			}
 			env := map[string]string{runEnvName(c.name): c.value}
-			o, err = parseOptions(nil, func(k string) string { return env[k] }, io.Discard)
+			o, err = parseOptions(nil, runEnviron(env), io.Discard)
 			if err != nil {
 				t.Fatalf("%s=%s: %v", runEnvName(c.name), c.value, err)
 			}
 			if got := c.get(o); got != c.want {
 				t.Errorf("%s=%s: got %v, want %v", runEnvName(c.name), c.value, got, c.want)
 			}
-			o, err = parseOptions([]string{"-" + c.name + "=" + c.other}, func(k string) string { return env[k] }, io.Discard)
+			o, err = parseOptions([]string{"-" + c.name + "=" + c.other}, runEnviron(env), io.Discard)
 			if err != nil {
 				t.Fatalf("-%s=%s with %s=%s: %v", c.name, c.other, runEnvName(c.name), c.value, err)
 			}
@@ -417,18 +436,19 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 }
 
 func TestMainDefaults(t *testing.T) {
-	o, err := parseOptions(nil, func(string) string { return "" }, io.Discard)
+	o, err := parseOptions(nil, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := options{
 		addr: "127.0.0.1:8080", snapshotPath: "resourcedir.gob", snapshotInterval: 10 * time.Second, logFormat: "text",
-		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000},
+		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000},
 	}
-	if *o != want {
+	want.cfg.LoopbackOnly = true
+	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults %+v, want %+v", *o, want)
 	}
-	if DefaultConfig() != want.cfg {
+	if want.cfg.LoopbackOnly = false; !reflect.DeepEqual(DefaultConfig(), want.cfg) {
 		t.Errorf("DefaultConfig %+v", DefaultConfig())
 	}
 }
@@ -455,6 +475,8 @@ func TestMainBadFlagValues(t *testing.T) {
 		{[]string{"-no-such-flag"}, nil, "flag provided but not defined: -no-such-flag"},
 		{[]string{"stray"}, nil, `unexpected argument "stray"`},
 		{[]string{"-addr", "127.0.0.1:notaport"}, nil, "listen on 127.0.0.1:notaport"},
+		{[]string{"-addr", ""}, nil, "-addr must not be empty"},
+		{[]string{"-addr-file", filepath.Join(missing, "url")}, nil, "-addr-file: write " + filepath.Join(missing, "url")},
 		{[]string{"-seed", missing}, nil, missing},
 		{nil, map[string]string{"RESOURCEDIR_JOURNAL_SIZE": "abc"}, `environment RESOURCEDIR_JOURNAL_SIZE="abc"`},
 		{nil, map[string]string{"RESOURCEDIR_MAX_BODY": "0"}, "-max-body must be at least 1"},
@@ -468,7 +490,7 @@ func TestMainBadFlagValues(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		var stdout, stderr bytes.Buffer
-		err := run(ctx, runArgs(tt.args...), func(k string) string { return tt.env[k] }, &stdout, &stderr)
+		err := run(ctx, runArgs(tt.args...), runEnviron(tt.env), &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q %v: error %v, want one containing %q", tt.args, tt.env, err, tt.want)
 			continue
@@ -484,7 +506,7 @@ func TestMainBadFlagValues(t *testing.T) {
 
 func TestMainHelp(t *testing.T) {
 	var stderr bytes.Buffer
-	err := run(context.Background(), []string{"-h"}, func(string) string { return "" }, io.Discard, &stderr)
+	err := run(context.Background(), []string{"-h"}, nil, io.Discard, &stderr)
 	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
 		t.Errorf("-h: %v (exit %d), want flag.ErrHelp and exit 0", err, exitCode(err))
 	}
@@ -614,7 +636,7 @@ func TestRunSeedBadFileStops(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		var stdout bytes.Buffer
-		err := run(ctx, runArgs("-seed", path), func(string) string { return "" }, &stdout, io.Discard)
+		err := run(ctx, runArgs("-seed", path), nil, &stdout, io.Discard)
 		if err == nil {
 			t.Errorf("%s: run returned nil", tt.name)
 			continue
@@ -641,5 +663,505 @@ func TestRunAuthAndCORSOffByDefault(t *testing.T) {
 			t.Errorf("default run sent %s", name)
 		}
 	}
+	p.stopClean()
+}
+
+// ---- the built binary: ownership of the snapshot and boot inputs ----
+
+// mainExec runs bin to its end with args in dir and returns its exit code
+// and output. A boot that should be refused must not hang: the deadline
+// kills it and fails the test.
+func mainExec(t *testing.T, bin, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = readmeEnv()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%q did not exit within 20s; stderr: %s", args, errOut.String())
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("%q: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+}
+
+// mainRefused checks that a boot was refused with exit status 1 and a
+// message holding every one of want.
+func mainRefused(t *testing.T, code int, stdout, stderr string, want ...string) {
+	t.Helper()
+	if code != 1 {
+		t.Errorf("exit status %d, want 1; stderr: %s", code, stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr does not say %q: %s", w, stderr)
+		}
+	}
+	if strings.Contains(stdout, "msg=serving") {
+		t.Errorf("served despite the refusal:\n%s", stdout)
+	}
+}
+
+func TestMainBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; skipped with -short")
+	}
+	bin := snapBuild(t)
+	t.Run("OneServerPerSnapshot", func(t *testing.T) { mainTestOneServerPerSnapshot(t, bin) })
+	t.Run("NonRegularSnapshot", func(t *testing.T) { mainTestNonRegularSnapshot(t, bin) })
+	t.Run("SparseSnapshot", func(t *testing.T) { mainTestSparseSnapshot(t, bin) })
+	t.Run("SeedFromDevZero", func(t *testing.T) { mainTestSeedFromDevZero(t, bin) })
+	t.Run("AddrFile", func(t *testing.T) { mainTestAddrFile(t, bin) })
+	t.Run("Version", func(t *testing.T) { mainTestVersion(t, bin) })
+}
+
+// Two servers on one snapshot file lost acknowledged writes silently: the
+// second one now refuses to boot, naming the file and the first one's PID,
+// also when it reaches the file through a symbolic link; once the first
+// one stops, or is killed, the file is free again.
+func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "shared.gob")
+	first := snapStart(t, bin, dir, "-snapshot", path)
+	pid := strconv.Itoa(first.cmd.Process.Pid)
+	if b, err := os.ReadFile(path + ".lock"); err != nil || string(b) != pid+"\n" {
+		t.Errorf("lock file: %q %v, want the PID %s", b, err, pid)
+	}
+	link := filepath.Join(t.TempDir(), "link.gob")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, "shared.gob", link} {
+		code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", name)
+		mainRefused(t, code, stdout, stderr, "snapshot "+name, "process "+pid, path+".lock")
+	}
+	// The first server was not disturbed.
+	if code, body, err := snapDo(http.DefaultClient, http.MethodPost, first.base+"/api/v2/resource", `{"Company":"Kept"}`); err != nil || code != http.StatusOK {
+		t.Fatalf("create on the first server: %d %v %s", code, err, body)
+	}
+	if code := first.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("first server exit status %d; stderr: %s", code, first.stderr.String())
+	}
+	if _, err := os.Stat(path + ".lock"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock file stayed after a clean stop: %v", err)
+	}
+
+	second := snapStart(t, bin, dir, "-snapshot", link)
+	if got := len(second.listAll(t)); got != 1 {
+		t.Errorf("the second server serves %d resources, want the first one's 1", got)
+	}
+	second.cmd.Process.Kill() // the kernel lets go of the lock
+	<-second.done
+	third := snapStart(t, bin, dir, "-snapshot", path)
+	third.stop(syscall.SIGTERM)
+}
+
+// A FIFO blocked the boot forever (and SIGTERM with it); a folder or a
+// device is no snapshot either. Each is refused at once, named.
+func mainTestNonRegularSnapshot(t *testing.T, bin string) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.gob")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(dir, "folder.gob")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	linkToFifo := filepath.Join(dir, "link-to-pipe.gob")
+	if err := os.Symlink(fifo, linkToFifo); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, kind string }{
+		{fifo, "a named pipe (FIFO), not a regular file"},
+		{linkToFifo, "a named pipe (FIFO), not a regular file"},
+		{folder, "a folder, not a regular file"},
+		{os.DevNull, "a device, not a regular file"},
+	} {
+		code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", tc.path)
+		mainRefused(t, code, stdout, stderr, "snapshot "+tc.path, tc.kind)
+	}
+}
+
+// A valid header on a sparse 60 GB file ended in "fatal error: runtime: out
+// of memory": the file's size decided the size of a buffer. It is refused,
+// with status 1, before anything that large is allocated.
+func mainTestSparseSnapshot(t *testing.T, bin string) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sparse.gob")
+	if _, err := writeSnapshotFile(path, snapRealistic(3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 60<<30); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", path)
+	mainRefused(t, code, stdout, stderr, "load snapshot "+path, "corrupt or truncated", "64424509440-byte file")
+}
+
+// -seed /dev/zero grew without bound: the -max-seed-body limit applies.
+func mainTestSeedFromDevZero(t *testing.T, bin string) {
+	code, stdout, stderr := mainExec(t, bin, t.TempDir(), "-addr", "127.0.0.1:0", "-snapshot", "off", "-seed", "/dev/zero", "-max-seed-body", "1000000")
+	mainRefused(t, code, stdout, stderr, "seed /dev/zero: larger than the -max-seed-body limit of 1000000 bytes")
+}
+
+// -addr-file: with -addr 127.0.0.1:0 a harness waits for the file, reads
+// the URL, and finds the server there; the file goes when the server does.
+func mainTestAddrFile(t *testing.T, bin string) {
+	dir := t.TempDir()
+	addrFile := filepath.Join(dir, "url")
+	for _, format := range []string{"text", "json"} {
+		cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-addr-file", addrFile, "-snapshot", "off", "-log-format", format)
+		cmd.Env = readmeEnv()
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		t.Cleanup(func() { cmd.Process.Kill() })
+		var url []byte
+		admEventually(t, 15*time.Second, "the -addr-file", func() bool {
+			var err error
+			url, err = os.ReadFile(addrFile)
+			return err == nil
+		})
+		if !regexp.MustCompile(`^http://127\.0\.0\.1:[1-9][0-9]*\n$`).Match(url) {
+			t.Fatalf("-addr-file holds %q, want one line http://127.0.0.1:PORT", url)
+		}
+		resp, err := http.Get(strings.TrimSpace(string(url)) + "/__admin/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("health at the -addr-file URL: %d", resp.StatusCode)
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := <-done; err != nil {
+			t.Fatalf("exit: %v; stderr: %s", err, stderr.String())
+		}
+		if _, err := os.Stat(addrFile); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("-addr-file left behind at exit: %v", err)
+		}
+	}
+}
+
+func mainTestVersion(t *testing.T, bin string) {
+	code, stdout, stderr := mainExec(t, bin, t.TempDir(), "-version")
+	if code != 0 || stderr != "" {
+		t.Fatalf("-version: exit %d, stderr %q", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) < 2 || !regexp.MustCompile(`^resourcedir \S+$`).MatchString(lines[0]) ||
+		lines[len(lines)-1] != runtime.Version()+" "+runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("-version printed %q", stdout)
+	}
+	if len(lines) == 3 && !regexp.MustCompile(`^revision [0-9a-f]{40} \(\d{4}-\d\d-\d\dT[0-9:]+Z\)( with uncommitted changes)?$`).MatchString(lines[1]) {
+		t.Errorf("-version revision line %q", lines[1])
+	}
+}
+
+// ---- run: the snapshot's path and folder, -snapshot off, -seed ----
+
+// -snapshot off and RESOURCEDIR_SNAPSHOT=off keep everything in memory (an
+// empty variable cannot say ""); a file really named off is ./off.
+func TestRunSnapshotOff(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"-snapshot off", []string{"-addr", "127.0.0.1:0", "-snapshot", "off"}, nil},
+		{"RESOURCEDIR_SNAPSHOT=off", []string{"-addr", "127.0.0.1:0"}, map[string]string{"RESOURCEDIR_SNAPSHOT": "off"}},
+		{`-snapshot ""`, []string{"-addr", "127.0.0.1:0", "-snapshot", ""}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			p := runStart(t, tc.args, tc.env)
+			e := admAt(t, p.url)
+			e.create("Ephemeral")
+			e.expect(http.StatusConflict, http.MethodPost, "/__admin/snapshot", "")
+			p.stopClean()
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("files written in the working directory: %v", entries)
+			}
+			if !strings.Contains(p.stdout.String(), "snapshots off") {
+				t.Errorf("no 'snapshots off' line:\n%s", p.stdout)
+			}
+		})
+	}
+	t.Run("./off", func(t *testing.T) {
+		dir := t.TempDir()
+		t.Chdir(dir)
+		p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", "./off"}, nil)
+		admAt(t, p.url).create("Kept")
+		p.stopClean()
+		if rs, err := readSnapshotFile(filepath.Join(dir, "off")); err != nil || len(rs) != 1 {
+			t.Errorf("./off: %d resources, %v; want a snapshot of 1", len(rs), err)
+		}
+	})
+}
+
+// A snapshot folder that is missing or cannot be written stopped nothing:
+// the server failed at every tick and lost everything at exit. The boot
+// stops now, naming the folder; so does a path that is not a regular file.
+func TestRunSnapshotPathChecked(t *testing.T) {
+	dir := t.TempDir()
+	file := runWriteFile(t, "plain.txt", "not a folder")
+	folder := filepath.Join(dir, "folder.gob")
+	if err := os.Mkdir(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ path, want string }{
+		{filepath.Join(dir, "missing", "rd.gob"), "the folder " + filepath.Join(dir, "missing") + " does not exist"},
+		{filepath.Join(file, "rd.gob"), file + " is not a folder"},
+		// sysfs takes no new files, even from root: a folder that cannot
+		// be written wherever the test runs.
+		{"/sys/rd.gob", "the folder /sys cannot be written"},
+		{folder, "it is a folder, not a regular file"},
+		{os.DevNull, "it is a device, not a regular file"},
+	}
+	for _, tt := range tests {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", tt.path}, nil, &stdout, &stderr)
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "snapshot "+tt.path+": ") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("-snapshot %s: %v, want an error naming it and saying %q", tt.path, err, tt.want)
+		}
+		if strings.Contains(stdout.String(), "serving") {
+			t.Errorf("-snapshot %s: served", tt.path)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the missing folder was created: %v", err)
+	}
+}
+
+// A symbolic link as -snapshot was replaced by a regular file at the first
+// write; now the file it points to is replaced, in its own folder.
+func TestRunSnapshotThroughSymlink(t *testing.T) {
+	linkDir, dataDir := t.TempDir(), t.TempDir()
+	target := filepath.Join(dataDir, "real.gob")
+	link := filepath.Join(linkDir, "rd.gob")
+	rel, err := filepath.Rel(linkDir, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rel, link); err != nil { // dangling until the first write
+		t.Fatal(err)
+	}
+	for i, name := range []string{"First", "Second"} {
+		p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", link, "-snapshot-interval", "1h"}, nil)
+		e := admAt(t, p.url)
+		if n := e.health(); n != i {
+			t.Errorf("boot %d: %d resources, want %d", i+1, n, i)
+		}
+		e.create(name)
+		p.stopClean()
+		info, err := os.Lstat(link)
+		if err != nil || info.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("after write %d the link is no longer a link: %v %v", i+1, info.Mode(), err)
+		}
+		if dest, _ := os.Readlink(link); dest != rel {
+			t.Errorf("the link points to %q, want %q", dest, rel)
+		}
+		if rs, err := readSnapshotFile(target); err != nil || len(rs) != i+1 {
+			t.Errorf("target after write %d: %d resources, %v", i+1, len(rs), err)
+		}
+		if entries, _ := os.ReadDir(linkDir); len(entries) != 1 {
+			t.Errorf("files beside the link: %v", entries)
+		}
+		snapAssertNoTemps(t, dataDir)
+	}
+}
+
+// -seed read the whole file whatever its size: now at most -max-seed-body
+// bytes are read, from a regular file or a pipe alike.
+func TestRunSeedFileBounded(t *testing.T) {
+	big := runWriteFile(t, "big.json", `[`+strings.Repeat(`{"Company": "A"},`, 100)+`{}]`)
+	for _, path := range []string{big, "/dev/zero"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var stdout bytes.Buffer
+		err := run(ctx, runArgs("-seed", path, "-max-seed-body", "1000"), nil, &stdout, io.Discard)
+		cancel()
+		want := "seed " + path + ": larger than the -max-seed-body limit of 1000 bytes"
+		if err == nil || err.Error() != want {
+			t.Errorf("-seed %s: %v, want %q", path, err, want)
+		}
+	}
+
+	// A FIFO is read (-seed <(generate) works), within the limit.
+	fifo := filepath.Join(t.TempDir(), "seed.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		io.WriteString(f, `[{"Company": "Piped"}, {"Company": "In"}]`)
+	}()
+	p := runStart(t, runArgs("-seed", fifo, "-max-seed-body", "1000"), nil)
+	if n := admAt(t, p.url).health(); n != 2 {
+		t.Errorf("%d resources seeded from a FIFO, want 2", n)
+	}
+	p.stopClean()
+
+	// A FIFO that no one writes to does not hold the boot past its end.
+	idle := filepath.Join(t.TempDir(), "idle.fifo")
+	if err := syscall.Mkfifo(idle, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, runArgs("-seed", idle), nil, io.Discard, io.Discard) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "seed "+idle) {
+			t.Errorf("run on an idle FIFO: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run blocked on a FIFO seed after its context ended")
+	}
+	// Unblock the abandoned open so no goroutine outlives the test.
+	if f, err := os.OpenFile(idle, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
+}
+
+// A RESOURCEDIR_ variable with a typo passed silently; it is a warning
+// that names the closest flag.
+func TestRunWarnsAboutUnknownEnvironmentVariables(t *testing.T) {
+	tests := []struct {
+		environ []string
+		want    []string
+	}{
+		{[]string{"RESOURCEDIR_SNAPSHOT_INTERVALL=5s"}, []string{"RESOURCEDIR_SNAPSHOT_INTERVALL names no flag and is ignored; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"}},
+		{[]string{"RESOURCEDIR_ADR=127.0.0.1:1"}, []string{"RESOURCEDIR_ADR names no flag and is ignored; did you mean RESOURCEDIR_ADDR (-addr)?"}},
+		{[]string{"RESOURCEDIR_MAXBODY=5", "RESOURCEDIR_JOURNALSIZE=1"}, []string{
+			"RESOURCEDIR_MAXBODY names no flag and is ignored; did you mean RESOURCEDIR_MAX_BODY (-max-body)?",
+			"RESOURCEDIR_JOURNALSIZE names no flag and is ignored; did you mean RESOURCEDIR_JOURNAL_SIZE (-journal-size)?",
+		}},
+		{[]string{"RESOURCEDIR_ADDR_FILE=x", "RESOURCEDIR_MAX_SEED_BODY=5", "PATH=/bin", "resourcedir_addr=x", "RESOURCEDIR_SNAPSHOT="}, nil},
+	}
+	for _, tt := range tests {
+		if got := unknownEnvVars(tt.environ); !slices.Equal(got, tt.want) {
+			t.Errorf("unknownEnvVars(%q) = %q, want %q", tt.environ, got, tt.want)
+		}
+	}
+	// Logged as a warning, in both formats.
+	for _, format := range []string{"text", "json"} {
+		p := runStart(t, runArgs("-log-format", format), map[string]string{"RESOURCEDIR_SNAPSHOT_INTERVALL": "5s"})
+		p.stopClean()
+		want := `level=WARN msg="unknown environment variable" warning="RESOURCEDIR_SNAPSHOT_INTERVALL names no flag and is ignored; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"`
+		if format == "json" {
+			want = `"level":"WARN","msg":"unknown environment variable","warning":"RESOURCEDIR_SNAPSHOT_INTERVALL names no flag and is ignored; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"`
+		}
+		if !strings.Contains(p.stdout.String(), want) {
+			t.Errorf("%s log lacks %s:\n%s", format, want, p.stdout)
+		}
+	}
+}
+
+func TestMainEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"addr", "addr", 0}, {"adr", "addr", 1},
+		{"kitten", "sitting", 3}, {"INTERVALL", "INTERVAL", 1}, {"ab", "ba", 2},
+	} {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// NewServer(Config{}, …) answered every seed 413 "larger than the limit of
+// 0 bytes": the zero limits take the defaults that the flags have.
+func TestMainConfigDefaultsAgree(t *testing.T) {
+	want := DefaultConfig()
+	want.JournalSize = 0 // 0 turns the journal off, on the command line too
+	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Config{}.withDefaults() = %+v, want %+v", got, want)
+	}
+	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigin: "*", MaxNamespaces: 5}
+	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
+		t.Errorf("withDefaults changed set values: %+v", got)
+	}
+	e := admStart(t, Config{}, nil)
+	if got := e.seed(`[{"Company": "A"}, {"Company": "B"}]`); len(got) != 2 {
+		t.Errorf("seeded %d resources, want 2", len(got))
+	}
+	big := `[` + strings.Repeat(`{"Company": "A"},`, 150_000) + `{"Company": "B"}]` // 2.5 MB: over -max-body, under -max-seed-body
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", big)
+}
+
+// A failed POST /__admin/snapshot answered the internal path and the OS's
+// error text; it answers the reason, and the log has the path and the error.
+func TestRunFailedSnapshotRequestHidesThePath(t *testing.T) {
+	sub := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(sub, "rd.gob")
+	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path, "-snapshot-interval", "1h"}, nil)
+	e := admAt(t, p.url)
+	e.create("Doomed")
+	if err := os.RemoveAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	r := e.expect(http.StatusInternalServerError, http.MethodPost, "/__admin/snapshot", "")
+	var body struct{ Message string }
+	r.decode(t, &body)
+	want := "The snapshot could not be written (the snapshot's folder no longer exists); the previous snapshot is kept, and the server log says more (request id " + r.Header.Get("X-Request-Id") + ")."
+	if body.Message != want {
+		t.Errorf("message %q, want %q", body.Message, want)
+	}
+	for _, leak := range []string{sub, "no such file", "open "} {
+		if strings.Contains(string(r.Body), leak) {
+			t.Errorf("the answer shows %q: %s", leak, r.Body)
+		}
+	}
+	if !strings.Contains(p.stdout.String(), path) {
+		t.Errorf("the log does not name %s:\n%s", path, p.stdout)
+	}
+	if err := os.Mkdir(sub, 0o755); err != nil { // so that the final write works
+		t.Fatal(err)
+	}
+	p.stopClean()
+}
+
+// Two servers in one process collide on the lock too (flock is per open
+// file), and the second one's refusal names the file and this PID.
+func TestRunSecondServerOnSnapshotRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "one.gob")
+	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var stdout bytes.Buffer
+	err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil, &stdout, io.Discard)
+	want := fmt.Sprintf("snapshot %s: another resourcedir, process %d, is using it (lock file %s.lock); stop it or give this one another -snapshot", path, os.Getpid(), path)
+	if err == nil || err.Error() != want {
+		t.Errorf("second run: %v, want %q", err, want)
+	}
+	if strings.Contains(stdout.String(), "serving") {
+		t.Error("the second server served")
+	}
+	p.stopClean()
+	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil)
 	p.stopClean()
 }

@@ -902,7 +902,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	run := &modelRun{
 		t: t, seed: seed, steps: steps, store: store,
 		srv:   NewServer(DefaultConfig(), store, nil),
-		snap:  newSnapshotter(filepath.Join(t.TempDir(), "model.gob"), store, logger),
+		snap:  newSnapshotter(filepath.Join(t.TempDir(), "model.gob"), storeDir{store}, logger),
 		stats: map[string]int{},
 	}
 	run.g = &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), model: &run.model}

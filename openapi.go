@@ -43,7 +43,7 @@ func currentOpenAPITables() openAPITables {
 		statuses:      []string{statusActive, statusInactive},
 		maxFilter:     [3]int{maxFilterBytes, maxFilterConditions, maxFilterDepth},
 		maxFaultDelay: int(maxFaultDelay.Milliseconds()),
-		maxFaults:     1000,
+		maxFaults:     maxFaults,
 		defaultPage:   defaultPageSize,
 	}
 	t.fields = append(t.fields, fieldNames[:]...)
@@ -54,7 +54,7 @@ func currentOpenAPITables() openAPITables {
 		t.types = append(t.types, requestorTypeInfo{int(e.id), e.name})
 	}
 	for _, p := range editableProps {
-		t.editable = append(t.editable, propName(p))
+		t.editable = append(t.editable, p.String())
 	}
 	for o := range numFilterOps {
 		if o.unary() {
@@ -390,12 +390,19 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"Status": obj{"const": "reset"}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
 				"400": errorResp("An unknown query parameter.")}, false))},
 		"/__admin/namespaces": obj{"get": op("listNamespaces", "Namespaces", "Every namespace with its resource count.", "Admin",
-			common(obj{"200": ok("The namespaces.", obj{"type": "object"}), "400": errorResp("An unknown query parameter.")}, false))},
+			common(obj{"200": ok("The namespaces, by name.", closed(obj{
+				"Namespaces": obj{"type": "array", "items": closed(obj{
+					"Name":      obj{"type": "string", "pattern": namespacePattern},
+					"Resources": obj{"type": "integer", "minimum": 0}}, "Name", "Resources")},
+				"Total": obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
+				"400": errorResp("An unknown query parameter.")}, false))},
 		"/__admin/namespaces/{name}": obj{
 			"parameters": []any{obj{"name": "name", "in": "path", "required": true,
-				"schema": obj{"type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$"}}},
+				"schema": obj{"type": "string", "pattern": namespacePattern}}},
 			"delete": op("deleteNamespace", "Remove a namespace", "The default namespace cannot be removed, only reset.", "Admin",
-				common(obj{"200": ok("Removed.", obj{"type": "object"}), "400": errorResp("A name that is not valid, or default."), "404": errorResp("No such namespace.")}, false)),
+				common(obj{"200": ok("Removed; Resources is how many it held.", closed(obj{
+					"Deleted": obj{"type": "string", "pattern": namespacePattern}, "Resources": obj{"type": "integer", "minimum": 0}}, "Deleted", "Resources")),
+					"400": errorResp("A name that is not valid, or default."), "404": errorResp("No such namespace.")}, false)),
 		},
 		"/": obj{"get": obj{"operationId": "console", "summary": "The console", "tags": []string{"Admin"},
 			"description": "The console: one HTML page (its script and style sheet are under /__admin/console/) for watching and driving the directory in a browser.",
@@ -554,6 +561,9 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		},
 	}
 }
+
+// namespacePattern is validNamespaceName as a pattern.
+var namespacePattern = fmt.Sprintf("^[A-Za-z0-9._-]{1,%d}$", maxNamespaceName)
 
 func typeTable(types []requestorTypeInfo) string {
 	parts := make([]string, len(types))

@@ -163,7 +163,7 @@ func TestOpenAPIMatchesCodeTables(t *testing.T) {
 
 	var editable []string
 	for _, p := range editableProps {
-		editable = append(editable, propName(p))
+		editable = append(editable, p.String())
 	}
 	if got := strs(t, at(t, schemas, "UpdateRequest", "required")); !slices.Equal(sorted(got), sorted(editable)) {
 		t.Errorf("UpdateRequest required = %v, want %v", got, editable)
@@ -171,6 +171,12 @@ func TestOpenAPIMatchesCodeTables(t *testing.T) {
 
 	if got := at(t, schemas, "ResourcePage", "properties", "ResourceList", "maxItems"); got != float64(cfg.MaxPageSize) {
 		t.Errorf("ResourceList maxItems = %v, want %d", got, cfg.MaxPageSize)
+	}
+	if got := keys(at(t, schemas, "FaultSpec", "properties")); !slices.Equal(got, sorted(faultProps)) {
+		t.Errorf("FaultSpec properties = %v, want faultProps %v", got, faultProps)
+	}
+	if got := keys(at(t, schemas, "Fault", "properties")); !slices.Equal(got, sorted(append(slices.Clone(faultProps), "Id", "Fired"))) {
+		t.Errorf("Fault properties = %v, want faultProps with Id and Fired", got)
 	}
 	if got := at(t, schemas, "FaultSpec", "properties", "DelayMs", "maximum"); got != float64(maxFaultDelay.Milliseconds()) {
 		t.Errorf("DelayMs maximum = %v, want %d", got, maxFaultDelay.Milliseconds())

@@ -106,7 +106,7 @@ func TestReadmeExamples(t *testing.T) {
 			`"Faults":[{"Id":1,"Method":"POST"`,
 			"503\n200\n",
 			`"Status":503`, `"Body":{"FirstName":"Grace","Surname":"Hopper"}`,
-			`{"Status":"reset"}`,
+			`{"Status":"reset","Resources":2}`,
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("output lacks %q:\n%s", want, text)

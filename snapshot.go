@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -25,11 +26,14 @@ import (
 // a gob stream (a snapshotHeader, then the resources in chunks), and a
 // big-endian CRC-32C of everything before it.
 //
-// Version 2 stores a chunk column by column (snapshotChunk); version 1, still
+// Version 3 holds every namespace: the header lists them in order with
+// their counts, and the chunks hold their resources one namespace after
+// another. Version 2 files (one directory) still load, into "default".
+// Chunks store resources column by column (snapshotChunk); version 1, still
 // read, stored a []snapshotRecord per chunk.
 const (
 	snapshotMagic   = "resourcedir snapshot\n"
-	snapshotVersion = 2
+	snapshotVersion = 3
 	// snapshotChunkSize resources go in one gob value: one value per
 	// resource costs a gob message each, one value for all of them a second
 	// copy of the whole directory in memory.
@@ -41,6 +45,20 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 type snapshotHeader struct {
 	Count   int
 	Written time.Time
+	// Namespaces, from version 3: names and resource counts, in the order
+	// their resources follow. The counts add up to Count.
+	Namespaces []snapshotNamespace
+}
+
+type snapshotNamespace struct {
+	Name  string
+	Count int
+}
+
+// snapshotSpace is one namespace's resources, as saved and restored.
+type snapshotSpace struct {
+	Name      string
+	Resources []*Resource
 }
 
 // snapshotChunk holds up to snapshotChunkSize resources, column by column,
@@ -275,8 +293,18 @@ func knownRequestorType(t requestorType) bool {
 	return false
 }
 
-// encodeSnapshot writes resources to w in the snapshot format.
-func encodeSnapshot(w io.Writer, resources []*Resource) error {
+// encodeSnapshot writes the namespaces to w in the snapshot format.
+func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
+	header := snapshotHeader{Written: time.Now().UTC(), Namespaces: make([]snapshotNamespace, len(spaces))}
+	var resources []*Resource
+	for i, sp := range spaces {
+		header.Namespaces[i] = snapshotNamespace{sp.Name, len(sp.Resources)}
+		header.Count += len(sp.Resources)
+	}
+	resources = make([]*Resource, 0, header.Count)
+	for _, sp := range spaces {
+		resources = append(resources, sp.Resources...)
+	}
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
 	var version [4]byte
@@ -284,7 +312,7 @@ func encodeSnapshot(w io.Writer, resources []*Resource) error {
 	bw.WriteString(snapshotMagic)
 	bw.Write(version[:])
 	enc := gob.NewEncoder(bw)
-	if err := enc.Encode(snapshotHeader{Count: len(resources), Written: time.Now().UTC()}); err != nil {
+	if err := enc.Encode(header); err != nil {
 		return fmt.Errorf("encode header: %w", err)
 	}
 	var chunk snapshotChunk
@@ -312,7 +340,7 @@ func encodeSnapshot(w io.Writer, resources []*Resource) error {
 
 // decodeSnapshot reads a whole snapshot of size bytes from r and checks its
 // magic, version and checksum before it trusts anything in it.
-func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
+func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
 	headerLen := int64(len(snapshotMagic) + 4)
 	if size == 0 {
 		return nil, errors.New("the file is empty")
@@ -334,10 +362,18 @@ func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
 		return nil, errors.New("not a resourcedir snapshot (bad magic)")
 	}
 	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
+	known := version >= 1 && version <= snapshotVersion
 	// The checksum is checked before gob sees the content, so a corrupt file
-	// fails as corrupt rather than as whatever gob makes of it.
-	payload := make([]byte, size-headerLen-4)
-	if _, err := io.ReadFull(body, payload); err != nil {
+	// fails as corrupt rather than as whatever gob makes of it. A version
+	// this resourcedir cannot read is only checksummed, not kept: nothing
+	// has checked its size against its content (checkDeclaredSizes).
+	var payload []byte
+	if known {
+		payload = make([]byte, size-headerLen-4)
+		if _, err := io.ReadFull(body, payload); err != nil {
+			return nil, fmt.Errorf("read: %w", err)
+		}
+	} else if _, err := io.CopyN(io.Discard, body, size-headerLen-4); err != nil {
 		return nil, fmt.Errorf("read: %w", err)
 	}
 	var sum [4]byte
@@ -345,7 +381,6 @@ func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
 		return nil, fmt.Errorf("read checksum: %w", err)
 	}
 	sumOK := binary.BigEndian.Uint32(sum[:]) == crc.Sum32()
-	known := version == 1 || version == snapshotVersion
 	switch {
 	case !known && !sumOK:
 		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads 1 to %d) and checksum mismatch: "+
@@ -401,7 +436,30 @@ func decodeSnapshot(r io.Reader, size int64) ([]*Resource, error) {
 	if br.Len() != 0 {
 		return nil, fmt.Errorf("data after the %d resources its header announces", header.Count)
 	}
-	return resources, nil
+	return splitSpaces(header, resources)
+}
+
+// splitSpaces cuts the resources into the namespaces the header lists; a
+// file from before namespaces is the default namespace.
+func splitSpaces(header snapshotHeader, resources []*Resource) ([]snapshotSpace, error) {
+	if header.Namespaces == nil {
+		return []snapshotSpace{{defaultNamespace, resources}}, nil
+	}
+	spaces := make([]snapshotSpace, len(header.Namespaces))
+	seen := map[string]bool{}
+	rest := resources
+	for i, ns := range header.Namespaces {
+		if !validNamespaceName(ns.Name) || seen[ns.Name] || ns.Count < 0 || ns.Count > len(rest) {
+			return nil, fmt.Errorf("bad namespace %q of %d resources in the header", ns.Name, ns.Count)
+		}
+		seen[ns.Name] = true
+		spaces[i] = snapshotSpace{ns.Name, rest[:ns.Count:ns.Count]}
+		rest = rest[ns.Count:]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("the namespaces hold %d resources fewer than the header's count", len(rest))
+	}
+	return spaces, nil
 }
 
 // chunkBuilder rebuilds the resources of decoded chunks on every CPU while
@@ -479,20 +537,31 @@ func decodeRecordsV1(dec *gob.Decoder, dst []*Resource) (int, error) {
 	return len(chunk), nil
 }
 
-// writeSnapshotFile replaces path atomically with a snapshot of resources.
-func writeSnapshotFile(path string, resources []*Resource) (size int64, err error) {
-	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, resources) })
+// writeSnapshot replaces path atomically with a snapshot of spaces.
+func writeSnapshot(path string, spaces []snapshotSpace) (size int64, err error) {
+	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, spaces) })
 }
 
 // writeFileAtomic replaces path atomically: a temporary file in the same
 // folder is written by write, fsynced and renamed over path, then the
 // folder is fsynced so the rename itself survives a crash. On any error
-// path is left as it was and the temporary file is removed.
+// path is left as it was and the temporary file is removed. When path is a
+// symbolic link, the file it points to is replaced, in its own folder, and
+// the link stays.
 func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, tempPrefix(path)+"*")
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	target, err := resolveLink(path)
 	if err != nil {
-		return 0, fmt.Errorf("write snapshot %s: %w", path, err)
+		return 0, err
+	}
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, tempPrefix(target)+"*")
+	if err != nil {
+		return 0, err
 	}
 	renamed := false
 	defer func() {
@@ -501,7 +570,6 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 			if !renamed {
 				os.Remove(tmp.Name())
 			}
-			err = fmt.Errorf("write snapshot %s: %w", path, err)
 		}
 	}()
 	counter := &countingWriter{w: tmp}
@@ -514,7 +582,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 	if err := tmp.Close(); err != nil {
 		return 0, err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp.Name(), target); err != nil {
 		return 0, err
 	}
 	renamed = true
@@ -522,6 +590,36 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 		return 0, err
 	}
 	return counter.n, nil
+}
+
+// resolveLink follows path while it is a symbolic link and returns the file
+// a write must replace; a link to a file that does not exist yet resolves
+// to where it points. Only the last element matters: a rename within a
+// linked folder lands in the real folder anyway.
+func resolveLink(path string) (string, error) {
+	for range 40 {
+		info, err := os.Lstat(path)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return path, nil // nothing to follow; the write will say what is wrong
+		}
+		if err != nil {
+			return "", err
+		}
+		if info.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			// Not filepath.Join: cleaning "dir/../x" lexically is wrong
+			// when dir is itself a link.
+			dest = filepath.Dir(path) + string(filepath.Separator) + dest
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
 }
 
 // tempPrefix is how the names of path's temporary files start.
@@ -532,6 +630,10 @@ func tempPrefix(path string) string {
 // removeStaleTemps removes the temporary files that a write interrupted by
 // a crash left beside path, and returns how many it removed.
 func removeStaleTemps(path string) (int, error) {
+	path, err := resolveLink(path)
+	if err != nil {
+		return 0, err
+	}
 	entries, err := os.ReadDir(filepath.Dir(path))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil // no folder, no temporary files; writes will say so
@@ -577,34 +679,138 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// readSnapshotFile loads path without ever writing to it. A missing file
+// readSnapshot loads path without ever writing to it. A missing file
 // gives an error that errors.Is(err, os.ErrNotExist).
-func readSnapshotFile(path string) ([]*Resource, error) {
-	f, err := os.Open(path)
+func readSnapshot(path string) ([]snapshotSpace, error) {
+	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	if err := checkDeclaredSizes(f, size); err != nil {
+		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
+	}
+	spaces, err := decodeSnapshot(bufio.NewReaderSize(f, 1<<20), size)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
 	}
-	resources, err := decodeSnapshot(bufio.NewReaderSize(f, 1<<20), info.Size())
+	return spaces, nil
+}
+
+// openRegular opens path for reading only if it is a regular file: a FIFO
+// would block the open until some writer came, a device could be read
+// forever.
+func openRegular(path string) (*os.File, int64, error) {
+	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
+		return nil, 0, err
 	}
-	return resources, nil
+	if !info.Mode().IsRegular() {
+		return nil, 0, notRegular(info.Mode())
+	}
+	// O_NONBLOCK: should a FIFO take the file's place after the check, the
+	// open still returns at once, and the check below refuses it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	info, err = f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = notRegular(info.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, info.Size(), nil
+}
+
+// notRegular says what a file that is not a regular file is.
+func notRegular(mode os.FileMode) error {
+	kind := "not a regular file"
+	switch {
+	case mode.IsDir():
+		kind = "a folder"
+	case mode&os.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case mode&os.ModeSocket != 0:
+		kind = "a socket"
+	case mode&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("it is %s, not a regular file", kind)
+}
+
+// checkDeclaredSizes refuses a snapshot whose content and size disagree
+// before decodeSnapshot allocates a buffer of the file's size: a valid
+// header on a sparse 60 GB file must not take 60 GB. The lengths of the gob
+// messages are the only sizes the format declares; they must be at least
+// one byte each and fill the space between the header and the checksum
+// exactly. Only a few bytes per message are read.
+func checkDeclaredSizes(r io.ReaderAt, size int64) error {
+	headerLen := int64(len(snapshotMagic) + 4)
+	head := make([]byte, headerLen)
+	if size < headerLen+4 {
+		return nil // decodeSnapshot says what is wrong
+	}
+	if _, err := r.ReadAt(head, 0); err != nil {
+		return fmt.Errorf("read header: %w", err)
+	}
+	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
+	if string(head[:len(snapshotMagic)]) != snapshotMagic || (version != 1 && version != snapshotVersion) {
+		return nil // not gob, or not gob we know: decodeSnapshot refuses it without a buffer
+	}
+	end := size - 4 // the checksum
+	var prefix [9]byte
+	for at := headerLen; at < end; {
+		n, err := r.ReadAt(prefix[:min(int64(len(prefix)), end-at)], at)
+		if n == 0 {
+			return fmt.Errorf("read at byte %d: %w", at, err)
+		}
+		length, width := gobLength(prefix[:n])
+		switch {
+		case width == 0:
+			return fmt.Errorf("the file is corrupt or truncated: a bad record length at byte %d of this %d-byte file", at, size)
+		case length == 0 || length > uint64(end-at-int64(width)):
+			return fmt.Errorf("the file is corrupt or truncated: the record at byte %d declares %d bytes, "+
+				"and %d remain before the checksum of this %d-byte file", at, length, end-at-int64(width), size)
+		}
+		at += int64(width) + int64(length)
+	}
+	return nil
+}
+
+// gobLength decodes the unsigned integer that starts a gob message: a byte
+// below 0x80 is the value; otherwise the byte is minus the count of
+// big-endian bytes that follow. width is 0 when b does not hold one.
+func gobLength(b []byte) (length uint64, width int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	if b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	n := int(-int8(b[0]))
+	if n < 1 || n > 8 || n >= len(b) {
+		return 0, 0
+	}
+	for _, c := range b[1 : 1+n] {
+		length = length<<8 | uint64(c)
+	}
+	return length, 1 + n
 }
 
 // snapshotter writes the store to its file: on a timer when the store has
 // changed, on demand, and once more at shutdown.
 type snapshotter struct {
-	path  string
-	store *Store
-	log   *slog.Logger
+	path string
+	dir  snapshotDir
+	log  *slog.Logger
 
 	mu      sync.Mutex // one write at a time
-	written uint64     // store.Changes() at the last successful write
+	written uint64     // the directory's change mark at the last successful write
+
+	lock *fileLock // held from open to close
 }
 
 // snapshotResult describes one write.
@@ -615,29 +821,108 @@ type snapshotResult struct {
 	Duration  time.Duration
 }
 
-func newSnapshotter(path string, store *Store, logger *slog.Logger) *snapshotter {
-	return &snapshotter{path: path, store: store, log: logger}
+// snapshotDir is what a snapshot saves and restores: the Server's
+// namespaces.
+type snapshotDir interface {
+	// snapshotSpaces returns every namespace's resources and a mark that
+	// changes whenever any of them changes.
+	snapshotSpaces() ([]snapshotSpace, uint64)
+	changeMark() uint64
+	restore([]snapshotSpace) error
+}
+
+func newSnapshotter(path string, dir snapshotDir, logger *slog.Logger) *snapshotter {
+	return &snapshotter{path: path, dir: dir, log: logger}
+}
+
+// open makes the snapshotter the file's only user and loads it: the path
+// must be a regular file or not exist yet, its folder must exist and take
+// new files, and no other resourcedir may be using it. A symbolic link is
+// followed: the lock and the checks are on the file it points to, so two
+// servers reaching one file by two names still collide.
+func (s *snapshotter) open() error {
+	target, err := resolveLink(s.path)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	// The file first: a device's folder (/dev) is no place for a probe.
+	info, err := os.Stat(target)
+	switch {
+	case err == nil && !info.Mode().IsRegular():
+		return fmt.Errorf("snapshot %s: %w", s.path, notRegular(info.Mode()))
+	case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	if err := checkWritableFolder(target); err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	lockPath, err := filepath.Abs(target + ".lock")
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	lock, err := lockFile(lockPath)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	if err := s.load(); err != nil {
+		lock.release()
+		return err
+	}
+	s.lock = lock
+	return nil
+}
+
+// close lets another server use the file.
+func (s *snapshotter) close() {
+	s.lock.release()
+	s.lock = nil
+}
+
+// checkWritableFolder checks that the folder of path exists and takes new
+// files, by creating one there as a write would: otherwise every write
+// would fail and the data be lost at exit.
+func checkWritableFolder(path string) error {
+	dir := filepath.Dir(path)
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("the folder %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("the folder %s: %w", dir, err)
+	case !info.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	probe, err := os.CreateTemp(dir, tempPrefix(path)+"probe-*")
+	if err != nil {
+		return fmt.Errorf("the folder %s cannot be written: %w", dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }
 
 // load reads the snapshot into the store, replacing what it holds. A
 // missing file leaves the store as it is and is not an error.
 func (s *snapshotter) load() error {
 	start := time.Now()
-	resources, err := readSnapshotFile(s.path)
+	spaces, err := readSnapshot(s.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.log.Info("no snapshot yet; starting empty", "path", s.path)
 	case err != nil:
 		return err
 	default:
-		if err := s.store.Load(resources); err != nil {
+		if err := s.dir.restore(spaces); err != nil {
 			return fmt.Errorf("load snapshot %s: %w", s.path, err)
 		}
-		s.log.Info("snapshot loaded", "path", s.path, "resources", len(resources), "duration", time.Since(start))
+		n := 0
+		for _, sp := range spaces {
+			n += len(sp.Resources)
+		}
+		s.log.Info("snapshot loaded", "path", s.path, "resources", n, "namespaces", len(spaces), "duration", time.Since(start))
 	}
 	// Nothing has changed yet: an idle run must not write an empty file.
 	s.mu.Lock()
-	s.written = s.store.Changes()
+	s.written = s.dir.changeMark()
 	s.mu.Unlock()
 	// A write interrupted by a crash leaves its temporary file behind.
 	if n, err := removeStaleTemps(s.path); err != nil {
@@ -658,22 +943,47 @@ func (s *snapshotter) write() (snapshotResult, error) {
 
 func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	start := time.Now()
-	resources, changes := s.store.All()
-	size, err := writeSnapshotFile(s.path, resources)
+	spaces, changes := s.dir.snapshotSpaces()
+	size, err := writeSnapshot(s.path, spaces)
 	if err != nil {
 		return snapshotResult{}, err
 	}
 	s.written = changes
-	res := snapshotResult{Path: s.path, Resources: len(resources), Bytes: size, Duration: time.Since(start)}
+	n := 0
+	for _, sp := range spaces {
+		n += len(sp.Resources)
+	}
+	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: time.Since(start)}
 	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)
 	return res, nil
+}
+
+// writeFailureReason says in a few words why a snapshot write failed,
+// without the path or the OS's error text: it is for an answer to a client
+// (POST /__admin/snapshot), which has no business knowing the server's
+// folders; the log has the whole error.
+func writeFailureReason(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk quota is used up"
+	case errors.Is(err, syscall.EROFS):
+		return "the file system is read-only"
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, os.ErrNotExist):
+		return "the snapshot's folder no longer exists"
+	default:
+		return "an input/output error"
+	}
 }
 
 // writeIfChanged writes only when the store changed since the last write.
 func (s *snapshotter) writeIfChanged() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.store.Changes() == s.written {
+	if s.dir.changeMark() == s.written {
 		return false, nil
 	}
 	_, err := s.writeLocked()

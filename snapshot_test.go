@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -149,7 +150,7 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				store := NewStore(nil)
-				if err := newSnapshotter(path, store, logger).load(); err != nil {
+				if err := newSnapshotter(path, storeDir{store}, logger).load(); err != nil {
 					b.Fatal(err)
 				}
 				if store.Len() != size.n {
@@ -227,7 +228,7 @@ func snapGob(t *testing.T, values ...any) []byte {
 func snapEncode(t *testing.T, rs []*Resource) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := encodeSnapshot(&buf, rs); err != nil {
+	if err := encodeSnapshot(&buf, defaultSpace(rs)); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -308,7 +309,7 @@ func snapRoundTripStore(t *testing.T) (*Store, *Server) {
 func TestSnapshotRoundTrip(t *testing.T) {
 	store, srv := snapRoundTripStore(t)
 	path := filepath.Join(t.TempDir(), "rd.gob")
-	snap := newSnapshotter(path, store, nil)
+	snap := newSnapshotter(path, storeDir{store}, nil)
 	snap.log = snapLogger(nil)
 	res, err := snap.write()
 	if err != nil {
@@ -323,7 +324,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 
 	loaded := NewStore(nil)
-	snap2 := newSnapshotter(path, loaded, snapLogger(nil))
+	snap2 := newSnapshotter(path, storeDir{loaded}, snapLogger(nil))
 	if err := snap2.load(); err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +413,7 @@ func TestSnapshotRoundTripEmpty(t *testing.T) {
 	}
 	store := NewStore(nil)
 	store.Insert(snapRealistic(3))
-	if err := newSnapshotter(path, store, snapLogger(nil)).load(); err != nil || store.Len() != 0 {
+	if err := newSnapshotter(path, storeDir{store}, snapLogger(nil)).load(); err != nil || store.Len() != 0 {
 		t.Fatalf("load of an empty snapshot: %d resources, %v", store.Len(), err)
 	}
 }
@@ -496,9 +497,9 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"empty", nil, "empty"},
 		{"flipped first magic byte", flip(0, 0xff), "bad magic"},
 		{"flipped last magic byte", flip(len(snapshotMagic)-1, 0x01), "bad magic"},
-		{"flipped high version byte", flip(len(snapshotMagic), 0x80), "unknown format version 2147483650 .*checksum mismatch"},
-		{"flipped low version byte", flip(headerLen-1, 0x04), "unknown format version 6 .*checksum mismatch"},
-		{"flipped first payload byte", flip(headerLen, 0x01), "checksum mismatch"},
+		{"flipped high version byte", flip(len(snapshotMagic), 0x80), fmt.Sprintf("unknown format version %d .*checksum mismatch", snapshotVersion|0x80000000)},
+		{"flipped low version byte", flip(headerLen-1, 0x04), fmt.Sprintf("unknown format version %d .*checksum mismatch", snapshotVersion^0x04)},
+		{"flipped first payload byte", flip(headerLen, 0x01), "corrupt or truncated"}, // a record length: checkDeclaredSizes
 		{"flipped payload byte 100", flip(headerLen+100, 0x20), "checksum mismatch"},
 		{"flipped middle payload byte", flip(n/2, 0x08), "checksum mismatch"},
 		{"flipped last payload byte", flip(n-5, 0x40), "checksum mismatch"},
@@ -517,10 +518,10 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"another program's file (PNG)", append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{0}, 64)...), "not a resourcedir snapshot"},
 		{"another program's file (JSON seed)", []byte(`[{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines"}]`), "not a resourcedir snapshot"},
 		{"another program's file (short text)", []byte("hello\n"), "not a resourcedir snapshot"},
-		{"future version", withVersion(snapshotVersion + 1), "format version 3 is newer .*upgrade"},
+		{"future version", withVersion(snapshotVersion + 1), fmt.Sprintf("format version %d is newer .*upgrade", snapshotVersion+1)},
 		{"far future version", withVersion(1 << 20), "format version 1048576 is newer"},
 		{"version 0", withVersion(0), "unknown format version 0"},
-		{"valid frame, not gob", snapFrame(snapshotVersion, []byte("this is not gob at all")), "decode header"},
+		{"valid frame, not gob", snapFrame(snapshotVersion, []byte("this is not gob at all")), "the record at byte 25 declares 116 bytes, and 21 remain"},
 		{"valid frame, no payload", snapFrame(snapshotVersion, nil), "decode header"},
 		{"valid frame, fewer resources than the header says", snapFrame(snapshotVersion, snapGob(t, header, &three)), "decode resources after 3 of 5"},
 		{"valid frame, data after the resources", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &three, &three)), "data after the 3 resources"},
@@ -547,7 +548,7 @@ func TestSnapshotCorruption(t *testing.T) {
 			// Through the snapshotter: the store keeps what it had.
 			store := NewStore(nil)
 			store.Insert(snapRealistic(2))
-			err = newSnapshotter(path, store, snapLogger(nil)).load()
+			err = newSnapshotter(path, storeDir{store}, snapLogger(nil)).load()
 			snapCheckRefusal(t, err, path, c.reason)
 			if store.Len() != 2 {
 				t.Errorf("a refused load left %d resources in the store, want the 2 it had", store.Len())
@@ -579,7 +580,7 @@ func TestSnapshotCorruption(t *testing.T) {
 			t.Fatal(err)
 		}
 		store := NewStore(nil)
-		err := newSnapshotter(path, store, snapLogger(nil)).load()
+		err := newSnapshotter(path, storeDir{store}, snapLogger(nil)).load()
 		snapCheckRefusal(t, err, path, "already in use")
 		if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
 			t.Error("the refused file was modified")
@@ -620,7 +621,7 @@ func TestSnapshotCorruptStopsRun(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			var stdout, stderr syncBuffer
-			err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, func(string) string { return "" }, &stdout, &stderr)
+			err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil, &stdout, &stderr)
 			if err == nil {
 				t.Fatal("run booted on a bad snapshot")
 			}
@@ -666,7 +667,7 @@ func TestSnapshotEncodeWriterFails(t *testing.T) {
 	size := len(snapEncode(t, rs))
 	for _, limit := range []int{0, 1, len(snapshotMagic) + 2, 100, 1 << 16, size / 2, size - 4, size - 1} {
 		var buf bytes.Buffer
-		err := encodeSnapshot(&snapFailingWriter{w: &buf, limit: limit, err: errSnapInjected}, rs)
+		err := encodeSnapshot(&snapFailingWriter{w: &buf, limit: limit, err: errSnapInjected}, defaultSpace(rs))
 		if !errors.Is(err, errSnapInjected) {
 			t.Errorf("failing after %d of %d bytes: encodeSnapshot = %v, want the writer's error", limit, size, err)
 		}
@@ -684,7 +685,7 @@ func TestSnapshotWriteFailsMidway(t *testing.T) {
 	newer := snapRealistic(snapshotChunkSize + 1)
 	for _, limit := range []int{0, 1000, 1 << 17} {
 		_, err := writeFileAtomic(path, func(w io.Writer) error {
-			return encodeSnapshot(&snapFailingWriter{w: w, limit: limit, err: errSnapInjected}, newer)
+			return encodeSnapshot(&snapFailingWriter{w: w, limit: limit, err: errSnapInjected}, defaultSpace(newer))
 		})
 		if !errors.Is(err, errSnapInjected) || !strings.Contains(err.Error(), path) {
 			t.Errorf("writeFileAtomic = %v; want the injected error, naming %s", err, path)
@@ -738,7 +739,7 @@ func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 
 	t.Run("folder missing", func(t *testing.T) {
 		path := filepath.Join(dir, "later", "rd.gob")
-		snap := newSnapshotter(path, store, snapLogger(nil))
+		snap := newSnapshotter(path, storeDir{store}, snapLogger(nil))
 		for range 2 {
 			wrote, err := snap.writeIfChanged()
 			if wrote || err == nil || !strings.Contains(err.Error(), path) {
@@ -766,7 +767,7 @@ func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 			t.Fatal(err)
 		}
 		var logs syncBuffer
-		snap := newSnapshotter(path, store, snapLogger(&logs))
+		snap := newSnapshotter(path, storeDir{store}, snapLogger(&logs))
 		runLoop := func() (stop func()) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
@@ -819,7 +820,7 @@ func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := newSnapshotter(path, NewStore(nil), snapLogger(nil)).load(); err != nil {
+	if err := newSnapshotter(path, storeDir{NewStore(nil)}, snapLogger(nil)).load(); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range stale {
@@ -835,7 +836,7 @@ func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
 	// A refused snapshot leaves the folder as it is.
 	os.WriteFile(filepath.Join(dir, stale[0]), nil, 0o600)
 	os.WriteFile(path, []byte("garbage"), 0o600)
-	if err := newSnapshotter(path, NewStore(nil), snapLogger(nil)).load(); err == nil {
+	if err := newSnapshotter(path, storeDir{NewStore(nil)}, snapLogger(nil)).load(); err == nil {
 		t.Fatal("garbage loaded")
 	}
 	if _, err := os.Stat(filepath.Join(dir, stale[0])); err != nil {
@@ -1037,6 +1038,7 @@ func snapDo(c *http.Client, method, url, body string) (int, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
@@ -1278,7 +1280,7 @@ func BenchmarkListDuringSnapshot(b *testing.B) {
 	for _, size := range snapBenchSizes {
 		// One write, timed, sets the window; it also warms the file.
 		store := snapListStore(size.n)
-		snap := newSnapshotter(filepath.Join(b.TempDir(), "rd.gob"), store, snapLogger(nil))
+		snap := newSnapshotter(filepath.Join(b.TempDir(), "rd.gob"), storeDir{store}, snapLogger(nil))
 		res, err := snap.write()
 		if err != nil {
 			b.Fatal(err)
@@ -1383,7 +1385,7 @@ func BenchmarkListDuringSnapshot(b *testing.B) {
 // A run that changes nothing must not leave a snapshot behind.
 func TestSnapshotIdleRunWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "idle.gob")
-	snap := newSnapshotter(path, NewStore(nil), slog.New(slog.DiscardHandler))
+	snap := newSnapshotter(path, storeDir{NewStore(nil)}, slog.New(slog.DiscardHandler))
 	if err := snap.load(); err != nil {
 		t.Fatal(err)
 	}
@@ -1392,5 +1394,201 @@ func TestSnapshotIdleRunWritesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("an idle run created %s (stat: %v)", path, err)
+	}
+}
+
+// ---- the file: links, what is not a file, sizes that lie ----
+
+// A symbolic link as the snapshot path was replaced by a regular file; the
+// file it points to is replaced now, in its own folder, whatever the link
+// looks like.
+func TestSnapshotWriteThroughSymlink(t *testing.T) {
+	rs := snapRealistic(3)
+	tests := []struct {
+		name string
+		// make creates the link(s) in linkDir to a file in dataDir and
+		// returns the path to write and the file that must be written.
+		make func(t *testing.T, linkDir, dataDir string) (path, target string)
+	}{
+		{"absolute link to an existing file", func(t *testing.T, linkDir, dataDir string) (string, string) {
+			target := filepath.Join(dataDir, "real.gob")
+			if _, err := writeSnapshotFile(target, snapRealistic(1)); err != nil {
+				t.Fatal(err)
+			}
+			return snapSymlink(t, target, filepath.Join(linkDir, "rd.gob")), target
+		}},
+		{"relative link, dangling until written", func(t *testing.T, linkDir, dataDir string) (string, string) {
+			target := filepath.Join(dataDir, "real.gob")
+			rel, _ := filepath.Rel(linkDir, target)
+			return snapSymlink(t, rel, filepath.Join(linkDir, "rd.gob")), target
+		}},
+		{"a link to a link", func(t *testing.T, linkDir, dataDir string) (string, string) {
+			target := filepath.Join(dataDir, "real.gob")
+			middle := snapSymlink(t, "real.gob", filepath.Join(dataDir, "middle.gob"))
+			return snapSymlink(t, middle, filepath.Join(linkDir, "rd.gob")), target
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			linkDir, dataDir := t.TempDir(), t.TempDir()
+			path, target := tt.make(t, linkDir, dataDir)
+			before := snapLinks(t, linkDir, dataDir)
+			if _, err := writeSnapshotFile(path, rs); err != nil {
+				t.Fatal(err)
+			}
+			if after := snapLinks(t, linkDir, dataDir); !maps.Equal(before, after) {
+				t.Errorf("links changed: %v, then %v", before, after)
+			}
+			if info, err := os.Lstat(target); err != nil || !info.Mode().IsRegular() {
+				t.Fatalf("target %s: %v %v", target, info, err)
+			}
+			for _, p := range []string{path, target} {
+				if got, err := readSnapshotFile(p); err != nil || len(got) != len(rs) {
+					t.Errorf("read %s: %d resources, %v", p, len(got), err)
+				}
+			}
+			snapAssertNoTemps(t, linkDir)
+			snapAssertNoTemps(t, dataDir)
+
+			// The temporary files of an interrupted write are beside the
+			// target, and found there through the link.
+			stale := filepath.Join(filepath.Dir(target), tempPrefix(target)+"123")
+			if err := os.WriteFile(stale, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := removeStaleTemps(path); n != 1 || err != nil {
+				t.Errorf("removeStaleTemps through the link: %d, %v", n, err)
+			}
+		})
+	}
+	t.Run("a loop of links", func(t *testing.T) {
+		dir := t.TempDir()
+		a, b := filepath.Join(dir, "a.gob"), filepath.Join(dir, "b.gob")
+		snapSymlink(t, b, a)
+		snapSymlink(t, a, b)
+		if _, err := writeSnapshotFile(a, rs); err == nil || !strings.Contains(err.Error(), "too many levels of symbolic links") {
+			t.Errorf("write through a loop: %v", err)
+		}
+	})
+}
+
+func snapSymlink(t *testing.T, dest, link string) string {
+	t.Helper()
+	if err := os.Symlink(dest, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// snapLinks maps every symbolic link in dirs to where it points.
+func snapLinks(t *testing.T, dirs ...string) map[string]string {
+	t.Helper()
+	links := map[string]string{}
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink != 0 {
+				dest, _ := os.Readlink(filepath.Join(dir, e.Name()))
+				links[filepath.Join(dir, e.Name())] = dest
+			}
+		}
+	}
+	return links
+}
+
+// Reading a FIFO blocked until a writer came; a named pipe, a folder or a
+// device is refused without waiting, and named.
+func TestSnapshotReadRefusesNonRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.gob")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, kind := range map[string]string{
+		fifo:       "named pipe (FIFO)",
+		dir:        "folder",
+		os.DevNull: "device",
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := readSnapshotFile(path)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			snapCheckRefusal(t, err, path, "it is a "+regexp.QuoteMeta(kind)+", not a regular file")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("readSnapshotFile(%s) blocked", path)
+		}
+	}
+}
+
+// The file's size decided the size of the buffer that decodeSnapshot
+// filled: a valid header on a sparse 60 GB file ran out of memory. The
+// declared record lengths are checked against the file's size first.
+func TestSnapshotDeclaredSizes(t *testing.T) {
+	good := snapEncode(t, snapRealistic(5))
+	frame := func(payload []byte) []byte { return snapFrame(snapshotVersion, payload) }
+	// A gob record length of n bytes: minus the count of bytes that follow.
+	bigLength := []byte{0xfc, 0x40, 0x00, 0x00, 0x00} // 1 GiB
+	cases := []struct {
+		name   string
+		data   []byte
+		size   int64 // the file's size once made sparse, 0 to leave it
+		reason string
+	}{
+		{"a record declaring 1 GiB in a small file", frame(append(slices.Clone(bigLength), 1, 2, 3)), 0,
+			`the record at byte 25 declares 1073741824 bytes, and 3 remain before the checksum of this 37-byte file`},
+		{"a record length cut short", frame([]byte{0xfc, 0x40}), 0, "a bad record length at byte 25"},
+		{"a record length of 9 bytes", frame([]byte{0xf7, 1, 2, 3, 4, 5, 6, 7, 8, 9}), 0, "a bad record length at byte 25"},
+		{"a record of 0 bytes", frame([]byte{0}), 0, "the record at byte 25 declares 0 bytes"},
+		{"a valid snapshot made sparse to 60 GB", good, 60 << 30, "corrupt or truncated: .* of this 64424509440-byte file"},
+		{"a valid snapshot with one byte more", good, int64(len(good)) + 1, "corrupt or truncated"},
+	}
+	dir := t.TempDir()
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("sizes%02d.gob", i))
+			if err := os.WriteFile(path, c.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if c.size > 0 {
+				if err := os.Truncate(path, c.size); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := readSnapshotFile(path)
+			snapCheckRefusal(t, err, path, c.reason)
+		})
+	}
+	// What encodeSnapshot writes passes, both versions, empty too.
+	for _, data := range [][]byte{good, snapEncodeV1(t, snapRealistic(5)), snapEncode(t, nil)} {
+		if err := checkDeclaredSizes(bytes.NewReader(data), int64(len(data))); err != nil {
+			t.Errorf("a valid snapshot: %v", err)
+		}
+	}
+}
+
+// A failed POST /__admin/snapshot answered the internal path and the OS's
+// error text; the reason says what happened, and the log has the rest.
+func TestSnapshotWriteFailureReason(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&os.PathError{Op: "write", Path: "/srv/x", Err: syscall.ENOSPC}, "the disk is full"},
+		{&os.PathError{Op: "open", Path: "/srv/x", Err: syscall.EDQUOT}, "the disk quota is used up"},
+		{&os.PathError{Op: "open", Path: "/srv/x", Err: syscall.EROFS}, "the file system is read-only"},
+		{&os.PathError{Op: "open", Path: "/srv/x", Err: syscall.EACCES}, "permission denied"},
+		{&os.PathError{Op: "open", Path: "/srv/x", Err: syscall.ENOENT}, "the snapshot's folder no longer exists"},
+		{&os.PathError{Op: "write", Path: "/srv/x", Err: syscall.EIO}, "an input/output error"},
+		{errSnapInjected, "an input/output error"},
+	} {
+		if got := writeFailureReason(fmt.Errorf("write /srv/x: %w", tt.err)); got != tt.want {
+			t.Errorf("writeFailureReason(%v) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }

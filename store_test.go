@@ -828,7 +828,7 @@ func TestConcurrentServer(t *testing.T) {
 	client := ts.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = workers + 2
 	snapPath := filepath.Join(t.TempDir(), "concurrent.gob")
-	snap := newSnapshotter(snapPath, store, slog.New(slog.DiscardHandler))
+	snap := newSnapshotter(snapPath, storeDir{store}, slog.New(slog.DiscardHandler))
 
 	type state struct {
 		id, company, email, position, status string
@@ -846,6 +846,7 @@ func TestConcurrentServer(t *testing.T) {
 		if err != nil {
 			return 0, err
 		}
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
 		if err != nil {
 			return 0, err

@@ -322,31 +322,28 @@ test('a demo state for the README screenshot', async () => {
   await context.close();
 });
 
-test('served at /ns/{name}/, the console talks to that namespace', async () => {
+test('served at /ns/{name}/, the console works on that namespace', async () => {
+  const seeded = await call('POST', '/ns/demo/__admin/resources', [{ Company: 'Namespaced One' }, { Company: 'Namespaced Two' }]);
+  assert.equal(seeded.status, 200);
   const context = await browser.newContext();
-  const seen = [];
-  // Whatever the server does with /ns/ paths, the page's own requests must
-  // all carry the prefix: the route answers them from the unprefixed paths.
-  await context.route((url) => url.pathname.startsWith('/ns/demo/'), async (route) => {
-    const u = new URL(route.request().url());
-    seen.push(route.request().method() + ' ' + u.pathname);
-    const response = await route.fetch({ url: server.url + u.pathname.slice('/ns/demo'.length) + u.search });
-    await route.fulfill({ response });
-  });
   const page = await context.newPage();
-  const unprefixed = [];
-  page.on('request', (r) => {
-    const u = new URL(r.url());
-    if (!u.pathname.startsWith('/ns/demo/') && !u.pathname.startsWith('/__admin/console/')) unprefixed.push(u.pathname);
-  });
-  await page.goto(server.url + '/ns/demo/');
-  await page.getByRole('table', { name: 'Resources' }).waitFor();
-  await until(() => seen.includes('GET /ns/demo/api/v2/resource') && seen.includes('GET /ns/demo/__admin/requests') &&
-    seen.includes('GET /ns/demo/__admin/faults'), 5000, 'the namespaced calls');
+  const requested = [];
+  page.on('request', (r) => requested.push(new URL(r.url()).pathname));
+  const res = await page.goto(server.url + '/ns/demo/');
+  assert.equal(res.status(), 200);
+  await until(async () => JSON.stringify(await displayNames(page)) === '["Namespaced One","Namespaced Two"]', 5000, 'the namespace\'s rows');
   assert.equal(await page.locator('#ns-name').innerText(), 'demo');
   assert.equal(await page.getByRole('link', { name: 'OpenAPI', exact: true }).getAttribute('href'), '/ns/demo/__admin/openapi.json');
-  assert.deepEqual(unprefixed, []);
-  await context.unrouteAll({ behavior: 'ignoreErrors' }); // the journal's long poll is still in flight
+
+  // A request to the namespace shows in its list; one to the default namespace does not.
+  await fetch(server.url + '/api/v2/resource?where=default');
+  await fetch(server.url + '/ns/demo/api/v2/resource?where=demo');
+  const requests = page.getByRole('list', { name: 'Requests' });
+  await requests.getByText('where=demo').waitFor({ timeout: 1000 });
+  assert.equal(await requests.getByText('where=default').count(), 0);
+  // Every call the page made carries the prefix (the assets are shared).
+  const stray = requested.filter((p) => !p.startsWith('/ns/demo/') && !p.startsWith('/__admin/console/'));
+  assert.deepEqual(stray, []);
   await context.close();
 });
 

@@ -228,6 +228,27 @@ test('every answer of every operation matches the document', async (t) => {
     assert.equal(health.body.Resources, 0);
   });
 
+  await t.test('namespaces', async () => {
+    // Through a /ns/{name} base URL the same operations answer; the document
+    // names that base in its servers.
+    await send(s, 'POST', '/ns/t1/api/v2/resource', '/api/v2/resource', { body: { Company: 'Spaced' }, status: 200 });
+    const listed = await send(s, 'GET', '/__admin/namespaces', '/__admin/namespaces', { status: 200 });
+    assert.deepEqual(listed.body.Namespaces.map((n) => n.Name), ['default', 't1']);
+    await send(s, 'GET', '/ns/t1/__admin/requests', '/__admin/requests', { status: 200 });
+    await send(s, 'DELETE', '/__admin/namespaces/t1', '/__admin/namespaces/{name}', { status: 200 });
+    await send(s, 'DELETE', '/__admin/namespaces/t1', '/__admin/namespaces/{name}', { status: 404 });
+    await send(s, 'DELETE', '/__admin/namespaces/default', '/__admin/namespaces/{name}', { status: 400 });
+    await send(s, 'GET', '/ns/bad!name/api/v2/resource', '/api/v2/resource', { status: 400 });
+    await send(s, 'GET', '/__admin/namespaces?x=1', '/__admin/namespaces', { status: 400 });
+    const crowded = await start(['-max-namespaces', '1']);
+    try {
+      const r = await send(crowded.url, 'GET', '/ns/one-too-many/api/v2/resource', '/api/v2/resource', { status: 429 });
+      assert.match(r.body.Message, /max-namespaces/);
+    } finally {
+      await crowded.stop();
+    }
+  });
+
   await t.test('authentication', async () => {
     const a = authed.url;
     for (const [method, path, template] of [['GET', '/api/v2/resource', '/api/v2/resource'], ['POST', '/__admin/reset', '/__admin/reset'],

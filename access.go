@@ -1,0 +1,127 @@
+package main
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Who may reach the server: the local-access rules that keep a web page out
+// (behaviour.md 11), CORS for browser clients, and HTTP Basic
+// authentication.
+
+// checkLocal refuses what a web page could send to a local instance: a
+// Host that is not this machine's (DNS rebinding) when the server listens
+// on loopback, and a state-changing request from a foreign Origin (a form
+// posted to /__admin/reset). It reports whether the request may go on.
+func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
+	if s.cfg.LoopbackOnly && !s.hostAllowed(r.Host) {
+		s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
+			"The Host %q is not a loopback name; this server listens on loopback only. Start it with -allowed-hosts %s to admit that name.",
+			r.Host, hostName(r.Host))})
+		return false
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" || s.originAllowed(origin, r.Host) {
+		return true
+	}
+	s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
+		"A %s from the web page at %s is refused: only the server's own origin and the -cors origin may change its state.",
+		r.Method, origin)})
+	return false
+}
+
+// hostName is a Host header without its port.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+}
+
+func (s *Server) hostAllowed(host string) bool {
+	name := hostName(host)
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
+		return true
+	}
+	for _, allowed := range s.cfg.AllowedHosts {
+		if allowed == "*" || strings.EqualFold(allowed, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// originAllowed: the page the console serves (same host) and the -cors
+// origin may change state; any other page may not.
+func (s *Server) originAllowed(origin, host string) bool {
+	if s.cfg.CORSOrigin != "" && (s.cfg.CORSOrigin == "*" || origin == s.cfg.CORSOrigin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, host)
+}
+
+// cors adds the CORS headers and answers preflights, which carry no
+// credentials and so come before authentication. It reports whether the
+// request was answered.
+func (s *Server) cors(x *exchange, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return false
+	}
+	h := x.Header()
+	h.Add("Vary", "Origin")
+	if s.cfg.CORSOrigin != "*" && origin != s.cfg.CORSOrigin {
+		return false
+	}
+	h.Set("Access-Control-Allow-Origin", s.cfg.CORSOrigin)
+	h.Set("Access-Control-Expose-Headers", "X-Request-Id")
+	if s.cfg.CORSOrigin != "*" {
+		h.Set("Access-Control-Allow-Credentials", "true")
+	}
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
+	allowHeaders := r.Header.Get("Access-Control-Request-Headers")
+	if allowHeaders == "" {
+		allowHeaders = "Authorization, Content-Type, X-Request-Id"
+	}
+	h.Set("Access-Control-Allow-Headers", allowHeaders)
+	h.Set("Access-Control-Max-Age", "600")
+	x.WriteHeader(http.StatusNoContent)
+	return true
+}
+
+// authenticate checks HTTP Basic credentials and answers 401 when they are
+// missing or wrong; health probes get in without any, to a smaller answer.
+// It reports whether the request may go on.
+func (s *Server) authenticate(x *exchange, r *http.Request) bool {
+	user, token, ok := r.BasicAuth()
+	wantUser, wantToken, _ := strings.Cut(s.cfg.Auth, ":")
+	// Constant time, so that the time taken does not tell how much of a
+	// guess was right.
+	userOK := subtle.ConstantTimeCompare([]byte(user), []byte(wantUser))
+	tokenOK := subtle.ConstantTimeCompare([]byte(token), []byte(wantToken))
+	if ok && userOK&tokenOK == 1 {
+		return true
+	}
+	if r.Header.Get("Authorization") == "" && r.Method == http.MethodGet && r.URL.Path == "/__admin/health" {
+		x.anonymous = true
+		return true
+	}
+	x.Header().Set("WWW-Authenticate", `Basic realm="resourcedir"`)
+	s.writeError(x, &apiError{Status: http.StatusUnauthorized, Message: "Authentication is required: send HTTP Basic credentials (user name and API token)."})
+	return false
+}

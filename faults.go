@@ -1,0 +1,468 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Faults: injected failures that break a client the way production does
+// (behaviour.md 7, "Faults").
+
+// maxFaultDelay bounds an injected delay: long enough for any client
+// timeout worth testing, short enough that a forgotten fault does not hold
+// connections for ever.
+const maxFaultDelay = 2 * time.Minute
+
+// maxFaults bounds how many faults exist at once.
+const maxFaults = 1000
+
+// statusClientClosed is what the journal and the log show for a request
+// whose client hung up before it was answered (nginx's convention).
+const statusClientClosed = 499
+
+// The kinds of fault.
+const (
+	kindResponse = "response" // an HTTP answer: a status, or a delay before the real one
+	kindReset    = "reset"    // the connection closed with a TCP reset, nothing written
+	kindEmpty    = "empty"    // the connection closed with nothing written
+	kindGarbage  = "garbage"  // bytes that are not HTTP, then closed
+	kindHang     = "hang"     // no answer until the client gives up (or DelayMs passes)
+)
+
+var faultKinds = []string{kindResponse, kindReset, kindEmpty, kindGarbage, kindHang}
+
+// faultProps are the properties a fault may have, as the wire spells them.
+var faultProps = []string{"Method", "Path", "Times", "Chance", "Seed", "Kind", "Status", "Headers", "Body", "DelayMs", "After"}
+
+// fault makes matching requests fail or wait, to test a client's retries.
+type fault struct {
+	ID      int `json:"Id"`
+	Method  string
+	Path    string
+	Times   int
+	Chance  float64
+	Seed    int64
+	Kind    string
+	Status  int               `json:",omitempty"`
+	Headers map[string]string `json:",omitempty"`
+	Body    json.RawMessage   `json:",omitempty"` // as given: a string is sent as its text, anything else as JSON
+	DelayMs int
+	After   bool
+	Fired   int
+
+	body  []byte     // what is sent
+	draws *rand.Rand // for Chance, from Seed
+}
+
+type faultList struct {
+	mu     sync.Mutex
+	faults []*fault
+	lastID int
+}
+
+func (s *Server) listFaults(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	return struct{ Faults []fault }{x.ns.faults.list()}, nil
+}
+
+func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	body, err := readBody(x, r, s.cfg.MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := parseFaults(body)
+	if err != nil {
+		return nil, err
+	}
+	added, err := x.ns.faults.add(parsed)
+	if err != nil {
+		return nil, err
+	}
+	return struct{ Faults []fault }{added}, nil
+}
+
+func (s *Server) clearFaults(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	return struct{ Cleared int }{x.ns.faults.clear()}, nil
+}
+
+func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil || !x.ns.faults.remove(id) {
+		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No fault has the id %s.", r.PathValue("id"))}
+	}
+	return struct{ Deleted int }{id}, nil
+}
+
+// parseFaults reads one fault object or an array of them. The admin API is
+// strict: an unknown property, a wrong type or an impossible value is a 400
+// that names it.
+func parseFaults(body []byte) ([]*fault, error) {
+	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
+	isArray := len(trimmed) > 0 && trimmed[0] == '['
+	var specs []map[string]json.RawMessage
+	var err error
+	if isArray {
+		err = json.Unmarshal(trimmed, &specs)
+	} else {
+		var spec map[string]json.RawMessage
+		err = json.Unmarshal(trimmed, &spec)
+		specs = append(specs, spec)
+	}
+	if err != nil || slices.IndexFunc(specs, func(m map[string]json.RawMessage) bool { return m == nil }) >= 0 {
+		return nil, badRequest("A fault is a JSON object (or an array of them) such as %s.",
+			`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Headers": {"Retry-After": "2"}, "Times": 1}`)
+	}
+	if len(specs) > maxFaults {
+		return nil, badRequest("At most %d faults may exist at once; this asks for %d.", maxFaults, len(specs))
+	}
+	ms := modelState{}
+	parsed := make([]*fault, 0, len(specs))
+	for i, spec := range specs {
+		prefix := ""
+		if isArray {
+			prefix = fmt.Sprintf("[%d].", i)
+		}
+		parsed = append(parsed, parseFault(spec, prefix, &ms))
+	}
+	if !ms.empty() {
+		return nil, &validationError{Message: "The fault is invalid; nothing was added.", ModelState: ms}
+	}
+	return parsed, nil
+}
+
+func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) *fault {
+	f := &fault{Chance: 1, Kind: kindResponse}
+	var seed *int64
+	seen := map[string]bool{}
+	for _, key := range slices.Sorted(maps.Keys(spec)) {
+		raw := spec[key]
+		i := slices.IndexFunc(faultProps, func(p string) bool { return strings.EqualFold(p, key) })
+		if i < 0 {
+			ms.add(prefix+key, fmt.Sprintf("Unknown property %q; a fault has %s.", key, strings.Join(faultProps, ", ")))
+			continue
+		}
+		name := faultProps[i]
+		seen[name] = true
+		var err error
+		switch name {
+		case "Method":
+			err = json.Unmarshal(raw, &f.Method)
+		case "Path":
+			err = json.Unmarshal(raw, &f.Path)
+		case "Times":
+			err = json.Unmarshal(raw, &f.Times)
+		case "Chance":
+			err = json.Unmarshal(raw, &f.Chance)
+		case "Seed":
+			err = json.Unmarshal(raw, &seed)
+		case "Kind":
+			err = json.Unmarshal(raw, &f.Kind)
+		case "Status":
+			err = json.Unmarshal(raw, &f.Status)
+		case "Headers":
+			err = json.Unmarshal(raw, &f.Headers)
+		case "Body":
+			var text string
+			if json.Unmarshal(raw, &text) == nil {
+				f.body = []byte(text)
+			} else {
+				f.body = compactJSON(raw)
+			}
+			f.Body = compactJSON(raw)
+		case "DelayMs":
+			err = json.Unmarshal(raw, &f.DelayMs)
+		case "After":
+			err = json.Unmarshal(raw, &f.After)
+		}
+		if err != nil {
+			ms.add(prefix+name, fmt.Sprintf("%s has the wrong JSON type.", name))
+		}
+	}
+	f.Method = strings.ToUpper(f.Method)
+	if f.Method == "*" {
+		f.Method = ""
+	}
+	if f.Method != "" && strings.ContainsFunc(f.Method, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+		ms.add(prefix+"Method", fmt.Sprintf("Method %q is not an HTTP method; use GET, POST, PUT, ... or * for any.", f.Method))
+	}
+	if canonical, ok := faultPath(f.Path); ok {
+		f.Path = canonical
+	} else {
+		ms.add(prefix+"Path", fmt.Sprintf("Path %q can never match: it must be an /api/v2 route, /api/v2/resource or /api/v2/resource/{id} (an {name} segment matches any id).", f.Path))
+	}
+	if f.Times < 0 {
+		ms.add(prefix+"Times", "Times must be 0 (until cleared) or more.")
+	}
+	if !(f.Chance > 0 && f.Chance <= 1) {
+		ms.add(prefix+"Chance", "Chance must be more than 0 and at most 1.")
+	}
+	if seed != nil {
+		f.Seed = *seed
+	} else {
+		f.Seed = rand.Int64()
+	}
+	f.draws = rand.New(rand.NewPCG(uint64(f.Seed), uint64(f.Seed)^0x9e3779b97f4a7c15))
+	if !slices.Contains(faultKinds, f.Kind) {
+		ms.add(prefix+"Kind", fmt.Sprintf("Kind %q is unknown; it is one of %s.", f.Kind, strings.Join(faultKinds, ", ")))
+	}
+	if f.DelayMs < 0 || int64(f.DelayMs) > maxFaultDelay.Milliseconds() {
+		ms.add(prefix+"DelayMs", fmt.Sprintf("DelayMs must be from 0 to %d.", maxFaultDelay.Milliseconds()))
+	}
+	if f.Kind == kindResponse {
+		switch {
+		case seen["Status"] && (f.Status < 100 || f.Status > 599):
+			ms.add(prefix+"Status", "Status must be an HTTP status code from 100 to 599.")
+		case !seen["Status"] && (seen["Headers"] || seen["Body"]):
+			ms.add(prefix+"Status", "Headers and Body need a Status to be sent with.")
+		case !seen["Status"] && f.DelayMs == 0:
+			ms.add(prefix+"Status", "A response fault needs a Status, a DelayMs, or both.")
+		case !seen["Status"] && f.After:
+			ms.add(prefix+"After", "After replaces the real answer, so it needs a Status or another Kind.")
+		}
+	} else {
+		for _, p := range []string{"Status", "Headers", "Body"} {
+			if seen[p] {
+				ms.add(prefix+p, fmt.Sprintf("%s goes with Kind %q only; a %q fault writes no HTTP answer.", p, kindResponse, f.Kind))
+			}
+		}
+	}
+	for name, value := range f.Headers {
+		if name == "" || strings.ContainsAny(name, " :\r\n") || strings.ContainsAny(value, "\r\n") {
+			ms.add(prefix+"Headers", fmt.Sprintf("The header %q is not a valid header name and value.", name))
+		}
+	}
+	return f
+}
+
+// faultPath returns the route pattern a fault's path means, matched as
+// routes are; ok is false for a path that no request could match.
+func faultPath(p string) (string, bool) {
+	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
+		return "", false
+	}
+	canonical := canonicalAPIPath(p)
+	if canonical == "/api/v2/resource" {
+		return canonical, true
+	}
+	id, ok := strings.CutPrefix(canonical, "/api/v2/resource/")
+	return canonical, ok && id != "" && !strings.Contains(id, "/")
+}
+
+func (l *faultList) add(parsed []*fault) ([]fault, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.faults)+len(parsed) > maxFaults {
+		return nil, badRequest("At most %d faults may exist at once; %d exist and this adds %d.", maxFaults, len(l.faults), len(parsed))
+	}
+	added := make([]fault, len(parsed))
+	for i, f := range parsed {
+		l.lastID++
+		f.ID = l.lastID
+		l.faults = append(l.faults, f)
+		added[i] = *f
+	}
+	return added, nil
+}
+
+func (l *faultList) list() []fault {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]fault, len(l.faults))
+	for i, f := range l.faults {
+		out[i] = *f
+	}
+	return out
+}
+
+func (l *faultList) clear() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.faults)
+	l.faults = nil
+	return n
+}
+
+func (l *faultList) remove(id int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.faults)
+	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool { return f.ID == id })
+	return len(l.faults) < n
+}
+
+// take finds the first fault, in the order they were added, that matches r,
+// has firings left and wins its draw, and counts the firing.
+func (l *faultList) take(r *http.Request) (fault, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.faults {
+		if (f.Times == 0 || f.Fired < f.Times) && (f.Method == "" || f.Method == r.Method) &&
+			pathMatches(f.Path, r.URL.Path) && (f.Chance >= 1 || f.draws.Float64() < f.Chance) {
+			f.Fired++
+			return *f, true
+		}
+	}
+	return fault{}, false
+}
+
+// applyFault answers r with the first fault that fires, if any; it reports
+// whether the request was answered.
+func (s *Server) applyFault(x *exchange, r *http.Request) bool {
+	if !isAPIPath(r.URL.Path) {
+		return false
+	}
+	f, ok := x.ns.faults.take(r)
+	if !ok {
+		return false
+	}
+	x.faultID = f.ID
+	if f.After {
+		// Served for real, the write applied and journaled; the client
+		// never learns of it.
+		x.silenced, x.scratch = true, http.Header{}
+		s.mux.ServeHTTP(x, r)
+		x.servedStatus = x.status()
+		x.silenced, x.code, x.wroteHeader, x.bytes = false, 0, false, 0
+	}
+	if f.DelayMs > 0 || f.Kind == kindHang {
+		readAhead(r, s.cfg.MaxBody)
+		if !s.wait(x, r, time.Duration(f.DelayMs)*time.Millisecond) {
+			return true
+		}
+	}
+	switch f.Kind {
+	case kindResponse:
+		if f.Status == 0 {
+			return false // a delay only: the real answer follows
+		}
+		writeFaultResponse(x, r, f)
+	case kindReset, kindEmpty, kindGarbage, kindHang:
+		closeConnection(x, f.Kind)
+	}
+	return true
+}
+
+// wait holds a faulted request for d, or until the client gives up when d
+// is 0; it reports whether the fault should go on.
+func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
+	var expired <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-expired:
+		return true
+	case <-r.Context().Done():
+		if !x.wroteHeader {
+			x.code = statusClientClosed // nobody is left to answer
+		}
+		return false
+	case <-s.closing:
+		// Shutdown waits for in-flight requests; a fault must not hold it.
+		if !x.wroteHeader {
+			s.writeError(x, &apiError{Status: http.StatusServiceUnavailable, Message: "The server is shutting down."})
+		}
+		return false
+	}
+}
+
+func writeFaultResponse(x *exchange, r *http.Request, f fault) {
+	h := x.Header()
+	for name, value := range f.Headers {
+		h.Set(name, value)
+	}
+	if f.Status < 200 {
+		// An informational status is no final answer: send it, then
+		// cut the connection, as a broken upstream would.
+		x.WriteHeader(f.Status)
+		closeConnection(x, kindEmpty)
+		return
+	}
+	if f.body == nil {
+		writeJSON(x, f.Status, struct{ Message string }{fmt.Sprintf(
+			"Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status)})
+		return
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/json; charset=utf-8")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(f.body)))
+	x.WriteHeader(f.Status)
+	x.Write(f.body) //nolint:errcheck // the client has gone; nothing to tell it
+}
+
+// garbageBytes are what a garbage fault sends: no HTTP client can read
+// them as a response.
+var garbageBytes = []byte("\x00\x8f\xfe\x16garbage from an injected fault\x00\r\n\r\n\xff")
+
+// closeConnection ends the connection without an HTTP answer.
+func closeConnection(x *exchange, kind string) {
+	conn, buf, err := http.NewResponseController(x).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // the server cuts the connection itself
+	}
+	switch kind {
+	case kindReset:
+		if tcp, ok := conn.(*net.TCPConn); ok {
+			tcp.SetLinger(0) //nolint:errcheck // closing anyway
+		}
+	case kindGarbage:
+		buf.Write(garbageBytes) //nolint:errcheck // closing anyway
+		buf.Flush()             //nolint:errcheck // closing anyway
+	}
+	conn.Close()
+}
+
+// readAhead reads r's body, up to limit bytes, into memory and puts it back
+// in front of what remains: the server notices a client that hangs up only
+// once the body has been read to its end, and a delay must end when the
+// client gives up.
+func readAhead(r *http.Request, limit int64) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit {
+		return
+	}
+	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+}
+
+// pathMatches compares a route pattern with a request path, segment by
+// segment; a {name} segment matches any one non-empty segment.
+func pathMatches(pattern, path string) bool {
+	ps, qs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(qs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") && qs[i] != "" {
+			continue
+		}
+		if p != qs[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,423 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The journal: every /api/v2 request, newest last, for a test to check what
+// its client sent (behaviour.md 7, "The journal").
+
+// maxJournalBody is how much of each request body the journal keeps.
+const maxJournalBody = 64 << 10
+
+// maxJournalWait bounds GET /__admin/requests?wait=.
+const maxJournalWait = 60 * time.Second
+
+// journalEntry is one /api/v2 request as the client sent it. Entries are
+// never changed once added, so readers encode them outside the lock.
+type journalEntry struct {
+	seq        uint64
+	time       time.Time
+	requestID  string
+	method     string
+	path       string // as sent
+	route      string // path as the routes spell it, for the path filter
+	rawQuery   string
+	header     http.Header
+	host       string
+	body       []byte
+	truncated  bool
+	status     int
+	durationMs float64
+	faultID    int
+}
+
+// journal is a ring of the last size entries: its memory is bounded by
+// size × (maxJournalBody + headers) whatever the load.
+type journal struct {
+	mu      sync.Mutex
+	size    int
+	ring    []*journalEntry // grows to size, so that an idle namespace costs little
+	next    int             // where the next entry goes
+	count   int
+	lastSeq uint64        // never reset, so Seq is never reused
+	added   chan struct{} // closed and replaced on every add, to wake waiters
+}
+
+// newJournal returns nil when size is 0: the journal is off.
+func newJournal(size int) *journal {
+	if size <= 0 {
+		return nil
+	}
+	return &journal{size: size, added: make(chan struct{})}
+}
+
+// startJournal begins recording an /api/v2 request: its body is captured as
+// the handler reads it. The entry is added when the answer is done.
+func (s *Server) startJournal(x *exchange, r *http.Request) {
+	if x.ns.journal == nil || !isAPIPath(r.URL.Path) {
+		return
+	}
+	x.capture = &capturedBody{ReadCloser: r.Body, declared: r.ContentLength,
+		waitsContinue: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
+	r.Body = x.capture
+}
+
+func (j *journal) add(x *exchange, r *http.Request) {
+	x.capture.drain()
+	e := &journalEntry{
+		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.path, route: r.URL.Path,
+		rawQuery: r.URL.RawQuery, header: r.Header.Clone(), host: r.Host, body: x.capture.buf,
+		truncated: x.capture.truncated, status: x.status(), faultID: x.faultID,
+		durationMs: float64(time.Since(x.start).Microseconds()) / 1000,
+	}
+	switch {
+	case x.servedStatus != 0:
+		e.status = x.servedStatus
+	case x.faultID != 0 && !x.wroteHeader:
+		e.status = x.code // no HTTP answer was given: 0, or 499 when the client gave up
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.lastSeq++
+	e.seq = j.lastSeq
+	if len(j.ring) < j.size {
+		j.ring = append(j.ring, e)
+	} else {
+		j.ring[j.next] = e
+	}
+	j.next = (j.next + 1) % j.size
+	j.count = min(j.count+1, j.size)
+	close(j.added)
+	j.added = make(chan struct{})
+}
+
+// matching returns the kept entries that q selects, oldest first, and a
+// channel closed at the next add.
+func (j *journal) matching(q journalQuery) ([]*journalEntry, <-chan struct{}) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []*journalEntry
+	start := (j.next - j.count + j.size) % j.size
+	for i := range j.count {
+		if e := j.ring[(start+i)%j.size]; q.matches(e) {
+			out = append(out, e)
+		}
+	}
+	return out, j.added
+}
+
+func (j *journal) clear() int {
+	if j == nil {
+		return 0
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := j.count
+	j.ring = nil
+	j.next, j.count = 0, 0
+	return n
+}
+
+// journalQuery is what GET /__admin/requests asks for; zero values select
+// everything.
+type journalQuery struct {
+	method string
+	path   string // a route pattern, {name} segments allowed
+	status int
+	since  uint64
+	limit  int
+	count  int
+	wait   time.Duration
+}
+
+func (q journalQuery) matches(e *journalEntry) bool {
+	return e.seq > q.since &&
+		(q.method == "" || q.method == e.method) &&
+		(q.status == 0 || q.status == e.status) &&
+		(q.path == "" || pathMatches(q.path, e.route))
+}
+
+// parseJournalQuery reads the filters; the admin API is strict, so an
+// unknown parameter or a bad value is a 400 that names it.
+func parseJournalQuery(raw string) (journalQuery, error) {
+	values, err := url.ParseQuery(raw)
+	if err != nil {
+		return journalQuery{}, badRequest("The query string is malformed: %v.", err)
+	}
+	var q journalQuery
+	ms := modelState{}
+	number := func(name string, min int64) int64 {
+		n, err := strconv.ParseInt(values.Get(name), 10, 64)
+		if err != nil || n < min {
+			ms.add(name, fmt.Sprintf("%s must be an integer of at least %d, not %q.", name, min, values.Get(name)))
+		}
+		return n
+	}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		switch name {
+		case "method":
+			q.method = strings.ToUpper(values.Get(name))
+		case "path":
+			q.path = canonicalAPIPath(values.Get(name))
+			if !strings.HasPrefix(q.path, "/") {
+				ms.add(name, "path must start with /, e.g. /api/v2/resource/{id}.")
+			}
+		case "status":
+			q.status = int(number(name, 100))
+		case "since":
+			q.since = uint64(number(name, 0))
+		case "limit":
+			q.limit = int(number(name, 1))
+		case "count":
+			q.count = int(number(name, 1))
+		case "wait":
+			d, err := time.ParseDuration(values.Get(name))
+			if err != nil || d < 0 || d > maxJournalWait {
+				ms.add(name, fmt.Sprintf("wait must be a duration such as 5s, at most %s, not %q.", maxJournalWait, values.Get(name)))
+			}
+			q.wait = d
+		default:
+			ms.add(name, fmt.Sprintf("Unknown parameter %q; the journal takes method, path, status, since, limit, count and wait.", name))
+		}
+	}
+	if !ms.empty() {
+		return journalQuery{}, &validationError{Message: "The journal query is invalid.", ModelState: ms}
+	}
+	if q.wait > 0 && q.count == 0 {
+		q.count = 1
+	}
+	return q, nil
+}
+
+// readJournal answers GET /__admin/requests, waiting when asked until
+// enough entries match. The answer is streamed entry by entry, so that
+// reading a journal of large bodies does not build it whole.
+func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
+	q, err := parseJournalQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	var entries []*journalEntry
+	if j := x.ns.journal; j != nil {
+		deadline := time.NewTimer(q.wait)
+		defer deadline.Stop()
+		for {
+			var added <-chan struct{}
+			entries, added = j.matching(q)
+			if len(entries) >= q.count || q.wait == 0 {
+				break
+			}
+			select {
+			case <-added:
+				continue
+			case <-deadline.C:
+			case <-r.Context().Done():
+			case <-s.closing:
+			}
+			entries, _ = j.matching(q)
+			break
+		}
+	}
+	if q.limit > 0 && len(entries) > q.limit {
+		entries = entries[len(entries)-q.limit:]
+	}
+	state := "on"
+	if x.ns.journal == nil {
+		state = "off"
+	}
+	return jsonStream(func(w io.Writer) error {
+		if _, err := io.WriteString(w, `{"Requests":[`); err != nil {
+			return err
+		}
+		var b []byte
+		for i, e := range entries {
+			b = b[:0]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJournalEntry(b, e)
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+		_, err := fmt.Fprintf(w, `],"Count":%d,"Journal":%q}`, len(entries), state)
+		return err
+	}), nil
+}
+
+// appendJournalEntry writes one entry as the journal shows it.
+func appendJournalEntry(b []byte, e *journalEntry) []byte {
+	b = append(b, `{"Seq":`...)
+	b = strconv.AppendUint(b, e.seq, 10)
+	b = append(b, `,"Time":"`...)
+	b = e.time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","RequestId":`...)
+	b = appendJSONString(b, e.requestID)
+	b = append(b, `,"Method":`...)
+	b = appendJSONString(b, e.method)
+	b = append(b, `,"Path":`...)
+	b = appendJSONString(b, e.path)
+	b = append(b, `,"Query":`...)
+	b = appendJSONString(b, e.rawQuery)
+	b = append(b, `,"Params":`...)
+	params, _ := url.ParseQuery(e.rawQuery)
+	b = appendMultiMap(b, params)
+	b = append(b, `,"Headers":`...)
+	headers := maskCredentials(e.header)
+	headers["Host"] = []string{e.host}
+	b = appendMultiMap(b, headers)
+	b = append(b, `,"Body":`...)
+	b = appendJournalBody(b, e.body, e.truncated)
+	b = append(b, `,"BodyTruncated":`...)
+	b = strconv.AppendBool(b, e.truncated)
+	b = append(b, `,"Status":`...)
+	b = strconv.AppendInt(b, int64(e.status), 10)
+	b = append(b, `,"DurationMs":`...)
+	b = strconv.AppendFloat(b, e.durationMs, 'f', -1, 64)
+	b = append(b, `,"Fault":`...)
+	if e.faultID == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(e.faultID), 10)
+	}
+	return append(b, '}')
+}
+
+// appendMultiMap writes names in order, each to its value, or to a list of
+// them when repeated.
+func appendMultiMap(b []byte, m map[string][]string) []byte {
+	b = append(b, '{')
+	for i, name := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, name)
+		b = append(b, ':')
+		vals := m[name]
+		if len(vals) == 1 {
+			b = appendJSONString(b, vals[0])
+			continue
+		}
+		b = append(b, '[')
+		for k, v := range vals {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, v)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// maskCredentials copies h with the secrets of Authorization headers
+// masked: "Basic svc:***", "Bearer ***".
+func maskCredentials(h http.Header) http.Header {
+	out := h.Clone()
+	if out == nil {
+		out = http.Header{}
+	}
+	for _, name := range []string{"Authorization", "Proxy-Authorization"} {
+		for i, v := range out[name] {
+			scheme, cred, _ := strings.Cut(v, " ")
+			masked := scheme + " ***"
+			if strings.EqualFold(scheme, "Basic") {
+				if plain, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
+					if user, _, ok := strings.Cut(string(plain), ":"); ok {
+						masked = scheme + " " + user + ":***"
+					}
+				}
+			}
+			out[name][i] = masked
+		}
+	}
+	return out
+}
+
+// appendJournalBody writes a captured body: the body itself (compacted) when
+// it is JSON, else a JSON string; null when empty.
+func appendJournalBody(b, body []byte, truncated bool) []byte {
+	switch {
+	case len(body) == 0:
+		return append(b, "null"...)
+	case !truncated && json.Valid(body):
+		var compact bytes.Buffer
+		if json.Compact(&compact, body) == nil {
+			return append(b, compact.Bytes()...)
+		}
+	}
+	return appendJSONString(b, string(body))
+}
+
+func (s *Server) clearJournal(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	return struct{ Cleared int }{x.ns.journal.clear()}, nil
+}
+
+// capturedBody keeps the first maxJournalBody bytes that the handler reads.
+type capturedBody struct {
+	io.ReadCloser
+	buf       []byte
+	truncated bool
+	declared  int64 // Content-Length; -1 when unknown (chunked)
+	// waitsContinue: the client sends the body only after a 100 Continue,
+	// which the server sends on the first read, and not once it has answered.
+	waitsContinue bool
+	started       bool
+}
+
+func (c *capturedBody) Read(p []byte) (int, error) {
+	c.started = true
+	n, err := c.ReadCloser.Read(p)
+	keep := min(n, maxJournalBody-len(c.buf))
+	c.buf = append(c.buf, p[:keep]...)
+	if keep < n {
+		c.truncated = true
+	}
+	return n, err
+}
+
+// drain reads what the handler left unread (a faulted request, a 404), so
+// that the journal shows what the client sent, up to the journal's cap. It
+// does not wait for a body that the client holds back: one that waits for a
+// 100 Continue never sent, or one declared over the cap (a 413 answered from
+// Content-Length), which a client may send only after the verdict.
+func (c *capturedBody) drain() {
+	switch {
+	case c.truncated:
+	case c.declared > maxJournalBody:
+		c.truncated = true
+	case c.waitsContinue && !c.started:
+	default:
+		io.Copy(io.Discard, io.LimitReader(c, maxJournalBody+1-int64(len(c.buf)))) //nolint:errcheck // best effort
+	}
+}
+
+// noQuery refuses parameters on a control that takes none: the admin API
+// is strict, so a typo does not pass silently.
+func noQuery(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	values, _ := url.ParseQuery(r.URL.RawQuery)
+	ms := modelState{}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		ms.add(name, fmt.Sprintf("Unknown parameter %q; %s %s takes none.", name, r.Method, r.URL.Path))
+	}
+	return &validationError{Message: "The query string is invalid.", ModelState: ms}
+}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package main
+
+// fileLock does nothing where flock(2) does not exist: one server per
+// snapshot file is then up to the user.
+type fileLock struct{}
+
+func lockFile(path string) (*fileLock, error) { return &fileLock{}, nil }
+
+func (l *fileLock) release() {}

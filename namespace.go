@@ -1,0 +1,217 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Namespaces: /ns/{name}/... is a directory of its own, with its own
+// journal, faults and GUID stream, so that tests running in parallel
+// against one shared server do not see each other (behaviour.md 9). The
+// unprefixed paths are the namespace "default".
+
+const (
+	defaultNamespace  = "default"
+	namespacePrefix   = "/ns/"
+	maxNamespaceName  = 64
+	defaultMaxSpaces  = 1000
+	namespaceNameHelp = "1 to 64 characters of A-Z a-z 0-9 . _ -"
+)
+
+// namespace is one isolated directory.
+type namespace struct {
+	name    string
+	store   *Store
+	journal *journal
+	faults  faultList
+}
+
+// namespaces holds every namespace by name. Each has its own locks, so a
+// busy namespace does not hold up the others; this lock is taken only to
+// find, create or remove one.
+type namespaces struct {
+	mu     sync.RWMutex
+	byName map[string]*namespace
+}
+
+// validNamespaceName: names appear in URLs and logs, so they are kept plain.
+func validNamespaceName(name string) bool {
+	if name == "" || len(name) > maxNamespaceName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// splitNamespace cuts /ns/{name} off a path; ok is false when the path has
+// no such prefix. rest keeps its leading slash ("" for /ns/{name} alone).
+func splitNamespace(p string) (name, rest string, ok bool) {
+	after, found := strings.CutPrefix(p, namespacePrefix)
+	if !found {
+		return defaultNamespace, p, false
+	}
+	name, rest, _ = strings.Cut(after, "/")
+	if strings.Contains(after, "/") {
+		rest = "/" + rest
+	}
+	return name, rest, true
+}
+
+// namespace returns the namespace name, creating it from the seed on first
+// use; it is nil with an error when the name is new and the limit reached.
+func (s *Server) namespace(name string) (*namespace, error) {
+	s.spaces.mu.RLock()
+	ns := s.spaces.byName[name]
+	s.spaces.mu.RUnlock()
+	if ns != nil {
+		return ns, nil
+	}
+	s.spaces.mu.Lock()
+	defer s.spaces.mu.Unlock()
+	if ns = s.spaces.byName[name]; ns != nil {
+		return ns, nil
+	}
+	if len(s.spaces.byName) >= s.cfg.MaxNamespaces {
+		return nil, &apiError{Status: http.StatusTooManyRequests, Message: fmt.Sprintf(
+			"The namespace %q would be one more than the limit of %d namespaces (-max-namespaces); delete one with DELETE /__admin/namespaces/{name}.",
+			name, s.cfg.MaxNamespaces)}
+	}
+	ns, err := s.newNamespace(name, NewStore(s.cfg.IDSeed))
+	if err != nil {
+		return nil, err
+	}
+	s.spaces.byName[name] = ns
+	return ns, nil
+}
+
+// newNamespace starts a namespace over store, seeding an empty one.
+func (s *Server) newNamespace(name string, store *Store) (*namespace, error) {
+	ns := &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize)}
+	if store.Len() == 0 && len(s.cfg.Seed) > 0 {
+		if err := store.Insert(cloneResources(s.cfg.Seed)); err != nil {
+			return nil, fmt.Errorf("seed namespace %s: %w", name, err)
+		}
+	}
+	return ns, nil
+}
+
+// sortedNamespaces returns every namespace, by name.
+func (s *Server) sortedNamespaces() []*namespace {
+	s.spaces.mu.RLock()
+	out := make([]*namespace, 0, len(s.spaces.byName))
+	for _, ns := range s.spaces.byName {
+		out = append(out, ns)
+	}
+	s.spaces.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *namespace) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	type entry struct {
+		Name      string
+		Resources int
+	}
+	all := s.sortedNamespaces()
+	out := struct {
+		Namespaces []entry
+		Total      int
+	}{Namespaces: make([]entry, len(all)), Total: len(all)}
+	for i, ns := range all {
+		out.Namespaces[i] = entry{ns.name, ns.store.Len()}
+	}
+	return out, nil
+}
+
+func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	name := r.PathValue("name")
+	if !validNamespaceName(name) {
+		return nil, badRequest("The namespace name %q is not %s.", name, namespaceNameHelp)
+	}
+	if name == defaultNamespace {
+		return nil, badRequest("The namespace %q cannot be removed, only reset (POST /__admin/reset).", name)
+	}
+	s.spaces.mu.Lock()
+	ns := s.spaces.byName[name]
+	delete(s.spaces.byName, name)
+	s.spaces.mu.Unlock()
+	if ns == nil {
+		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No namespace is named %q.", name)}
+	}
+	return struct {
+		Deleted   string
+		Resources int
+	}{name, ns.store.Len()}, nil
+}
+
+// snapshotSpaces gives the snapshot every namespace's resources, by name.
+func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
+	all := s.sortedNamespaces()
+	spaces := make([]snapshotSpace, len(all))
+	mark := fnv.New64a()
+	for i, ns := range all {
+		resources, changes := ns.store.All()
+		spaces[i] = snapshotSpace{ns.name, resources}
+		markNamespace(mark, ns.name, changes)
+	}
+	return spaces, mark.Sum64()
+}
+
+// changeMark moves whenever a namespace changes, is created or is removed.
+func (s *Server) changeMark() uint64 {
+	mark := fnv.New64a()
+	for _, ns := range s.sortedNamespaces() {
+		markNamespace(mark, ns.name, ns.store.Changes())
+	}
+	return mark.Sum64()
+}
+
+func markNamespace(mark hash.Hash64, name string, changes uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], changes)
+	mark.Write([]byte(name)) //nolint:errcheck // a hash does not fail
+	mark.Write([]byte{0})    //nolint:errcheck
+	mark.Write(b[:])         //nolint:errcheck
+}
+
+// restore replaces every namespace with a snapshot's; the default one
+// keeps its store, so that the caller's reference stays good.
+func (s *Server) restore(spaces []snapshotSpace) error {
+	restored := map[string]*namespace{}
+	def := s.defaultNS()
+	restored[defaultNamespace] = def
+	for _, sp := range spaces {
+		if sp.Name == defaultNamespace {
+			if err := def.store.Load(sp.Resources); err != nil {
+				return fmt.Errorf("namespace %s: %w", sp.Name, err)
+			}
+			continue
+		}
+		store := NewStore(s.cfg.IDSeed)
+		if err := store.Load(sp.Resources); err != nil {
+			return fmt.Errorf("namespace %s: %w", sp.Name, err)
+		}
+		restored[sp.Name] = &namespace{name: sp.Name, store: store, journal: newJournal(s.cfg.JournalSize)}
+	}
+	s.spaces.mu.Lock()
+	s.spaces.byName = restored
+	s.spaces.mu.Unlock()
+	return nil
+}

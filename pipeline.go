@@ -1,0 +1,254 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ServeHTTP is the request pipeline, in this order:
+//
+//  1. request id: every answer carries X-Request-Id;
+//  2. recovery, journal and log, when the answer is done (finish);
+//  3. routing: /ns/{name} picks the namespace, and the rest of the path is
+//     matched as ASP.NET matches routes;
+//  4. local access: a web page may not reach in (Host and Origin checks);
+//  5. CORS: preflights answered, headers added;
+//  6. authentication, when -auth is set;
+//  7. the namespace is found or created (after auth, so that strangers
+//     cannot fill the server with namespaces), and its journal starts recording an /api/v2 request;
+//  8. injected faults;
+//  9. the route's handler, whose value or error one adapter writes.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := s.begin(w, r)
+	defer s.finish(x, r)
+	r, nsName, err := routedRequest(r)
+	if err != nil {
+		s.writeError(x, err)
+		return
+	}
+	if !s.checkLocal(x, r) {
+		return
+	}
+	if s.cfg.CORSOrigin != "" && s.cors(x, r) {
+		return
+	}
+	if s.cfg.Auth != "" && !s.authenticate(x, r) {
+		return
+	}
+	if x.ns, err = s.namespace(nsName); err != nil {
+		s.writeError(x, err)
+		return
+	}
+	s.startJournal(x, r)
+	if s.applyFault(x, r) {
+		return
+	}
+	s.mux.ServeHTTP(x, r)
+}
+
+// exchange is one request on its way through the pipeline: the
+// ResponseWriter that every step and handler writes through, and what the
+// journal and the log need once it is answered.
+type exchange struct {
+	http.ResponseWriter
+	requestID string
+	start     time.Time
+	path      string     // as the client sent it
+	ns        *namespace // nil until authentication has passed
+
+	code        int
+	bytes       int
+	wroteHeader bool
+
+	capture *capturedBody // the body as the journal keeps it; nil when not journaled
+	faultID int           // the fault that answered, 0 for none
+	// servedStatus is what the handler answered when an After fault then
+	// replaced the answer: the journal shows what was done.
+	servedStatus int
+
+	// anonymous: no credentials were sent, and the route answers without them.
+	anonymous bool
+	// silenced: an After fault answers instead, so the handler's answer is
+	// measured but not sent.
+	silenced bool
+	scratch  http.Header
+}
+
+// exchangeOf returns the exchange that the pipeline passes to handlers as
+// their ResponseWriter.
+func exchangeOf(w http.ResponseWriter) *exchange { return w.(*exchange) }
+
+func (x *exchange) Header() http.Header {
+	if x.silenced {
+		return x.scratch
+	}
+	return x.ResponseWriter.Header()
+}
+
+func (x *exchange) WriteHeader(code int) {
+	if !x.wroteHeader {
+		x.code, x.wroteHeader = code, true
+	}
+	if !x.silenced {
+		x.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (x *exchange) Write(b []byte) (int, error) {
+	if !x.wroteHeader {
+		x.WriteHeader(http.StatusOK)
+	}
+	x.bytes += len(b)
+	if x.silenced {
+		return len(b), nil
+	}
+	return x.ResponseWriter.Write(b)
+}
+
+func (x *exchange) status() int {
+	if x.code == 0 {
+		return http.StatusOK
+	}
+	return x.code
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
+
+// begin gives the request its id: the caller's when it is safe to echo.
+func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
+	id := r.Header.Get("X-Request-Id")
+	if !validRequestID(id) {
+		id = s.requestIDPrefix + "-" + strconv.FormatUint(s.requestSeq.Add(1), 10)
+	}
+	w.Header().Set("X-Request-Id", id)
+	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path}
+}
+
+// finish turns a panic into a JSON 500 (or a cut connection when part of
+// the answer is out), then records the journal entry and the log line.
+func (s *Server) finish(x *exchange, r *http.Request) {
+	if p := recover(); p != nil {
+		if p == http.ErrAbortHandler {
+			s.record(x, r)
+			panic(p)
+		}
+		s.log.Error("panic serving request", "request_id", x.requestID, "method", r.Method, "path", x.path,
+			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		if x.wroteHeader && !x.silenced {
+			// Part of a response is out: cut the connection so the client
+			// sees a failure rather than a truncated 200.
+			x.code = http.StatusInternalServerError
+			s.record(x, r)
+			panic(http.ErrAbortHandler)
+		}
+		x.silenced = false
+		x.code, x.wroteHeader = 0, false
+		s.writeError(x, errInternal(x.requestID))
+	}
+	s.record(x, r)
+}
+
+// record writes the journal entry and the log line of an answered request.
+func (s *Server) record(x *exchange, r *http.Request) {
+	if x.capture != nil {
+		x.ns.journal.add(x, r)
+	}
+	s.log.Info("request", "method", r.Method, "path", x.path, "status", x.status(),
+		"bytes", x.bytes, "duration", time.Since(x.start), "request_id", x.requestID)
+}
+
+// routedRequest returns a copy of r with its path as the routes spell it,
+// inside the namespace it names (the default one when none). A path that no
+// route may match is a 404: an unclean one (ServeMux would answer it with
+// an HTML redirect), OPTIONS * (net/http's own plain answer otherwise), or a
+// server-wide control under a namespace.
+func routedRequest(r *http.Request) (*http.Request, string, error) {
+	p := r.URL.Path
+	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
+		return nil, "", errNoRoute(p)
+	}
+	name, rest, prefixed := splitNamespace(p)
+	if prefixed {
+		if !validNamespaceName(name) {
+			return nil, "", badRequest("The namespace name %q is not %s.", name, namespaceNameHelp)
+		}
+		if rest == "" || slices.ContainsFunc(serverWide, func(c string) bool { return rest == c || strings.HasPrefix(rest, c+"/") }) {
+			return nil, "", errNoRoute(p)
+		}
+	}
+	// A shallow copy: the journal and faults replace its Body, and after
+	// the handler net/http looks at the original's Body to decide whether
+	// to read the unread rest, which would wait for a body held back for a
+	// 100 Continue.
+	r2 := new(http.Request)
+	*r2 = *r
+	if canonical := canonicalAPIPath(rest); canonical != p {
+		u := *r.URL
+		u.Path, u.RawPath = canonical, ""
+		r2.URL = &u
+	}
+	return r2, name, nil
+}
+
+// apiSegments are the fixed segments of the API's routes.
+var apiSegments = [3]string{"api", "v2", "resource"}
+
+// canonicalAPIPath spells an /api/v2 path as the routes do: ASP.NET matches
+// the fixed segments in any case and tolerates one trailing slash. Other
+// paths, and the id segment, stay exactly as sent.
+func canonicalAPIPath(p string) string {
+	trimmed := p
+	if len(p) > 1 && strings.HasSuffix(p, "/") {
+		trimmed = p[:len(p)-1]
+	}
+	segs := strings.Split(trimmed[1:], "/")
+	if len(segs) < 3 || len(segs) > 4 {
+		return p
+	}
+	for i, want := range apiSegments {
+		if !strings.EqualFold(segs[i], want) {
+			return p
+		}
+	}
+	if len(segs) == 4 {
+		if segs[3] == "" {
+			return p
+		}
+		return "/api/v2/resource/" + segs[3]
+	}
+	return "/api/v2/resource"
+}
+
+// cleanPath is the path ServeMux would redirect p to.
+func cleanPath(p string) string {
+	cleaned := path.Clean(p)
+	if strings.HasSuffix(p, "/") && cleaned != "/" {
+		cleaned += "/"
+	}
+	return cleaned
+}
+
+// isAPIPath reports whether p is on the emulated API, which the journal
+// records and faults may target.
+func isAPIPath(p string) bool { return strings.HasPrefix(p, "/api/v2/") || p == "/api/v2" }
+
+// validRequestID accepts a caller's request id only when it is short and
+// printable, so that it is safe to echo and log.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}

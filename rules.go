@@ -1,0 +1,268 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// The rules of behaviour.md for what a client may write, each in one place:
+// buildResource is the whole of create (section 2), update (3) and a seed
+// item (7), on top of what decodeResource read.
+
+// Limits of the specification, counted in characters.
+const (
+	maxFirstName   = 50
+	maxSurname     = 50
+	maxCompany     = 100
+	maxDisplayName = 100
+)
+
+// writeMode says which request a body came from; the rules differ slightly.
+type writeMode int
+
+const (
+	modeCreate writeMode = iota
+	modeUpdate
+	modeSeed
+)
+
+// validationError is a body that breaks the rules; it names every fault.
+type validationError struct {
+	Message    string
+	ModelState modelState
+}
+
+func (e *validationError) Error() string { return e.Message }
+
+// maxProblems bounds what an error answer lists, so that a body with a
+// million faults does not make an answer a hundred times its size.
+const maxProblems = 100
+
+// modelState collects what is wrong with a request, by property, so that a
+// client learns every fault at once; it keeps the first maxProblems and
+// counts the rest.
+type modelState struct {
+	props    map[string][]string
+	problems int
+}
+
+func (m *modelState) add(prop, msg string) {
+	m.problems++
+	if m.problems > maxProblems {
+		return
+	}
+	if m.props == nil {
+		m.props = make(map[string][]string)
+	}
+	m.props[prop] = append(m.props[prop], msg)
+}
+
+// merge adds other's problems with their properties prefixed, as a seed
+// reports item 3's Company as "[3].Company".
+func (m *modelState) merge(prefix string, other *modelState) {
+	for _, prop := range slices.Sorted(maps.Keys(other.props)) {
+		for _, msg := range other.props[prop] {
+			m.add(prefix+prop, msg)
+		}
+	}
+	if dropped := other.problems - other.kept(); dropped > 0 {
+		m.problems += dropped
+	}
+}
+
+func (m *modelState) kept() int {
+	n := 0
+	for _, msgs := range m.props {
+		n += len(msgs)
+	}
+	return n
+}
+
+func (m *modelState) empty() bool { return m.problems == 0 }
+
+func (m *modelState) has(prop string) bool { _, ok := m.props[prop]; return ok }
+
+// MarshalJSON writes the kept problems and, when some were left out, one
+// entry that says how many.
+func (m modelState) MarshalJSON() ([]byte, error) {
+	out := make(map[string][]string, len(m.props)+1)
+	for k, v := range m.props {
+		out[k] = v
+	}
+	if rest := m.problems - m.kept(); rest > 0 {
+		out["…"] = []string{fmt.Sprintf("and %d more problems", rest)}
+	}
+	return json.Marshal(out)
+}
+
+func invalid(ms modelState) *validationError {
+	return &validationError{Message: "The request is invalid.", ModelState: ms}
+}
+
+// buildResource applies the rules to a decoded body and returns the
+// resource to store. pathID is the canonical GUID of an update's path.
+//   - create: the body's Id and StatusId are ignored; the store generates the Id;
+//   - update: every editable property must be a key, Id must equal pathID,
+//     Status may not be null, and Address is ignored (the store keeps the
+//     stored one: Store.Update);
+//   - seed: an Id may be given and must be a GUID.
+func buildResource(in *resourceInput, mode writeMode, pathID string) (*Resource, error) {
+	ms := in.ms
+	r := in.res // a copy: in keeps the request as sent
+	if r.types == nil {
+		r.types = []requestorType{}
+	}
+	id, idGiven := r.value(fieldID)
+	r.set(fieldID, "", false)
+	switch mode {
+	case modeUpdate:
+		if in.seen[fieldID] && !ms.has("Id") {
+			if canonical, ok := parseGUID(id); !ok || canonical != pathID {
+				ms.add("Id", fmt.Sprintf("Id in the body (%q) must equal the id in the path (%s).", id, pathID))
+			}
+		}
+		r.set(fieldID, pathID, true)
+	case modeSeed:
+		if idGiven {
+			if canonical, ok := parseGUID(id); ok {
+				r.set(fieldID, canonical, true)
+			} else {
+				ms.add("Id", fmt.Sprintf("Id %q is not a GUID.", id))
+			}
+		}
+	}
+	if mode != modeUpdate && in.address != nil {
+		switch in.address[0] {
+		case 'n':
+		case '{':
+			r.address = compactJSON(in.address)
+		default:
+			ms.add("Address", "Address must be a JSON object or null.")
+		}
+	}
+	applyStatus(&r, mode, in.seen[fieldStatus], &ms)
+	checkLength(&r, fieldFirstName, maxFirstName, &ms)
+	checkLength(&r, fieldSurname, maxSurname, &ms)
+	checkLength(&r, fieldCompany, maxCompany, &ms)
+	applyNames(&r, &ms)
+	if mode == modeUpdate {
+		if missing := missingEditable(in); len(missing) > 0 {
+			for _, p := range missing {
+				ms.add(p.String(), missingMessage(p))
+			}
+			return nil, &validationError{ModelState: ms, Message: fmt.Sprintf(
+				"Partial updates are not supported: the body lacks %s. Send every editable property with its current or new value.",
+				joinProps(missing))}
+		}
+	}
+	if !ms.empty() {
+		return nil, invalid(ms)
+	}
+	return &r, nil
+}
+
+// applyStatus: "Active" or "Inactive" in any case, stored canonical; omitted
+// or null is Active on create, and not allowed in an update.
+func applyStatus(r *Resource, mode writeMode, seen bool, ms *modelState) {
+	status, ok := r.value(fieldStatus)
+	switch {
+	case !ok && mode == modeUpdate:
+		if seen {
+			ms.add("Status", "Status must be 'Active' or 'Inactive' in an update; null is not allowed.")
+		}
+	case !ok:
+		r.set(fieldStatus, statusActive, true)
+	case strings.EqualFold(status, statusActive):
+		r.set(fieldStatus, statusActive, true)
+	case strings.EqualFold(status, statusInactive):
+		r.set(fieldStatus, statusInactive, true)
+	default:
+		ms.add("Status", fmt.Sprintf("Status must be 'Active' or 'Inactive', not %q.", status))
+	}
+}
+
+// applyNames: Company is required when FirstName and Surname are both
+// empty; an empty DisplayName is generated from the name parts, and either
+// way it must fit the limit.
+func applyNames(r *Resource, ms *modelState) {
+	first, surname, company := namePart(r, fieldFirstName), namePart(r, fieldSurname), namePart(r, fieldCompany)
+	if first == "" && surname == "" && company == "" {
+		ms.add("Company", "Company is required when FirstName and Surname are both empty.")
+	}
+	if namePart(r, fieldDisplayName) != "" {
+		checkLength(r, fieldDisplayName, maxDisplayName, ms)
+		return
+	}
+	generated := joinNonEmpty(first, surname, company)
+	if generated == "" {
+		return
+	}
+	if n := utf8.RuneCountInString(generated); n > maxDisplayName {
+		ms.add("DisplayName", fmt.Sprintf(
+			"DisplayName was not sent, and the one generated from FirstName, Surname and Company is %d characters long; the limit is %d. Send a DisplayName of at most %d characters.",
+			n, maxDisplayName, maxDisplayName))
+		return
+	}
+	r.set(fieldDisplayName, generated, true)
+}
+
+func checkLength(r *Resource, f field, limit int, ms *modelState) {
+	if n := utf8.RuneCountInString(r.vals[f]); n > limit {
+		ms.add(f.String(), fmt.Sprintf("%s is %d characters long; the limit is %d.", f, n, limit))
+	}
+}
+
+// namePart is a name field as the rules see it: trimmed, "" when null.
+func namePart(r *Resource, f field) string { return strings.TrimSpace(r.vals[f]) }
+
+func joinNonEmpty(parts ...string) string {
+	var b strings.Builder
+	n := 0
+	for _, p := range parts {
+		if p != "" {
+			n += len(p) + 1
+		}
+	}
+	b.Grow(max(n-1, 0)) // one allocation at most
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// missingEditable lists the editable properties an update body lacks:
+// partial updates are not supported.
+func missingEditable(in *resourceInput) []prop {
+	var missing []prop
+	for _, p := range editableProps {
+		if !in.seen[p] {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}
+
+func missingMessage(p prop) string {
+	if p == prop(fieldStatus) {
+		return "The Status property is required in an update, with the value 'Active' or 'Inactive'."
+	}
+	return "The " + p.String() + " property is required in an update (its value may be null)."
+}
+
+func joinProps(ps []prop) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.String()
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+)
+
+// routes is every endpoint the server answers: the emulated API, which must
+// do only what the real service does, then the test-double controls under
+// /__admin/. A new control is one line here and one handler.
+var routes = []route{
+	{http.MethodGet, "/api/v2/resource", (*Server).list},
+	{http.MethodPost, "/api/v2/resource", (*Server).create},
+	{http.MethodPut, "/api/v2/resource/{id}", (*Server).update},
+
+	{http.MethodGet, "/__admin/health", (*Server).health},
+	{http.MethodGet, "/__admin/resources", (*Server).adminResources},
+	{http.MethodPost, "/__admin/resources", (*Server).seedResources},
+	{http.MethodDelete, "/__admin/resources", (*Server).deleteResources},
+	{http.MethodGet, "/__admin/requests", (*Server).readJournal},
+	{http.MethodDelete, "/__admin/requests", (*Server).clearJournal},
+	{http.MethodGet, "/__admin/faults", (*Server).listFaults},
+	{http.MethodPost, "/__admin/faults", (*Server).addFaults},
+	{http.MethodDelete, "/__admin/faults", (*Server).clearFaults},
+	{http.MethodDelete, "/__admin/faults/{id}", (*Server).deleteFault},
+	{http.MethodPost, "/__admin/snapshot", (*Server).writeSnapshot},
+	{http.MethodPost, "/__admin/reset", (*Server).reset},
+	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces},
+	{http.MethodDelete, "/__admin/namespaces/{name}", (*Server).deleteNamespace},
+}
+
+// serverWide are the controls of the whole server rather than of one
+// namespace: under /ns/{name}/ they are not found.
+var serverWide = []string{"/__admin/snapshot", "/__admin/namespaces"}
+
+// A route's handler answers with a value that writeValue writes (JSON text,
+// a pooled buffer, a stream, or anything encoding/json encodes), or with an
+// error that writeError maps to a status and the error shape.
+type route struct {
+	method, pattern string
+	handle          func(s *Server, x *exchange, r *http.Request) (any, error)
+}
+
+// adminPrefix is where the test-double controls live, apart from the API.
+const adminPrefix = "/__admin/"
+
+// Config holds the server's settings; main fills it from flags.
+type Config struct {
+	MaxPageSize int    // list pageSize is clamped to this
+	MaxBody     int64  // request bodies larger than this get 413
+	MaxSeedBody int64  // the same for POST /__admin/resources, which takes many at once
+	JournalSize int    // requests kept in the journal; 0 turns it off
+	Auth        string // "user:token" to require HTTP Basic authentication; "" for none
+	CORSOrigin  string // origin allowed by CORS ("*" for any); "" turns CORS off
+	// LoopbackOnly: the server listens on loopback, so a Host that is not a
+	// loopback name is refused unless AllowedHosts names it (DNS rebinding).
+	LoopbackOnly bool
+	AllowedHosts []string
+	// Seed is what every namespace starts from, and every reset goes back
+	// to (the -seed file); nil for empty.
+	Seed []*Resource
+	// IDSeed, when set, makes every namespace's generated GUIDs the same
+	// from run to run (-id-seed).
+	IDSeed        *uint64
+	MaxNamespaces int // namespaces that may exist at once
+}
+
+// DefaultConfig is the configuration of `go run .` with no flags.
+func DefaultConfig() Config {
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces}
+}
+
+// withDefaults fills the limits a caller left at zero (a test's Config{})
+// from DefaultConfig, rather than divide every list by zero or refuse every
+// body. JournalSize stays: 0 turns the journal off.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.MaxPageSize < 1 {
+		c.MaxPageSize = d.MaxPageSize
+	}
+	if c.MaxBody < 1 {
+		c.MaxBody = d.MaxBody
+	}
+	if c.MaxSeedBody < 1 {
+		c.MaxSeedBody = d.MaxSeedBody
+	}
+	if c.MaxNamespaces < 1 {
+		c.MaxNamespaces = d.MaxNamespaces
+	}
+	return c
+}
+
+const defaultPageSize = 20
+
+// Server serves the emulated API and the test-double controls.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	mux  *http.ServeMux
+	snap *snapshotter // nil when running in memory only
+
+	spaces namespaces
+
+	// closing is closed when the server begins to shut down, to cut
+	// injected delays short.
+	closing      chan struct{}
+	closeClosing sync.Once
+
+	requestIDPrefix string
+	requestSeq      atomic.Uint64
+}
+
+// NewServer returns a Server whose default namespace is store; other
+// namespaces get stores of their own. A nil logger discards logs.
+func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.IDSeed == nil {
+		cfg.IDSeed = store.idSeed
+	}
+	s := &Server{
+		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(),
+		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
+	}
+	s.spaces.byName = map[string]*namespace{defaultNamespace: {name: defaultNamespace, store: store, journal: newJournal(cfg.JournalSize)}}
+	allowed := map[string][]string{}
+	for _, rt := range routes {
+		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			x := exchangeOf(w)
+			v, err := rt.handle(s, x, r)
+			if err != nil {
+				s.writeError(x, err)
+				return
+			}
+			writeValue(x, v)
+		})
+		allowed[rt.pattern] = append(allowed[rt.pattern], rt.method)
+		if rt.method == http.MethodGet {
+			allowed[rt.pattern] = append(allowed[rt.pattern], http.MethodHead)
+		}
+	}
+	// ServeMux's own 405 and 404 are plain text; these are JSON.
+	for pattern, methods := range allowed {
+		slices.Sort(methods)
+		allow := strings.Join(methods, ", ")
+		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			x := exchangeOf(w)
+			x.Header().Set("Allow", allow)
+			s.writeError(x, &apiError{Status: http.StatusMethodNotAllowed, Message: fmt.Sprintf(
+				"The method %s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)})
+		})
+	}
+	s.registerConsole()
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(exchangeOf(w), errNoRoute(r.URL.Path))
+	})
+	return s
+}
+
+func errNoRoute(path string) *apiError {
+	return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource matches the path %s.", path)}
+}
+
+// defaultNS is the namespace of the unprefixed paths.
+func (s *Server) defaultNS() *namespace {
+	s.spaces.mu.RLock()
+	defer s.spaces.mu.RUnlock()
+	return s.spaces.byName[defaultNamespace]
+}
+
+// beginShutdown ends pending injected delays; main registers it with
+// http.Server.RegisterOnShutdown.
+func (s *Server) beginShutdown() { s.closeClosing.Do(func() { close(s.closing) }) }
