@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -131,7 +132,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request, a *consoleAsset) {
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 }
 
-// consoleAssetNames lists the embedded assets, for tests.
+// consoleAssetNames lists the embedded assets the page loads, sorted.
 func consoleAssetNames() []string {
 	var names []string
 	for name := range consoleAssets {
@@ -139,5 +140,6 @@ func consoleAssetNames() []string {
 			names = append(names, name)
 		}
 	}
+	slices.Sort(names)
 	return names
 }

@@ -407,6 +407,14 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		"/": obj{"get": obj{"operationId": "console", "summary": "The console", "tags": []string{"Admin"},
 			"description": "The console: one HTML page (its script and style sheet are under /__admin/console/) for watching and driving the directory in a browser.",
 			"responses":   common(obj{"200": obj{"description": "The page.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}}, false)}},
+		consoleAssetPrefix + "{file}": obj{
+			"parameters": []any{obj{"name": "file", "in": "path", "required": true, "schema": obj{"type": "string", "enum": consoleAssetNames()}}},
+			"get": obj{"operationId": "consoleAsset", "summary": "The console's script and style sheet", "tags": []string{"Admin"},
+				"description": "Served with ?v=<content hash> by the page, and then cacheable for good.",
+				"responses": common(obj{
+					"200": obj{"description": "The file.", "content": obj{
+						"text/javascript": obj{"schema": obj{"type": "string"}}, "text/css": obj{"schema": obj{"type": "string"}}}},
+					"404": errorResp("No such file.")}, false)}},
 		"/__admin/openapi.json": obj{"get": op("openapi", "This document", "", "Admin",
 			common(obj{"200": ok("The OpenAPI document.", obj{"type": "object"})}, false))},
 	}

@@ -127,6 +127,13 @@ test('every answer of every operation matches the document', async (t) => {
     assert.equal(page.status, 200);
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
     assert.ok(doc.paths['/'].get.responses['200'].content['text/html']);
+    for (const file of doc.paths['/__admin/console/{file}'].parameters[0].schema.enum) {
+      const asset = await fetch(s + '/__admin/console/' + file);
+      assert.equal(asset.status, 200);
+      const type = asset.headers.get('content-type').split(';')[0];
+      assert.ok(doc.paths['/__admin/console/{file}'].get.responses['200'].content[type], file + ' is served as ' + type);
+    }
+    await send(s, 'GET', '/__admin/console/nope.js', '/__admin/console/{file}', { status: 404 });
     await send(s, 'GET', '/__admin/faults', '/__admin/faults', { status: 200 });
     await send(s, 'POST', '/__admin/faults', '/__admin/faults', { body: { Path: 'api/v2/resource', Status: 42 }, status: 400 });
     await send(s, 'POST', '/__admin/faults', '/__admin/faults', { body: { Path: '/__admin/reset', Status: 503 }, status: 400 });
