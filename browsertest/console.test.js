@@ -347,6 +347,31 @@ test('served at /ns/{name}/, the console works on that namespace', async () => {
   await context.close();
 });
 
+test('with a journal that does not number its entries, the list is polled', async () => {
+  const context = await browser.newContext();
+  // An older server: no Seq, no Count or Journal, no since/count/wait.
+  await context.route((url) => url.pathname === '/__admin/requests', async (route) => {
+    const u = new URL(route.request().url());
+    const response = await route.fetch({ url: server.url + u.pathname });
+    const body = await response.json();
+    const Requests = body.Requests.map(({ Seq, ...rest }) => rest);
+    await route.fulfill({ response, json: { Requests } });
+  });
+  const page = await context.newPage();
+  await page.goto(server.url + '/');
+  await page.getByRole('table', { name: 'Resources' }).waitFor();
+  const marker = 'polled' + Date.now();
+  const sent = Date.now();
+  await fetch(server.url + '/api/v2/resource?marker=' + marker);
+  await page.getByRole('list', { name: 'Requests' }).getByText(marker).waitFor({ timeout: Math.max(1, 1000 - (Date.now() - sent)) });
+  // Polling again does not repeat an entry.
+  await fetch(server.url + '/api/v2/resource?marker=after');
+  await page.getByRole('list', { name: 'Requests' }).getByText('marker=after').waitFor({ timeout: 1000 });
+  assert.equal(await page.getByRole('list', { name: 'Requests' }).getByText(marker).count(), 1);
+  await context.unrouteAll({ behavior: 'ignoreErrors' });
+  await context.close();
+});
+
 test('under -auth the page works through the Basic prompt and never shows the token', async () => {
   const token = 'sekret-token-1234';
   const authed = await start(['-auth', 'svc:' + token]);
