@@ -41,33 +41,33 @@ func loadConsoleAssets() map[string]*consoleAsset {
 		".html": "text/html; charset=utf-8",
 		".js":   "text/javascript; charset=utf-8",
 		".css":  "text/css; charset=utf-8",
-		".png":  "image/png",
-		".svg":  "image/svg+xml",
 	}
 	assets := map[string]*consoleAsset{}
 	entries, _ := fs.ReadDir(consoleFiles, "console") // embedded: cannot fail at run time
 	for _, e := range entries {
 		body, _ := consoleFiles.ReadFile("console/" + e.Name())
-		sum := sha256.Sum256(body)
-		version := hex.EncodeToString(sum[:])[:12]
-		assets[e.Name()] = &consoleAsset{body: body, contentType: types[path.Ext(e.Name())],
-			etag: `"` + version + `"`, version: version}
+		assets[e.Name()] = &consoleAsset{body: body, contentType: types[path.Ext(e.Name())]}
 	}
 	// The page names each asset with its hash (console.js?v=…), so a browser
 	// may keep an asset for good and still never runs an old one against a
 	// new server.
-	if page := assets["index.html"]; page != nil {
-		for name, a := range assets {
-			if name != "index.html" {
-				page.body = bytes.ReplaceAll(page.body, []byte(consoleAssetPrefix+name+`"`),
-					[]byte(consoleAssetPrefix+name+"?v="+a.version+`"`))
-			}
+	page := assets["index.html"] // embedded, so always there
+	for name, a := range assets {
+		if a != page {
+			a.setVersion()
+			page.body = bytes.ReplaceAll(page.body, []byte(consoleAssetPrefix+name+`"`),
+				[]byte(consoleAssetPrefix+name+"?v="+a.version+`"`))
 		}
-		sum := sha256.Sum256(page.body)
-		page.version = hex.EncodeToString(sum[:])[:12]
-		page.etag = `"` + page.version + `"`
 	}
+	page.setVersion()
 	return assets
+}
+
+// setVersion names the asset's content, for its URL and its ETag.
+func (a *consoleAsset) setVersion() {
+	sum := sha256.Sum256(a.body)
+	a.version = hex.EncodeToString(sum[:])[:12]
+	a.etag = `"` + a.version + `"`
 }
 
 // consolePolicy keeps the page to its own origin: no inline script, no
