@@ -124,6 +124,7 @@ func TestConsoleErrors(t *testing.T) {
 		{http.MethodGet, "/__admin/console/missing.js", http.StatusNotFound, ""},
 		{http.MethodGet, "/__admin/console/index.html", http.StatusNotFound, ""},
 		{http.MethodGet, "/index.html", http.StatusNotFound, ""},
+		{http.MethodGet, "/__admin/openapi.json?format=yaml", http.StatusBadRequest, ""},
 	}
 	for _, tc := range tests {
 		rec := serve(h, tc.method, tc.target, nil)

@@ -70,6 +70,10 @@ func currentOpenAPITables() openAPITables {
 // handleOpenAPI serves the document for this server's limits (page size,
 // body sizes), built once.
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	if err := noQuery(r); err != nil { // the admin API is strict
+		s.writeError(exchangeOf(w), err)
+		return
+	}
 	limits := openAPILimits{s.cfg.MaxPageSize, s.cfg.MaxBody, s.cfg.MaxSeedBody, s.cfg.JournalSize}
 	body, ok := openAPIDocs.Load(limits)
 	if !ok {
@@ -416,7 +420,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 						"text/javascript": obj{"schema": obj{"type": "string"}}, "text/css": obj{"schema": obj{"type": "string"}}}},
 					"404": errorResp("No such file.")}, false)}},
 		"/__admin/openapi.json": obj{"get": op("openapi", "This document", "", "Admin",
-			common(obj{"200": ok("The OpenAPI document.", obj{"type": "object"})}, false))},
+			common(obj{"200": ok("The OpenAPI document.", obj{"type": "object"}), "400": errorResp("An unknown query parameter.")}, false))},
 	}
 
 	fault := obj{

@@ -123,6 +123,7 @@ test('every answer of every operation matches the document', async (t) => {
     await send(s, 'POST', '/__admin/resources', '/__admin/resources', { raw: '[{"Company": ', headers: { 'Content-Type': 'application/json' }, status: 400 });
     await send(s, 'GET', '/__admin/resources', '/__admin/resources', { status: 200 });
     await send(s, 'GET', '/__admin/openapi.json', '/__admin/openapi.json', { status: 200 });
+    await send(s, 'GET', '/__admin/openapi.json?format=yaml', '/__admin/openapi.json', { status: 400 });
     const page = await fetch(s + '/');
     assert.equal(page.status, 200);
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
