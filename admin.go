@@ -19,10 +19,15 @@ func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 	if x.anonymous {
 		return struct{ Status string }{"ok"}, nil
 	}
+	var dropped uint64
+	if s.droppedLogLines != nil {
+		dropped = s.droppedLogLines()
+	}
 	return struct {
-		Status    string
-		Resources int
-	}{"ok", x.ns.store.Len()}, nil
+		Status          string
+		Resources       int
+		DroppedLogLines uint64 `json:",omitempty"` // present once a line was dropped
+	}{"ok", x.ns.store.Len(), dropped}, nil
 }
 
 // adminResources streams every resource in creation order, so that a

@@ -89,3 +89,6 @@ func readSnapshotFile(path string) ([]*Resource, error) {
 	}
 	return all, nil
 }
+
+// jsonInto decodes body into v, for goroutines that cannot call t.Fatal.
+func jsonInto(body []byte, v any) error { return json.Unmarshal(body, v) }

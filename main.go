@@ -52,6 +52,7 @@ type options struct {
 	idSeed           string
 	logFormat        string
 	version          bool
+	logLevel         slog.Level
 	cfg              Config
 }
 
@@ -71,6 +72,14 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.Func("log-level", "least severe `level` logged: debug, info (the default: one line per request), warn (problems only) or error", func(s string) error {
+		level, ok := logLevels[s]
+		if !ok {
+			return errors.New("want debug, info, warn or error")
+		}
+		o.logLevel = level
+		return nil
+	})
 	fs.IntVar(&o.cfg.MaxPageSize, "max-page-size", o.cfg.MaxPageSize, "largest list pageSize; larger requests are clamped")
 	fs.Int64Var(&o.cfg.MaxBody, "max-body", o.cfg.MaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&o.cfg.MaxSeedBody, "max-seed-body", o.cfg.MaxSeedBody, "largest POST /__admin/resources body and -seed file in `bytes`")
@@ -261,11 +270,14 @@ func versionText() string {
 	return b.String()
 }
 
-func newLogger(format string, w io.Writer) *slog.Logger {
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+func newLogger(format string, level slog.Level, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, nil))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, nil))
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // run starts the server and blocks until ctx is cancelled, then drains
@@ -280,7 +292,12 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		_, err := io.WriteString(stdout, versionText())
 		return err
 	}
-	logger := newLogger(o.logFormat, stdout)
+	logs := newLogWriter(stdout)
+	// Last out, on every return: the lines of a stop are written. The
+	// error of a destination that takes nothing is not the stop's: those
+	// lines are counted dropped, and the process must still end.
+	defer logs.Close() //nolint:errcheck // see above
+	logger := newLogger(o.logFormat, o.logLevel, logs)
 	for _, w := range unknownEnvVars(environ) {
 		logger.Warn("unknown environment variable", "warning", w)
 	}
@@ -296,6 +313,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	}
 	store := NewStore(idSeed)
 	srv := NewServer(o.cfg, store, logger)
+	srv.droppedLogLines = logs.Dropped
 	var snap *snapshotter
 	if o.snapshotPath != "" {
 		snap = newSnapshotter(o.snapshotPath, srv, logger)
@@ -309,9 +327,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		logger.Info("snapshots off: the directory lives in memory only")
 	}
 	if o.seedFile != "" {
-		if err := seedStore(store, o.cfg.Seed, o.seedFile, logger); err != nil {
-			return err
-		}
+		logger.Info("seed read: every namespace starts from it, and every reset goes back to it",
+			"path", o.seedFile, "resources", len(o.cfg.Seed))
 	}
 
 	ln, err := net.Listen("tcp", o.addr)
@@ -432,20 +449,6 @@ func readSeed(ctx context.Context, path string, limit int64) ([]*Resource, error
 		return nil, fmt.Errorf("seed %s: %s", path, describeError(err))
 	}
 	return resources, nil
-}
-
-// seedStore loads the seed into an empty store; a store restored from a
-// snapshot is left alone, so a restart does not seed twice.
-func seedStore(store *Store, seed []*Resource, path string, logger *slog.Logger) error {
-	if n := store.Len(); n > 0 {
-		logger.Info("seed file skipped: the store already holds resources", "path", path, "resources", n)
-		return nil
-	}
-	if err := store.Insert(cloneResources(seed)); err != nil {
-		return fmt.Errorf("seed %s: %s", path, describeError(err))
-	}
-	logger.Info("seeded", "path", path, "resources", len(seed))
-	return nil
 }
 
 // readSeedFile reads at most limit bytes of the seed file; a larger one is

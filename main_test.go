@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -376,6 +377,7 @@ var runFlagCases = []runFlagCase{
 	{"seed", "a.json", "b.json", func(o *options) any { return o.seedFile }, "a.json", "b.json"},
 	{"id-seed", "42", "-3", func(o *options) any { return o.idSeed }, "42", "-3"},
 	{"log-format", "json", "text", func(o *options) any { return o.logFormat }, "json", "text"},
+	{"log-level", "warn", "debug", func(o *options) any { return o.logLevel }, slog.LevelWarn, slog.LevelDebug},
 	{"max-page-size", "7", "8", func(o *options) any { return o.cfg.MaxPageSize }, 7, 8},
 	{"max-body", "100", "200", func(o *options) any { return o.cfg.MaxBody }, int64(100), int64(200)},
 	{"max-seed-body", "300", "400", func(o *options) any { return o.cfg.MaxSeedBody }, int64(300), int64(400)},
@@ -470,6 +472,8 @@ func TestMainBadFlagValues(t *testing.T) {
 		{[]string{"-snapshot-interval", "0s"}, nil, "-snapshot-interval must be positive"},
 		{[]string{"-snapshot-interval", "soon"}, nil, `invalid value "soon" for flag -snapshot-interval`},
 		{[]string{"-log-format", "xml"}, nil, "-log-format must be text or json"},
+		{[]string{"-log-level", "INFO+2"}, nil, `invalid value "INFO+2" for flag -log-level: want debug, info, warn or error`},
+		{nil, map[string]string{"RESOURCEDIR_LOG_LEVEL": "verbose"}, `environment RESOURCEDIR_LOG_LEVEL="verbose"`},
 		{[]string{"-id-seed", "abc"}, nil, "-id-seed must be an integer"},
 		{[]string{"-id-seed", "1.5"}, nil, "-id-seed must be an integer"},
 		{[]string{"-no-such-flag"}, nil, "flag provided but not defined: -no-such-flag"},
@@ -581,7 +585,7 @@ func TestRunSeedFileAtBoot(t *testing.T) {
 		t.Errorf("filter by the seeded Id: %+v", list)
 	}
 	p.stopClean()
-	if out := p.stdout.String(); !strings.Contains(out, "msg=seeded") || !strings.Contains(out, "resources=3") {
+	if out := p.stdout.String(); !strings.Contains(out, `msg="seed read`) || !strings.Contains(out, "resources=3") {
 		t.Errorf("no seeded log line:\n%s", out)
 	}
 }
@@ -603,8 +607,8 @@ func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
 		t.Errorf("%d resources after a restart with -seed, want the snapshot's 3 (seeded once)", n)
 	}
 	p.stopClean()
-	if out := p.stdout.String(); !strings.Contains(out, "seed file skipped") {
-		t.Errorf("no skipped log line:\n%s", out)
+	if out := p.stdout.String(); !strings.Contains(out, `msg="snapshot loaded"`) || !strings.Contains(out, "resources=3") {
+		t.Errorf("no loaded log line:\n%s", out)
 	}
 
 	// An empty snapshot is an empty store: the seed loads again.

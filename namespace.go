@@ -192,23 +192,29 @@ func markNamespace(mark hash.Hash64, name string, changes uint64) {
 }
 
 // restore replaces every namespace with a snapshot's; the default one
-// keeps its store, so that the caller's reference stays good.
+// keeps its store, so that the caller's reference stays good. A namespace
+// that the snapshot holds empty starts from the seed again, as a new one
+// does.
 func (s *Server) restore(spaces []snapshotSpace) error {
 	restored := map[string]*namespace{}
 	def := s.defaultNS()
 	restored[defaultNamespace] = def
 	for _, sp := range spaces {
-		if sp.Name == defaultNamespace {
-			if err := def.store.Load(sp.Resources); err != nil {
-				return fmt.Errorf("namespace %s: %w", sp.Name, err)
-			}
-			continue
+		store := def.store
+		if sp.Name != defaultNamespace {
+			store = NewStore(s.cfg.IDSeed)
 		}
-		store := NewStore(s.cfg.IDSeed)
 		if err := store.Load(sp.Resources); err != nil {
 			return fmt.Errorf("namespace %s: %w", sp.Name, err)
 		}
-		restored[sp.Name] = &namespace{name: sp.Name, store: store, journal: newJournal(s.cfg.JournalSize)}
+		ns, err := s.newNamespace(sp.Name, store)
+		if err != nil {
+			return err
+		}
+		if sp.Name == defaultNamespace {
+			continue // def keeps its journal and faults
+		}
+		restored[sp.Name] = ns
 	}
 	s.spaces.mu.Lock()
 	s.spaces.byName = restored

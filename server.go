@@ -115,6 +115,10 @@ type Server struct {
 
 	requestIDPrefix string
 	requestSeq      atomic.Uint64
+
+	// droppedLogLines counts the log lines the log could not take (a pipe
+	// nobody reads); nil when the server has no such log.
+	droppedLogLines func() uint64
 }
 
 // NewServer returns a Server whose default namespace is store; other
@@ -130,7 +134,14 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(),
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
-	s.spaces.byName = map[string]*namespace{defaultNamespace: {name: defaultNamespace, store: store, journal: newJournal(cfg.JournalSize)}}
+	def, err := s.newNamespace(defaultNamespace, store)
+	if err != nil {
+		// A seed is checked when it is read (decodeSeed), so only a seed
+		// whose Ids clash with what store already holds gets here.
+		s.log.Error("the default namespace could not be seeded", "error", err)
+		def = &namespace{name: defaultNamespace, store: store, journal: newJournal(cfg.JournalSize)}
+	}
+	s.spaces.byName = map[string]*namespace{defaultNamespace: def}
 	allowed := map[string][]string{}
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -160,7 +171,8 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	}
 	s.registerConsole()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(exchangeOf(w), errNoRoute(r.URL.Path))
+		x := exchangeOf(w)
+		s.writeError(x, errNoRoute(x.path))
 	})
 	return s
 }

@@ -1,0 +1,285 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// in is e as a client handed the base URL of namespace name sees it.
+func (e *admEnv) in(name string) *admEnv {
+	c := *e
+	c.base = e.base + "/ns/" + name
+	return &c
+}
+
+const nsSeed = `[{"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`
+
+func nsConfig(t *testing.T) Config {
+	t.Helper()
+	cfg := DefaultConfig()
+	seed, err := decodeSeed([]byte(nsSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seed = seed
+	return cfg
+}
+
+type nsEntry struct {
+	Name      string
+	Resources int
+}
+
+func (e *admEnv) namespaces() []nsEntry {
+	e.t.Helper()
+	var out struct {
+		Namespaces []nsEntry
+		Total      int
+	}
+	e.getJSON("/__admin/namespaces", &out)
+	if out.Total != len(out.Namespaces) {
+		e.t.Fatalf("Total %d for %d namespaces", out.Total, len(out.Namespaces))
+	}
+	return out.Namespaces
+}
+
+// TestNamespacesIsolated: 32 clients, each on a namespace of its own, at
+// once: each sees only its own resources, requests and faults, and the
+// totals add up.
+func TestNamespacesIsolated(t *testing.T) {
+	e := admStart(t, nsConfig(t), nil)
+	const clients, creates = 32, 5
+	var wg sync.WaitGroup
+	errs := make(chan string, clients*8)
+	for c := range clients {
+		wg.Go(func() {
+			name := fmt.Sprintf("client-%02d", c)
+			ns := e.in(name)
+			fail := func(format string, args ...any) { errs <- name + ": " + fmt.Sprintf(format, args...) }
+			// Faults of one namespace fire only there.
+			if r := ns.do(http.MethodPost, "/__admin/faults", `{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`); r.Status != 200 {
+				fail("add fault: %d %s", r.Status, r.Body)
+				return
+			}
+			if r := ns.do(http.MethodPost, "/api/v2/resource", `{"Company": "faulted"}`, "Content-Type", "application/json"); r.Status != 503 {
+				fail("first create: %d, want the fault's 503", r.Status)
+			}
+			var ids []string
+			for k := range creates {
+				r := ns.do(http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"Company": %q}`, fmt.Sprintf("%s co %d", name, k)), "Content-Type", "application/json")
+				var out struct{ Data []admResource }
+				if r.Status != 200 || jsonInto(r.Body, &out) != nil {
+					fail("create %d: %d %s", k, r.Status, r.Body)
+					return
+				}
+				ids = append(ids, out.Data[0].Id)
+			}
+			if r := ns.do(http.MethodPut, "/api/v2/resource/"+ids[0], nsFullBody(ids[0], name+" renamed"), "Content-Type", "application/json"); r.Status != 200 {
+				fail("update: %d %s", r.Status, r.Body)
+			}
+			var list struct {
+				TotalResults int
+				ResourceList []admResource
+			}
+			r := ns.do(http.MethodGet, "/api/v2/resource?requestParams.pageSize=100", "")
+			if r.Status != 200 || jsonInto(r.Body, &list) != nil {
+				fail("list: %d", r.Status)
+				return
+			}
+			if list.TotalResults != 2+creates {
+				fail("list: %d resources, want %d (seed + own creates)", list.TotalResults, 2+creates)
+			}
+			for _, res := range list.ResourceList[2:] {
+				if !strings.HasPrefix(res.DisplayName, name) {
+					fail("sees %q, not its own", res.DisplayName)
+				}
+			}
+			var j struct {
+				Requests []wireEntry
+				Count    int
+			}
+			r = ns.do(http.MethodGet, "/__admin/requests", "")
+			if r.Status != 200 || jsonInto(r.Body, &j) != nil {
+				fail("journal: %d", r.Status)
+				return
+			}
+			// 1 faulted create, 5 creates, 1 update, 1 list.
+			if j.Count != 8 || len(j.Requests) != 8 {
+				fail("journal holds %d requests, want its own 8", j.Count)
+			}
+			for _, entry := range j.Requests {
+				if entry.Method == http.MethodPost && entry.Body != nil && !strings.Contains(string(entry.Body), name) && !strings.Contains(string(entry.Body), "faulted") {
+					fail("journal shows another client's request %s", entry.Body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for msg := range errs {
+		t.Error(msg)
+	}
+	got := e.namespaces()
+	if len(got) != clients+1 {
+		t.Fatalf("%d namespaces, want %d", len(got), clients+1)
+	}
+	total := 0
+	for _, ns := range got {
+		total += ns.Resources
+	}
+	if want := 2 + clients*(2+creates); total != want {
+		t.Errorf("%d resources over every namespace, want %d", total, want)
+	}
+	if len(e.journal()) != 0 || len(e.faults()) != 0 {
+		t.Errorf("the default namespace saw the others: journal %d, faults %d", len(e.journal()), len(e.faults()))
+	}
+
+	// A reset of one namespace leaves the others alone.
+	one := e.in("client-00")
+	one.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
+	if n := one.health(); n != 2 {
+		t.Errorf("client-00 after reset: %d resources, want the seed's 2", n)
+	}
+	if n := e.in("client-01").health(); n != 2+creates {
+		t.Errorf("client-01 after client-00's reset: %d resources, want %d", n, 2+creates)
+	}
+}
+
+func nsFullBody(id, displayName string) string {
+	return fmt.Sprintf(`{"Id":%q,"DisplayName":%q,"FirstName":null,"Surname":null,"Company":"C","Position":null,`+
+		`"Phone":null,"Mobile":null,"Fax":null,"Email":null,"AddressComment":null,"ExternalID":null,"Status":"Active","Types":[]}`, id, displayName)
+}
+
+// TestNamespaceLifecycle: created on first use from the seed, listed,
+// deleted, limited, and named plainly.
+func TestNamespaceLifecycle(t *testing.T) {
+	cfg := nsConfig(t)
+	cfg.MaxNamespaces = 3
+	e := admStart(t, cfg, nil)
+	if got := e.namespaces(); !slices.Equal(got, []nsEntry{{"default", 2}}) {
+		t.Fatalf("at start: %+v", got)
+	}
+	a := e.in("a")
+	a.create("Only-in-a")
+	e.in("b.2_x-Y").health()
+	if got := e.namespaces(); !slices.Equal(got, []nsEntry{{"a", 3}, {"b.2_x-Y", 2}, {"default", 2}}) {
+		t.Fatalf("after first use: %+v", got)
+	}
+
+	r := e.in("c").expect(http.StatusTooManyRequests, http.MethodGet, "/api/v2/resource", "")
+	if !strings.Contains(string(r.Body), "limit of 3 namespaces (-max-namespaces)") {
+		t.Errorf("429 does not name the limit: %s", r.Body)
+	}
+	e.in("a").expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "") // existing ones still serve
+
+	r = e.expect(http.StatusOK, http.MethodDelete, "/__admin/namespaces/a", "")
+	if string(r.Body) != `{"Deleted":"a","Resources":3}` {
+		t.Errorf("delete answer %s", r.Body)
+	}
+	e.expect(http.StatusNotFound, http.MethodDelete, "/__admin/namespaces/a", "")
+	e.expect(http.StatusBadRequest, http.MethodDelete, "/__admin/namespaces/default", "")
+	e.expect(http.StatusBadRequest, http.MethodDelete, "/__admin/namespaces/bad%20name", "")
+	if n := e.in("a").health(); n != 2 {
+		t.Errorf("a used again after its deletion: %d resources, want a fresh seed of 2", n)
+	}
+
+	for _, path := range []string{"/ns/bad%20name/api/v2/resource", "/ns/" + strings.Repeat("x", 65) + "/api/v2/resource", "/ns/%C3%A9/__admin/health"} {
+		e.expect(http.StatusBadRequest, http.MethodGet, path, "")
+	}
+	e.in(strings.Repeat("x", 64)) // the longest name is fine, but the limit is reached
+	for _, path := range []string{"/ns/a/__admin/snapshot", "/ns/a/__admin/namespaces", "/ns/a", "/ns/a/nothing"} {
+		e.expect(http.StatusNotFound, http.MethodGet, path, "")
+	}
+}
+
+// TestNamespaceIDSeed: with -id-seed every namespace repeats the same
+// GUIDs, so a test sees the same ids whichever namespace it got.
+func TestNamespaceIDSeed(t *testing.T) {
+	seed := uint64(11)
+	e := admStart(t, DefaultConfig(), &seed)
+	var ids [][]string
+	for _, name := range []string{"one", "two"} {
+		ns := e.in(name)
+		ids = append(ids, []string{ns.create("A").Id, ns.create("B").Id})
+	}
+	ids = append(ids, []string{e.create("A").Id, e.create("B").Id})
+	if !slices.Equal(ids[0], ids[1]) || !slices.Equal(ids[0], ids[2]) {
+		t.Errorf("ids differ between namespaces: %v", ids)
+	}
+}
+
+// TestNamespacesSurviveRestart: the snapshot holds every namespace.
+func TestNamespacesSurviveRestart(t *testing.T) {
+	snap := filepath.Join(t.TempDir(), "ns.gob")
+	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
+	e := admAt(t, p.url)
+	want := map[string][]string{}
+	for i := range 40 {
+		name := fmt.Sprintf("ns-%d", i)
+		for k := range i % 4 {
+			want[name] = append(want[name], e.in(name).create(fmt.Sprintf("P%d", k)).Id)
+		}
+		if i%4 == 0 {
+			e.in(name).health() // exists, empty
+		}
+	}
+	want["default"] = []string{e.create("D").Id}
+	before := e.namespaces()
+	p.stopClean()
+
+	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap}, nil)
+	e = admAt(t, p.url)
+	if after := e.namespaces(); !slices.Equal(before, after) {
+		t.Fatalf("namespaces after restart %+v, want %+v", after, before)
+	}
+	for name, ids := range want {
+		var got []string
+		for _, r := range e.in(name).all() {
+			got = append(got, r.Id)
+		}
+		if name == "default" {
+			got = nil
+			for _, r := range e.all() {
+				got = append(got, r.Id)
+			}
+		}
+		if !slices.Equal(got, ids) {
+			t.Errorf("%s after restart: %v, want %v", name, got, ids)
+		}
+	}
+}
+
+// BenchmarkNamespaceHeap reports what an idle namespace costs: 1,000
+// empty ones, and 1,000 started from a seed of 100 resources.
+func BenchmarkNamespaceHeap(b *testing.B) {
+	for _, size := range []int{0, 100} {
+		b.Run(fmt.Sprintf("seed%d", size), func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.MaxNamespaces = 1001 // the default namespace counts too
+			if size > 0 {
+				cfg.Seed = benchResources(0, size)
+			}
+			for b.Loop() {
+				srv := NewServer(cfg, NewStore(nil), nil)
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for i := range 1000 {
+					if _, err := srv.namespace(fmt.Sprintf("ns-%d", i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1000, "B/namespace")
+				runtime.KeepAlive(srv)
+			}
+		})
+	}
+}

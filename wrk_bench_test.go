@@ -1,0 +1,451 @@
+package main
+
+// BenchmarkWrk measures resourcedir as users run it: the built binary with
+// its default flags (request logging on, to a file; the journal on; the
+// snapshot written every 10s when something changed), driven by wrk from its own process over
+// loopback, beside a bare net/http program answering the same bytes, in the
+// same run. It needs wrk (Debian: apt-get install wrk) and skips without it:
+//
+//	go test -run '^$' -bench '^BenchmarkWrk$' -benchtime 1x .
+//	go test -run '^$' -bench '^BenchmarkWrk$' -benchtime 1x -wrk.rounds 5 -wrk.duration 5s .
+//
+// The bare server is a second small program, not a handler inside the
+// benchmark process: like resourcedir it then has a runtime, a GOMAXPROCS
+// and a garbage collector of its own, and shares nothing with the go test
+// process but the machine.
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	wrkRounds   = flag.Int("wrk.rounds", 3, "BenchmarkWrk: rounds per operation, each one wrk run against the server and one against the bare server")
+	wrkDuration = flag.Duration("wrk.duration", 5*time.Second, "BenchmarkWrk: length of each wrk run")
+	wrkPerf     = flag.String("wrk.perf", "", "BenchmarkWrk: record a perf CPU profile of the server during its wrk runs into this `file`")
+)
+
+// wrkSeedSize is how many resources the server holds before the runs.
+const wrkSeedSize = 10_000
+
+// wrkConnArgs size the load for a 2-core machine: wrk's one thread takes
+// one core, the server the other.
+var wrkConnArgs = []string{"-t1", "-c16"}
+
+// wrkBareSource is the bare server: it answers each method with the status,
+// headers and body recorded from resourcedir for it, after reading the
+// request body, as resourcedir does.
+const wrkBareSource = `package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+)
+
+type answer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func main() {
+	spec, err := os.ReadFile(os.Args[2])
+	if err != nil {
+		panic(err)
+	}
+	var answers map[string]answer
+	if err := json.Unmarshal(spec, &answers); err != nil {
+		panic(err)
+	}
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		a := answers[r.Method]
+		h := w.Header()
+		for k, v := range a.Header {
+			h[k] = v
+		}
+		w.WriteHeader(a.Status)
+		w.Write(a.Body)
+	}
+	panic(http.ListenAndServe(os.Args[1], http.HandlerFunc(handler)))
+}
+`
+
+// wrkAnswer is one recorded response; the bare server replays it.
+type wrkAnswer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// wrkOp is one operation driven by wrk: a Lua script with a fixed request,
+// so wrk formats it once and spends its core on sending.
+type wrkOp struct {
+	name   string
+	script string // path of the Lua script
+}
+
+func BenchmarkWrk(b *testing.B) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		b.Skip("wrk is not on PATH; install it (Debian: apt-get install wrk) to measure the built server under an external load generator")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		b.Fatalf("the go command is needed to build the binaries: %v", err)
+	}
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "resourcedir")
+	wrkGo(b, ".", goCmd, "build", "-o", bin, ".")
+	bareDir := filepath.Join(dir, "bare")
+	wrkWrite(b, filepath.Join(bareDir, "go.mod"), "module bare\n\ngo 1.26\n")
+	wrkWrite(b, filepath.Join(bareDir, "main.go"), wrkBareSource)
+	bareBin := filepath.Join(dir, "bareserver")
+	wrkGo(b, bareDir, goCmd, "build", "-o", bareBin, ".")
+
+	// resourcedir with its defaults but the address and the snapshot's folder.
+	addr := freeAddr(b)
+	logPath := filepath.Join(dir, "server.log")
+	server := wrkStart(b, logPath, bin, "-addr", addr, "-snapshot", filepath.Join(dir, "resourcedir.gob"))
+	base := "http://" + addr
+	client := &http.Client{Timeout: time.Minute}
+	wrkWaitHealthy(b, client, base)
+	// Every run against the server starts from the same directory, and with
+	// the snapshot written: the creates of one run neither grow the next
+	// run's directory nor leave a snapshot to write during the bare run.
+	seed := benchSeedBodies(wrkSeedSize, wrkSeedSize)[0]
+	prepare := func() {
+		b.Helper()
+		for _, step := range []struct {
+			path string
+			body []byte
+		}{{"/__admin/reset", nil}, {"/__admin/resources", seed}, {"/__admin/snapshot", nil}} {
+			if a := wrkDo(b, client, http.MethodPost, base+step.path, step.body); a.Status != http.StatusOK {
+				b.Fatalf("POST %s: status %d: %.300s", step.path, a.Status, a.Body)
+			}
+		}
+	}
+	prepare()
+
+	email, _ := benchResources(4321, 4322)[0].value(fieldEmail)
+	q := url.Values{}
+	q.Set(paramFilters, "Email~eq~"+benchQuote(email))
+	q.Set(paramPage, "1")
+	q.Set(paramPageSize, strconv.Itoa(benchPageSize))
+	listPath := "/api/v2/resource?" + q.Encode()
+	createBody := benchJSON(10_000_000)
+
+	answers := map[string]wrkAnswer{
+		http.MethodGet:  wrkDo(b, client, http.MethodGet, base+listPath, nil),
+		http.MethodPost: wrkDo(b, client, http.MethodPost, base+"/api/v2/resource", createBody),
+	}
+	if a := answers[http.MethodGet]; a.Status != http.StatusOK || !bytes.Contains(a.Body, []byte(`"TotalResults":1,`)) {
+		b.Fatalf("list: status %d: %.300s", a.Status, a.Body)
+	}
+	if a := answers[http.MethodPost]; a.Status != http.StatusOK {
+		b.Fatalf("create: status %d: %.300s", a.Status, a.Body)
+	}
+	for _, a := range answers {
+		a.Header.Del("Date") // net/http writes its own
+	}
+	spec, err := json.Marshal(answers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	specPath := filepath.Join(dir, "answers.json")
+	wrkWrite(b, specPath, string(spec))
+	bareAddr := freeAddr(b)
+	bareProc := wrkStart(b, filepath.Join(dir, "bare.log"), bareBin, bareAddr, specPath)
+	bareBase := "http://" + bareAddr
+	wrkWaitHealthy(b, client, bareBase)
+	for method, want := range answers {
+		path := map[string]string{http.MethodGet: listPath, http.MethodPost: "/api/v2/resource"}[method]
+		got := wrkDo(b, client, method, bareBase+path, createBody)
+		got.Header.Del("Date")
+		if got.Status != want.Status || len(got.Body) != len(want.Body) || !wrkSameHeader(got.Header, want.Header) {
+			b.Fatalf("bare %s answers %d %v with %d bytes; resourcedir %d %v with %d bytes",
+				method, got.Status, got.Header, len(got.Body), want.Status, want.Header, len(want.Body))
+		}
+	}
+
+	listScript := filepath.Join(dir, "list.lua")
+	wrkWrite(b, listScript, fmt.Sprintf("wrk.method = \"GET\"\nwrk.path = %q\n", listPath))
+	createScript := filepath.Join(dir, "create.lua")
+	wrkWrite(b, createScript, fmt.Sprintf("wrk.method = \"POST\"\nwrk.path = \"/api/v2/resource\"\n"+
+		"wrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.body = [==[%s]==]\n", createBody))
+	b.Logf("directory of %d resources; list answer %d bytes; create request %d bytes, answer %d bytes; wrk %s -d%s",
+		wrkSeedSize, len(answers[http.MethodGet].Body), len(createBody), len(answers[http.MethodPost].Body),
+		strings.Join(wrkConnArgs, " "), *wrkDuration)
+
+	var perf *exec.Cmd
+	if *wrkPerf != "" {
+		perf = exec.Command("perf", "record", "-g", "-o", *wrkPerf, "-p", strconv.Itoa(server.Process.Pid))
+		perf.Stdout, perf.Stderr = io.Discard, io.Discard
+		if err := perf.Start(); err != nil {
+			b.Fatalf("perf: %v", err)
+		}
+	}
+
+	ops := []wrkOp{{"list-eq", listScript}, {"create", createScript}}
+	pids := map[string]int{base: server.Process.Pid, bareBase: bareProc.Process.Pid}
+	got := map[string][]wrkResult{} // name, or "bare-"+name, to one result per round
+	b.ResetTimer()
+	for round := range *wrkRounds {
+		for _, op := range ops {
+			// Alternate who goes first, so a drift in the machine's load
+			// does not always favour the same side.
+			targets := []struct{ name, base string }{{op.name, base}, {"bare-" + op.name, bareBase}}
+			if round%2 == 1 {
+				slices.Reverse(targets)
+			}
+			for _, t := range targets {
+				if t.base == base {
+					prepare()
+				}
+				got[t.name] = append(got[t.name], wrkRun(b, wrk, op.script, t.base, pids[t.base]))
+			}
+		}
+	}
+	b.StopTimer()
+	if perf != nil {
+		perf.Process.Signal(os.Interrupt) //nolint:errcheck // perf writes its file on SIGINT
+		if err := perf.Wait(); err != nil {
+			b.Logf("perf: %v", err)
+		}
+	}
+	for _, op := range ops {
+		var rates, bareRates, ratios, cpus, bareCPUs, cpuRatios []float64
+		for i, r := range got[op.name] {
+			bare := got["bare-"+op.name][i]
+			rates, bareRates = append(rates, r.rate), append(bareRates, bare.rate)
+			ratios = append(ratios, r.rate/bare.rate)
+			cpus, bareCPUs = append(cpus, r.cpuPerRequest), append(bareCPUs, bare.cpuPerRequest)
+			cpuRatios = append(cpuRatios, bare.cpuPerRequest/r.cpuPerRequest)
+		}
+		b.ReportMetric(wrkMedian(rates), op.name+"-req/s")
+		b.ReportMetric(wrkMedian(bareRates), "bare-"+op.name+"-req/s")
+		b.ReportMetric(wrkMedian(ratios), op.name+"-ratio")
+		b.Logf("%s: resourcedir %.0f req/s, bare %.0f req/s, ratio %.2f (medians of %d rounds; per round %s)",
+			op.name, wrkMedian(rates), wrkMedian(bareRates), wrkMedian(ratios), len(ratios), wrkFormat(ratios))
+		if wrkMedian(cpus) > 0 {
+			b.ReportMetric(wrkMedian(cpus), op.name+"-cpu-us/req")
+			b.ReportMetric(wrkMedian(bareCPUs), "bare-"+op.name+"-cpu-us/req")
+			b.ReportMetric(wrkMedian(cpuRatios), op.name+"-cpu-ratio")
+			b.Logf("%s: CPU per request: resourcedir %.1f µs, bare %.1f µs, bare/resourcedir %.2f (medians; per round %s)",
+				op.name, wrkMedian(cpus), wrkMedian(bareCPUs), wrkMedian(cpuRatios), wrkFormat(cpuRatios))
+		}
+	}
+	if info, err := os.Stat(logPath); err == nil {
+		b.Logf("server log: %d bytes", info.Size())
+	}
+}
+
+// wrkResult is one wrk run: the rate wrk measured, and the CPU time the
+// server spent per request. On a shared machine the CPU per request moves
+// far less with the neighbours' load than the rate does; its ratio is what
+// the rate ratio would be if both servers had their core to themselves.
+type wrkResult struct {
+	rate          float64 // requests per second
+	cpuPerRequest float64 // µs of user and system time; 0 where /proc cannot tell
+}
+
+// wrkRun runs wrk once against base, served by process pid. Any answer but
+// a 2xx or a socket error fails the benchmark.
+func wrkRun(b *testing.B, wrk, script, base string, pid int) wrkResult {
+	b.Helper()
+	args := append(slices.Clone(wrkConnArgs), "-d"+strconv.Itoa(int(wrkDuration.Seconds()))+"s", "-s", script, base)
+	cpuBefore := wrkCPU(pid)
+	out, err := exec.Command(wrk, args...).CombinedOutput()
+	cpuAfter := wrkCPU(pid)
+	if err != nil {
+		b.Fatalf("wrk %v: %v\n%s", args, err, out)
+	}
+	if bytes.Contains(out, []byte("Non-2xx")) || bytes.Contains(out, []byte("Socket errors")) {
+		b.Fatalf("wrk %v reports failures:\n%s", args, out)
+	}
+	rate := regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`).FindSubmatch(out)
+	count := regexp.MustCompile(`(\d+) requests in`).FindSubmatch(out)
+	if rate == nil || count == nil {
+		b.Fatalf("wrk %v: no Requests/sec or request count in\n%s", args, out)
+	}
+	var r wrkResult
+	r.rate, err = strconv.ParseFloat(string(rate[1]), 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := strconv.Atoi(string(count[1]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if cpuBefore >= 0 && cpuAfter >= 0 && n > 0 {
+		r.cpuPerRequest = float64(cpuAfter-cpuBefore) / float64(n) / float64(time.Microsecond)
+	}
+	return r
+}
+
+// wrkCPU is the user and system time process pid has used, from
+// /proc/pid/stat (Linux); -1 where it cannot be read.
+func wrkCPU(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	// The command name, in parentheses, may hold spaces; the fields after
+	// it are plain. utime and stime are fields 14 and 15, in clock ticks
+	// of 1/100 s (USER_HZ, fixed on Linux).
+	end := bytes.LastIndexByte(stat, ')')
+	if end < 0 {
+		return -1
+	}
+	fields := strings.Fields(string(stat[end+1:]))
+	if len(fields) < 13 {
+		return -1
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// wrkStart starts a program with its output to logPath and stops it (SIGTERM,
+// then a kill after 30s) when the benchmark ends.
+func wrkStart(b *testing.B, logPath, bin string, args ...string) *exec.Cmd {
+	b.Helper()
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start %s: %v", bin, err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill() //nolint:errcheck // it may have exited
+			<-done
+		}
+		logFile.Close()
+	})
+	return cmd
+}
+
+// wrkWaitHealthy polls base until it answers, with a deadline.
+func wrkWaitHealthy(b *testing.B, client *http.Client, base string) {
+	b.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := client.Get(base + "/__admin/health")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s does not answer within 20s: %v", base, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func wrkDo(b *testing.B, client *http.Client, method, target string, body []byte) wrkAnswer {
+	b.Helper()
+	req, err := http.NewRequest(method, target, bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatalf("%s %s: %v", method, target, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Fatalf("%s %s: %v", method, target, err)
+	}
+	return wrkAnswer{Status: resp.StatusCode, Header: resp.Header, Body: out}
+}
+
+// wrkSameHeader compares headers by name and value length: the request id
+// differs from answer to answer, its length does not.
+func wrkSameHeader(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb := b[k]
+		if len(va) != len(vb) {
+			return false
+		}
+		for i := range va {
+			if len(va[i]) != len(vb[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func wrkGo(b *testing.B, dir, goCmd string, args ...string) {
+	b.Helper()
+	cmd := exec.Command(goCmd, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go %v in %s: %v\n%s", args, dir, err, out)
+	}
+}
+
+func wrkWrite(b *testing.B, path, content string) {
+	b.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func wrkMedian(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func wrkFormat(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'f', 2, 64)
+	}
+	return strings.Join(parts, " ")
+}
