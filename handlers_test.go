@@ -1441,7 +1441,8 @@ func TestRoutingErrors(t *testing.T) {
 		status       int
 		allow, msg   string
 	}{
-		{"GET", "/", 404, "", "No resource matches the path /."},
+		{"POST", "/", 405, "GET, HEAD", "The method POST is not allowed on /; allowed: GET, HEAD."}, // GET / is the console
+		{"GET", "/nothing", 404, "", "No resource matches the path /nothing."},
 		{"GET", "/api/v2/nothing", 404, "", "No resource matches the path /api/v2/nothing."},
 		{"POST", "/api/v1/resource", 404, "", "No resource matches the path /api/v1/resource."},
 		{"GET", "/api/v2/resource/" + id + "/types", 404, "", "No resource matches the path"},

@@ -169,6 +169,7 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 				"The method %s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)})
 		})
 	}
+	s.registerConsole()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		x := exchangeOf(w)
 		s.writeError(x, errNoRoute(x.path))

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// consoleFiles is the console page and its assets: plain files, no build
+// step, so that the binary serves them with no network.
+//
+//go:embed console
+var consoleFiles embed.FS
+
+// consoleAssetPrefix is where the page's script and style sheet are served.
+// The page names them by absolute path, so that the same page served under
+// /ns/{name}/ loads the same assets.
+const consoleAssetPrefix = "/__admin/console/"
+
+// consoleAsset is one embedded file with what its response needs.
+type consoleAsset struct {
+	body        []byte
+	contentType string
+	etag        string
+	version     string // a prefix of the content hash, put in the page's asset URLs
+}
+
+// consoleAssets are the files under console/ by name, read once.
+var consoleAssets = loadConsoleAssets()
+
+func loadConsoleAssets() map[string]*consoleAsset {
+	types := map[string]string{
+		".html": "text/html; charset=utf-8",
+		".js":   "text/javascript; charset=utf-8",
+		".css":  "text/css; charset=utf-8",
+	}
+	assets := map[string]*consoleAsset{}
+	entries, _ := fs.ReadDir(consoleFiles, "console") // embedded: cannot fail at run time
+	for _, e := range entries {
+		body, _ := consoleFiles.ReadFile("console/" + e.Name())
+		assets[e.Name()] = &consoleAsset{body: body, contentType: types[path.Ext(e.Name())]}
+	}
+	// The page names each asset with its hash (console.js?v=…), so a browser
+	// may keep an asset for good and still never runs an old one against a
+	// new server.
+	page := assets["index.html"] // embedded, so always there
+	for name, a := range assets {
+		if a != page {
+			a.setVersion()
+			page.body = bytes.ReplaceAll(page.body, []byte(consoleAssetPrefix+name+`"`),
+				[]byte(consoleAssetPrefix+name+"?v="+a.version+`"`))
+		}
+	}
+	page.setVersion()
+	return assets
+}
+
+// setVersion names the asset's content, for its URL and its ETag.
+func (a *consoleAsset) setVersion() {
+	sum := sha256.Sum256(a.body)
+	a.version = hex.EncodeToString(sum[:])[:12]
+	a.etag = `"` + a.version + `"`
+}
+
+// consolePolicy keeps the page to its own origin: no inline script, no
+// third-party fetch, no framing (a page cannot click the Reset button for
+// someone).
+const consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// registerConsole adds the console page, its assets and the OpenAPI
+// document to s.mux, each with a JSON 405 for the other methods. It needs
+// only the mux and writeJSON/writeBody, so that it survives changes to the
+// server's own route table.
+func (s *Server) registerConsole() {
+	for pattern, h := range map[string]http.HandlerFunc{
+		"/{$}":                        s.handleConsolePage,
+		consoleAssetPrefix + "{file}": s.handleConsoleAsset,
+		"/__admin/openapi.json":       s.handleOpenAPI,
+	} {
+		s.mux.HandleFunc("GET "+pattern, h)
+		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeJSON(w, http.StatusMethodNotAllowed, struct{ Message string }{fmt.Sprintf(
+				"The method %s is not allowed on %s; allowed: GET, HEAD.", r.Method, r.URL.Path)})
+		})
+	}
+}
+
+func (s *Server) handleConsolePage(w http.ResponseWriter, r *http.Request) {
+	page := consoleAssets["index.html"]
+	h := w.Header()
+	h.Set("Content-Security-Policy", consolePolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	// The page names its assets by version, so revalidating the page alone
+	// is enough to pick up a new build.
+	h.Set("Cache-Control", "no-cache")
+	serveAsset(w, r, page)
+}
+
+func (s *Server) handleConsoleAsset(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	a, ok := consoleAssets[name]
+	if !ok || name == "index.html" {
+		writeJSON(w, http.StatusNotFound, struct{ Message string }{fmt.Sprintf("No resource matches the path %s.", r.URL.Path)})
+		return
+	}
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	if r.URL.Query().Get("v") == a.version {
+		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		h.Set("Cache-Control", "no-cache")
+	}
+	serveAsset(w, r, a)
+}
+
+// serveAsset answers with a's body, or 304 when the client has it already.
+func serveAsset(w http.ResponseWriter, r *http.Request, a *consoleAsset) {
+	h := w.Header()
+	h.Set("Content-Type", a.contentType)
+	h.Set("ETag", a.etag)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
+}
+
+// consoleAssetNames lists the embedded assets the page loads, sorted.
+func consoleAssetNames() []string {
+	var names []string
+	for name := range consoleAssets {
+		if !strings.HasSuffix(name, ".html") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,679 @@
+// The resourcedir console: plain DOM code over the server's own HTTP API.
+// Every action goes through /api/v2 or /__admin exactly as a client's would.
+'use strict';
+
+// The page is served at / and at /ns/{name}/; the API lives under the same
+// prefix, so a namespace's console talks to that namespace.
+const base = location.pathname.replace(/\/+$/, '');
+const nsMatch = base.match(/^\/ns\/([^/]+)$/);
+
+const columns = ['DisplayName', 'FirstName', 'Surname', 'Company', 'Status', 'ExternalID', 'Email', 'Types'];
+const sortable = new Set(columns.filter((c) => c !== 'Types'));
+const stringProps = ['DisplayName', 'FirstName', 'Surname', 'Company', 'Position', 'ExternalID',
+  'Phone', 'Mobile', 'Fax', 'Email', 'AddressComment'];
+const typeNames = ['Team', 'Customer', 'Contractor', 'Employee', 'Company'];
+
+// The console's own calls carry this request id prefix, so the live list can
+// tell them from the client's and the table refreshes only for others' writes.
+const ownPrefix = 'console-';
+let ownSeq = 0;
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+// api sends one request and resolves to {status, body, headers}; it never
+// throws for an HTTP status, only for a network failure.
+async function api(method, path, body, signal) {
+  const init = { method, headers: { 'X-Request-Id': ownPrefix + Date.now().toString(36) + '-' + (++ownSeq) }, signal };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(base + path, init);
+  const text = await res.text();
+  let parsed = null;
+  try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
+  return { status: res.status, body: parsed, headers: res.headers };
+}
+
+function messageOf(r) {
+  if (r.body && typeof r.body === 'object' && r.body.Message) return r.body.Message;
+  return 'The server answered ' + r.status + '.';
+}
+
+let toastTimer;
+function toast(text, kind) {
+  const t = $('toast');
+  t.textContent = text;
+  t.className = 'toast ' + (kind || '');
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, 4000);
+}
+
+// ---------------------------------------------------------------- directory
+
+const state = { page: 1, pageSize: 10, sortField: '', sortDir: 'asc', filter: '', totalPages: 0, rows: [] };
+let listController;
+
+function buildHead() {
+  const tr = $('resources-head');
+  tr.textContent = '';
+  for (const c of columns) {
+    const th = el('th', { scope: 'col', class: 'col-' + c });
+    if (sortable.has(c)) {
+      const active = state.sortField === c;
+      if (active) th.setAttribute('aria-sort', state.sortDir === 'asc' ? 'ascending' : 'descending');
+      const arrow = active ? (state.sortDir === 'asc' ? '▲' : '▼') : '↕';
+      th.append(el('button', { type: 'button', class: 'sort' + (active ? ' active' : ''), onclick: () => sortBy(c) },
+        c, el('span', { class: 'arrow', 'aria-hidden': 'true', text: arrow })));
+    } else {
+      th.textContent = c;
+    }
+    tr.append(th);
+  }
+}
+
+function sortBy(field) {
+  if (state.sortField !== field) {
+    state.sortField = field;
+    state.sortDir = 'asc';
+  } else if (state.sortDir === 'asc') {
+    state.sortDir = 'desc';
+  } else {
+    state.sortField = '';
+  }
+  state.page = 1;
+  buildHead();
+  loadList();
+}
+
+async function loadList() {
+  const q = new URLSearchParams();
+  q.set('requestParams.page', String(state.page));
+  q.set('requestParams.pageSize', String(state.pageSize));
+  if (state.sortField) q.set('requestParams.sorts', state.sortField + '-' + state.sortDir);
+  if (state.filter.trim()) q.set('requestParams.filters', state.filter);
+  if (listController) listController.abort();
+  listController = new AbortController();
+  let r;
+  try {
+    r = await api('GET', '/api/v2/resource?' + q.toString(), undefined, listController.signal);
+  } catch (e) {
+    if (e.name !== 'AbortError') toast('The server cannot be reached.', 'bad');
+    return;
+  }
+  if (r.status === 400 && r.body && r.body.ModelState && r.body.ModelState['requestParams.filters']) {
+    showFilterError(r.body.ModelState['requestParams.filters'][0] || messageOf(r));
+    return;
+  }
+  if (r.status !== 200) {
+    showFilterError(null);
+    toast('Listing failed: ' + messageOf(r), 'bad');
+    return;
+  }
+  showFilterError(null);
+  const body = r.body;
+  if (body.TotalPages > 0 && state.page > body.TotalPages) {
+    state.page = body.TotalPages; // the last page emptied under us (a reset, a filter)
+    loadList();
+    return;
+  }
+  state.totalPages = body.TotalPages;
+  state.total = body.TotalResults;
+  state.rows = body.ResourceList;
+  renderRows();
+  $('total').textContent = body.TotalResults === 1 ? '1 resource' : body.TotalResults + ' resources';
+  $('page-info').textContent = body.TotalPages === 0 ? 'No pages' : 'Page ' + body.Page + ' of ' + body.TotalPages;
+  $('prev').disabled = state.page <= 1;
+  $('next').disabled = state.page >= body.TotalPages;
+}
+
+function renderRows() {
+  const tbody = $('resources-body');
+  tbody.textContent = '';
+  for (const res of state.rows) {
+    const tr = el('tr', { 'data-id': res.Id });
+    if (editing && editing.Id === res.Id) tr.className = 'editing';
+    for (const c of columns) {
+      const td = el('td', { class: 'col-' + c });
+      const v = res[c];
+      if (c === 'Types') {
+        for (const t of v || []) td.append(el('span', { class: 'chip', text: t.Type }), ' ');
+      } else if (c === 'Status') {
+        td.append(el('span', { class: 'badge ' + (v === 'Active' ? 'ok' : 'off'), text: v }));
+      } else if (v === null || v === undefined) {
+        td.append(el('span', { class: 'null', text: 'null' }));
+      } else if (v === '') {
+        td.append(el('span', { class: 'null', text: '""' }));
+      } else if (c === 'DisplayName') {
+        // The name opens the resource in the form; its accessible name
+        // begins with the action, as a screen reader user expects.
+        td.append(el('button', { type: 'button', class: 'name', title: 'Edit ' + v + ' (' + res.Id + ')',
+          'aria-label': 'Edit ' + v, onclick: () => startEdit(res) }, v));
+      } else {
+        td.textContent = v;
+        td.title = v;
+      }
+      tr.append(td);
+    }
+    tbody.append(tr);
+  }
+  $('empty').hidden = state.rows.length > 0;
+  const bare = !state.filter.trim();
+  $('empty-text').textContent = bare
+    ? 'The directory is empty. Create a resource with the form, seed some with POST /__admin/resources, or add sample data.'
+    : 'No resource matches the filter.';
+  $('sample').hidden = !bare;
+}
+
+// Sample data for a demo that starts from an empty directory; it goes in
+// through the seed endpoint, like a test's fixtures would.
+const samplePeople = [
+  ['Ada', 'Lovelace', 'Analytical Engines', 'Mathematician', ['Employee']],
+  ['Charles', 'Babbage', 'Analytical Engines', 'Founder', ['Employee', 'Team']],
+  ['Grace', 'Hopper', 'Navy Computing', 'Rear Admiral', ['Contractor']],
+  ['Alan', 'Turing', 'Bletchley Park', 'Cryptanalyst', ['Employee']],
+  ['Katherine', 'Johnson', 'NASA Langley', 'Mathematician', ['Customer']],
+  ['Edsger', 'Dijkstra', 'Eindhoven University', 'Professor', ['Contractor']],
+  ['Barbara', 'Liskov', 'MIT', 'Professor', ['Customer']],
+  ['Margaret', 'Hamilton', 'Apollo Guidance', 'Director', ['Team']],
+  ['Dennis', 'Ritchie', 'Bell Labs', 'Researcher', ['Employee']],
+  ['Ken', 'Thompson', 'Bell Labs', 'Researcher', ['Employee']],
+  ['Radia', 'Perlman', 'DEC', 'Engineer', ['Contractor']],
+  ['Hedy', 'Lamarr', null, 'Inventor', ['Contractor']],
+  [null, null, 'Analytical Engines', null, ['Company']],
+];
+
+async function addSampleData() {
+  const body = samplePeople.map(([first, last, company, position, types], i) => ({
+    FirstName: first, Surname: last, Company: company, Position: position,
+    Status: i % 5 === 4 ? 'Inactive' : 'Active', ExternalID: 'EMP-' + (1001 + i),
+    Email: first ? (first + '.' + last + '@example.org').toLowerCase() : 'info@example.org',
+    Types: types.map((Type) => ({ Type })),
+  }));
+  const r = await api('POST', '/__admin/resources', body);
+  if (r.status !== 200) {
+    toast('Adding sample data failed: ' + messageOf(r), 'bad');
+    return;
+  }
+  toast('Added ' + body.length + ' sample resources.', 'good');
+  await loadList();
+  refreshHealth();
+}
+
+// showFilterError shows the server's message and marks the character it
+// names ("filter: at character N: …"); null clears it.
+function showFilterError(message) {
+  const input = $('filter');
+  const mark = $('filter-mark');
+  const out = $('filter-error');
+  if (!message) {
+    input.removeAttribute('aria-invalid');
+    out.textContent = '';
+    mark.hidden = true;
+    return;
+  }
+  input.setAttribute('aria-invalid', 'true');
+  out.textContent = message;
+  const m = /at character (\d+)/.exec(message);
+  if (!m) {
+    mark.hidden = true;
+    return;
+  }
+  // The server counts Unicode characters from 1; JavaScript strings count
+  // UTF-16 units, so split into code points first.
+  const chars = Array.from(state.filter);
+  const pos = Math.max(1, Number(m[1]));
+  mark.textContent = '';
+  mark.append(el('span', { text: chars.slice(0, pos - 1).join('') }));
+  mark.append(el('mark', { class: 'at', title: 'character ' + pos, text: pos <= chars.length ? chars[pos - 1] : ' ' }));
+  mark.append(el('span', { text: chars.slice(pos).join('') }));
+  mark.append(el('span', { class: 'caret-note', text: '  ← character ' + pos }));
+  mark.hidden = false;
+  if (document.activeElement === input) {
+    const unit = chars.slice(0, pos - 1).join('').length;
+    input.setSelectionRange(unit, Math.min(unit + (chars[pos - 1] || '').length, input.value.length));
+  }
+}
+
+let filterTimer;
+function onFilterInput() {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(applyFilter, 350);
+}
+function applyFilter() {
+  clearTimeout(filterTimer);
+  const value = $('filter').value;
+  if (value === state.filter && !$('filter').hasAttribute('aria-invalid')) return;
+  state.filter = value;
+  state.page = 1;
+  loadList();
+}
+
+// ---------------------------------------------------------------- the form
+
+let editing = null; // the resource being edited, or null when creating
+
+// The types are toggle buttons in the role of checkboxes: named by their
+// content, not by a label, so that the type "Company" does not share a label
+// with the Company field.
+function buildTypeBoxes() {
+  const box = $('types-boxes');
+  for (const t of typeNames) {
+    const b = el('button', { type: 'button', role: 'checkbox', 'aria-checked': 'false', class: 'chip-check', id: 'type-' + t, text: t });
+    b.addEventListener('click', () => setTypeChecked(t, b.getAttribute('aria-checked') !== 'true'));
+    box.append(b);
+  }
+}
+
+function typeChecked(t) { return $('type-' + t).getAttribute('aria-checked') === 'true'; }
+function setTypeChecked(t, on) { $('type-' + t).setAttribute('aria-checked', on ? 'true' : 'false'); }
+
+function statusValue() { return document.querySelector('#f-Status input:checked').value; }
+function setStatusValue(v) { for (const r of document.querySelectorAll('#f-Status input')) r.checked = r.value === v; }
+
+function fieldError(prop) {
+  let p = $('err-' + prop);
+  if (!p) {
+    const input = $('f-' + prop);
+    p = el('p', { id: 'err-' + prop, class: 'field-error' });
+    (input.tagName === 'FIELDSET' ? input : input.parentElement).append(p);
+    input.setAttribute('aria-describedby', p.id);
+  }
+  return p;
+}
+
+function clearFormErrors() {
+  for (const p of document.querySelectorAll('#resource-form .field-error')) p.textContent = '';
+  for (const i of document.querySelectorAll('#resource-form [aria-invalid]')) i.removeAttribute('aria-invalid');
+  $('form-error').hidden = true;
+}
+
+// showModelState puts each message beside its property's field; keys such
+// as "Types[0].Type" go to their top-level property, unknown ones on top.
+function showModelState(r) {
+  clearFormErrors();
+  const ms = (r.body && r.body.ModelState) || {};
+  const loose = [];
+  for (const [key, msgs] of Object.entries(ms)) {
+    const top = key.split(/[.[]/)[0];
+    const prop = [...stringProps, 'Status', 'Types'].find((p) => p.toLowerCase() === top.toLowerCase());
+    if (!prop) {
+      loose.push(key + ': ' + msgs.join(' '));
+      continue;
+    }
+    const p = fieldError(prop);
+    p.textContent = (p.textContent ? p.textContent + ' ' : '') + msgs.join(' ');
+    $('f-' + prop).setAttribute('aria-invalid', 'true');
+  }
+  const fe = $('form-error');
+  fe.textContent = messageOf(r) + (loose.length ? ' ' + loose.join(' ') : '');
+  fe.hidden = false;
+  const first = document.querySelector('#resource-form [aria-invalid="true"]');
+  if (first && first.tagName !== 'FIELDSET') first.focus();
+}
+
+function formBody() {
+  const body = {};
+  for (const p of stringProps) {
+    const v = $('f-' + p).value;
+    body[p] = v === '' ? null : v;
+  }
+  body.Status = statusValue();
+  body.Types = typeNames.filter(typeChecked).map((t) => ({ Type: t }));
+  return body;
+}
+
+function fillForm(res) {
+  for (const p of stringProps) $('f-' + p).value = res ? (res[p] ?? '') : '';
+  setStatusValue(res ? res.Status : 'Active');
+  const have = new Set(((res && res.Types) || []).map((t) => t.Type));
+  for (const t of typeNames) setTypeChecked(t, have.has(t));
+}
+
+function setMode(res) {
+  editing = res;
+  $('create').hidden = !!res;
+  $('save').hidden = !res;
+  $('cancel-edit').hidden = !res;
+  $('form-title').textContent = res ? 'Edit ' + (res.DisplayName || 'resource') : 'New resource';
+  $('form-mode-note').textContent = res ? 'PUT /api/v2/resource/' + res.Id : 'POST /api/v2/resource';
+  renderRows();
+}
+
+function startEdit(res) {
+  clearFormErrors();
+  fillForm(res);
+  setMode(res);
+  $('form-title').scrollIntoView({ behavior: 'smooth', block: 'start' });
+  $('f-DisplayName').focus({ preventScroll: true });
+}
+
+function stopEdit() {
+  clearFormErrors();
+  fillForm(null);
+  setMode(null);
+}
+
+async function submitForm(ev) {
+  ev.preventDefault();
+  const body = formBody();
+  let r;
+  try {
+    if (editing) {
+      // A full PUT: every editable key, as the real service requires.
+      body.Id = editing.Id;
+      r = await api('PUT', '/api/v2/resource/' + encodeURIComponent(editing.Id), body);
+    } else {
+      r = await api('POST', '/api/v2/resource', body);
+    }
+  } catch {
+    toast('The server cannot be reached.', 'bad');
+    return;
+  }
+  if (r.status !== 200) {
+    showModelState(r);
+    return;
+  }
+  const saved = editing ? r.body : r.body.Data[0];
+  toast((editing ? 'Saved ' : 'Created ') + (saved.DisplayName || saved.Id) + '.', 'good');
+  stopEdit();
+  await loadList();
+  const row = document.querySelector('tr[data-id="' + CSS.escape(saved.Id) + '"]');
+  if (row) {
+    row.classList.add('flash');
+    setTimeout(() => row.classList.remove('flash'), 1600);
+  }
+  refreshHealth();
+}
+
+// ---------------------------------------------------------------- requests
+
+const journal = { entries: [], lastSeq: 0, seqMode: null, seen: new Set(), off: false };
+const maxShown = 200;
+const openBodies = new Set(); // entries whose body the user opened survive a re-render
+
+function entryKey(e) {
+  return e.Seq !== undefined ? 'seq:' + e.Seq : e.RequestId + '|' + e.Time + '|' + e.Method + '|' + e.Path;
+}
+
+function addEntries(list) {
+  let othersWrote = false;
+  let added = 0;
+  for (const e of list) {
+    const k = entryKey(e);
+    if (journal.seen.has(k)) continue;
+    added++;
+    journal.seen.add(k);
+    journal.entries.push(e);
+    if (typeof e.Seq === 'number') journal.lastSeq = Math.max(journal.lastSeq, e.Seq);
+    if (!isOwn(e) && e.Method !== 'GET' && e.Method !== 'HEAD') othersWrote = true;
+  }
+  if (journal.entries.length > maxShown) {
+    const dropped = journal.entries.splice(0, journal.entries.length - maxShown);
+    for (const e of dropped) journal.seen.delete(entryKey(e));
+  }
+  if (added) {
+    renderRequests();
+    loadFaults(); // a fault that fired counts it; another client may have added one
+  }
+  // A client's write changes what the table shows: follow it live.
+  if (othersWrote) {
+    loadList();
+    refreshHealth();
+  }
+}
+
+function isOwn(e) {
+  return typeof e.RequestId === 'string' && e.RequestId.startsWith(ownPrefix);
+}
+
+function statusClass(s) {
+  if (s >= 500) return 's5';
+  if (s >= 400) return 's4';
+  if (s >= 300) return 's3';
+  return 's2';
+}
+
+function renderRequests() {
+  const ol = $('requests');
+  const showOwn = $('show-own').checked;
+  const shown = journal.entries.filter((e) => showOwn || !isOwn(e));
+  ol.textContent = '';
+  for (const e of shown.slice().reverse()) {
+    const path = e.Path;
+    const ms = typeof e.DurationMs === 'number' ? (e.DurationMs < 10 ? e.DurationMs.toFixed(2) : e.DurationMs.toFixed(0)) + ' ms' : '';
+    const li = el('li', { class: 'req' + (isOwn(e) ? ' own' : '') },
+      el('div', { class: 'req-line' },
+        el('span', { class: 'method m-' + e.Method, text: e.Method }),
+        el('span', { class: 'path', title: path, text: path }),
+        el('span', { class: 'status ' + statusClass(e.Status), text: String(e.Status) }),
+        el('span', { class: 'dur', text: ms })),
+      e.Query ? el('div', { class: 'req-query', text: '?' + decodeQuery(e.Query) }) : null);
+    const meta = [new Date(e.Time).toLocaleTimeString(), isOwn(e) ? 'from this console' : e.RequestId];
+    if (e.Fault !== undefined && e.Fault !== null) meta.push('fault ' + e.Fault);
+    const key = entryKey(e);
+    const metaLine = el('div', { class: 'req-meta' }, el('span', { text: meta.join(' · ') }));
+    li.append(metaLine);
+    ol.append(li);
+    if (e.Body === null || e.Body === undefined) continue;
+    const details = el('details', { class: 'req-body' }, el('summary', { text: 'body' }));
+    details.addEventListener('toggle', () => {
+      if (details.open) openBodies.add(key); else openBodies.delete(key);
+      if (!details.open || details.querySelector('pre')) return;
+      const text = e.Body === null || e.Body === undefined ? '(empty)'
+        : typeof e.Body === 'string' ? e.Body : JSON.stringify(e.Body, null, 2);
+      details.append(el('pre', { text: text + (e.BodyTruncated ? '\n… (cut at 64 KiB)' : '') }));
+    });
+    metaLine.append(details);
+    if (openBodies.has(key)) details.open = true;
+  }
+  $('requests-empty').hidden = shown.length > 0;
+  $('requests-empty').textContent = journal.off
+    ? 'The journal is off (the server was started with -journal-size 0).'
+    : 'Nothing yet. Send a request to /api/v2/resource and it shows here.';
+}
+
+function decodeQuery(q) {
+  try { return decodeURIComponent(q.replace(/\+/g, ' ')); } catch { return q; }
+}
+
+function setLive(text, ok) {
+  $('live-text').textContent = text;
+  $('live-state').className = 'live ' + (ok ? 'on' : 'off');
+}
+
+// followJournal keeps the list current. With a journal that numbers its
+// entries (Seq), one long poll waits for the next entry; with one that does
+// not, the list is polled and diffed.
+async function followJournal() {
+  for (;;) {
+    try {
+      let r;
+      if (journal.seqMode) {
+        r = await api('GET', '/__admin/requests?since=' + journal.lastSeq + '&count=1&wait=25s');
+      } else {
+        r = await api('GET', '/__admin/requests' + (journal.seqMode === null ? '?limit=' + maxShown : ''));
+      }
+      if (r.status === 400 && journal.seqMode !== false) {
+        journal.seqMode = false; // a journal without these filters
+        continue;
+      }
+      if (r.status !== 200) {
+        setLive('journal unavailable (' + r.status + ')', false);
+        await sleep(2000);
+        continue;
+      }
+      const list = r.body.Requests || [];
+      journal.off = r.body.Journal === 'off';
+      if (journal.seqMode === null) {
+        journal.seqMode = 'Journal' in r.body || list.some((e) => typeof e.Seq === 'number');
+      }
+      addEntries(list);
+      setLive(journal.off ? 'journal off' : 'live', !journal.off);
+      if (!journal.seqMode || journal.off) await sleep(journal.off ? 5000 : 700);
+    } catch {
+      setLive('reconnecting', false);
+      await sleep(1500);
+    }
+  }
+}
+
+function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
+
+function clearJournalView() {
+  journal.entries = [];
+  journal.seen.clear();
+  renderRequests();
+}
+
+// ---------------------------------------------------------------- faults
+
+async function loadFaults() {
+  let r;
+  try { r = await api('GET', '/__admin/faults'); } catch { return; }
+  if (r.status !== 200) return;
+  const faults = r.body.Faults || [];
+  const ul = $('faults');
+  ul.textContent = '';
+  for (const f of faults) {
+    const what = f.Status ? 'answers ' + f.Status : '';
+    const delay = f.DelayMs ? 'after ' + f.DelayMs + ' ms' : '';
+    const kind = f.Kind && f.Kind !== 'response' ? f.Kind : '';
+    const times = f.Times ? f.Fired + ' of ' + f.Times + ' fired' : f.Fired + ' fired, until cleared';
+    ul.append(el('li', { class: 'fault' },
+      el('div', { class: 'fault-line' },
+        el('span', { class: 'method m-' + (f.Method || 'ANY'), text: f.Method || 'ANY' }),
+        el('span', { class: 'path', text: f.Path }),
+        el('button', { type: 'button', class: 'small ghost', 'aria-label': 'Remove fault ' + f.Id, onclick: () => removeFault(f.Id) }, '✕')),
+      el('div', { class: 'fault-meta', text: ['#' + f.Id, kind, what, delay, times].filter(Boolean).join(' · ') })));
+  }
+  $('faults-empty').hidden = faults.length > 0;
+  $('faults-count').textContent = faults.length ? faults.length + ' in force' : '';
+}
+
+async function addFault(ev) {
+  ev.preventDefault();
+  const fe = $('fault-error');
+  fe.hidden = true;
+  for (const p of document.querySelectorAll('#fault-form .field-error')) p.remove();
+  const spec = { Path: $('fault-Path').value.trim() };
+  if ($('fault-Method').value) spec.Method = $('fault-Method').value;
+  if ($('fault-Kind').value !== 'response') spec.Kind = $('fault-Kind').value;
+  for (const k of ['Status', 'Times', 'DelayMs']) {
+    if (k === 'Status' && spec.Kind) continue; // only a response has a status
+    const raw = $('fault-' + k).value.trim();
+    if (raw !== '' && Number(raw) !== 0) spec[k] = Number(raw);
+  }
+  let r;
+  try { r = await api('POST', '/__admin/faults', spec); } catch { toast('The server cannot be reached.', 'bad'); return; }
+  if (r.status !== 200) {
+    fe.textContent = messageOf(r);
+    fe.hidden = false;
+    for (const [key, msgs] of Object.entries((r.body && r.body.ModelState) || {})) {
+      const input = $('fault-' + key.replace(/^\[\d+\]\./, ''));
+      if (input) input.parentElement.append(el('p', { class: 'field-error', text: msgs.join(' ') }));
+    }
+    return;
+  }
+  toast('Fault added: ' + (spec.Method || 'any method') + ' ' + spec.Path + '.', 'good');
+  loadFaults();
+}
+
+async function clearFaults() {
+  const r = await api('DELETE', '/__admin/faults');
+  if (r.status !== 200) toast('Clearing faults failed: ' + messageOf(r), 'bad');
+  else toast('Faults cleared.', 'good');
+  loadFaults();
+}
+
+async function removeFault(id) {
+  const r = await api('DELETE', '/__admin/faults/' + id);
+  if (r.status !== 200) toast('Removing fault ' + id + ' failed: ' + messageOf(r), 'bad');
+  loadFaults();
+}
+
+// ---------------------------------------------------------------- the rest
+
+let lastCount = null;
+
+// refreshHealth shows the resource count; when it changed behind the
+// console's back (a seed or reset by a test, which the journal does not
+// record), the table follows.
+async function refreshHealth() {
+  try {
+    const r = await api('GET', '/__admin/health');
+    if (r.status === 200 && typeof r.body.Resources === 'number') {
+      $('health').textContent = r.body.Resources + (r.body.Resources === 1 ? ' resource' : ' resources') + ' stored';
+      const shown = !state.filter.trim() && state.total === r.body.Resources; // the table is current already
+      const changed = lastCount !== null && lastCount !== r.body.Resources && !shown;
+      lastCount = r.body.Resources;
+      if (changed) loadList();
+    }
+  } catch { /* the live list says when the server is gone */ }
+}
+
+async function reset() {
+  let r;
+  try { r = await api('POST', '/__admin/reset'); } catch { toast('The server cannot be reached.', 'bad'); return; }
+  if (r.status !== 200) {
+    toast('Reset failed: ' + messageOf(r), 'bad');
+    return;
+  }
+  stopEdit();
+  clearJournalView();
+  state.page = 1;
+  await Promise.all([loadList(), loadFaults(), refreshHealth()]);
+  toast('Reset: the directory, the journal and the faults are empty again.', 'good');
+}
+
+function init() {
+  if (nsMatch) $('ns-name').textContent = decodeURIComponent(nsMatch[1]);
+  for (const a of document.querySelectorAll('a[href^="__admin/"]')) a.setAttribute('href', base + '/' + a.getAttribute('href'));
+  buildHead();
+  buildTypeBoxes();
+  $('page-size').value = String(state.pageSize);
+  $('filter').addEventListener('input', onFilterInput);
+  $('filter').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); applyFilter(); } });
+  $('prev').addEventListener('click', () => { if (state.page > 1) { state.page--; loadList(); } });
+  $('next').addEventListener('click', () => { if (state.page < state.totalPages) { state.page++; loadList(); } });
+  $('page-size').addEventListener('change', () => { state.pageSize = Number($('page-size').value); state.page = 1; loadList(); });
+  $('resource-form').addEventListener('submit', submitForm);
+  $('cancel-edit').addEventListener('click', stopEdit);
+  $('clear-form').addEventListener('click', () => { clearFormErrors(); fillForm(editing); });
+  $('fault-form').addEventListener('submit', addFault);
+  $('clear-faults').addEventListener('click', clearFaults);
+  $('reset').addEventListener('click', reset);
+  $('sample').addEventListener('click', addSampleData);
+  $('fault-Kind').addEventListener('change', () => { $('fault-Status').disabled = $('fault-Kind').value !== 'response'; });
+  $('show-own').addEventListener('change', renderRequests);
+  $('clear-journal').addEventListener('click', async () => {
+    const r = await api('DELETE', '/__admin/requests');
+    if (r.status === 200) clearJournalView();
+  });
+  loadList();
+  loadFaults();
+  refreshHealth();
+  followJournal();
+  // Faults added by a test are shown without a reload, even when no request
+  // passes; GET /__admin/faults is not journaled, so this adds no noise.
+  setInterval(() => { loadFaults(); refreshHealth(); }, 3000);
+}
+
+init();

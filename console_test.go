@@ -1,0 +1,155 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// consoleHandler is a server with default settings, for the console and
+// OpenAPI tests.
+func consoleHandler(t *testing.T) http.Handler {
+	t.Helper()
+	return NewServer(DefaultConfig(), NewStore(nil), nil)
+}
+
+func serve(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestConsolePage(t *testing.T) {
+	h := consoleHandler(t)
+	rec := serve(h, http.MethodGet, "/", nil)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET / = %d %s", rec.Code, rec.Body)
+	}
+	wantHeaders := map[string]string{
+		"Content-Type":           "text/html; charset=utf-8",
+		"Cache-Control":          "no-cache",
+		"X-Content-Type-Options": "nosniff",
+		"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+			"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+	}
+	for k, want := range wantHeaders {
+		if got := rec.Header().Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if rec.Header().Get("X-Request-Id") == "" || rec.Header().Get("ETag") == "" {
+		t.Errorf("headers lack X-Request-Id or ETag: %v", rec.Header())
+	}
+	page := rec.Body.String()
+	// The accessible names are part of the contract (screen readers and
+	// browser tests find the controls by them).
+	for _, want := range []string{
+		`<label for="filter">Filter</label>`,
+		`<table id="resources" aria-label="Resources">`,
+		`<ol id="requests" class="requests" aria-label="Requests">`,
+		`id="create">Create</button>`,
+		`id="save" hidden>Save</button>`,
+		`id="reset">Reset</button>`,
+		`aria-label="Next page"`,
+		`aria-label="Previous page"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "http://") || strings.Contains(page, "https://") {
+		t.Error("the page names an absolute URL; it must work with no network")
+	}
+
+	// Revalidation costs nothing when the page is unchanged.
+	again := serve(h, http.MethodGet, "/", http.Header{"If-None-Match": {rec.Header().Get("ETag")}})
+	if again.Code != http.StatusNotModified || again.Body.Len() != 0 {
+		t.Errorf("GET / with its ETag = %d with %d bytes, want 304 and none", again.Code, again.Body.Len())
+	}
+	head := serve(h, http.MethodHead, "/", nil)
+	if head.Code != http.StatusOK || head.Body.Len() != 0 || head.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Errorf("HEAD / = %d, %d bytes, %q", head.Code, head.Body.Len(), head.Header().Get("Content-Type"))
+	}
+}
+
+func TestConsoleAssets(t *testing.T) {
+	h := consoleHandler(t)
+	page := serve(h, http.MethodGet, "/", nil).Body.String()
+	refs := regexp.MustCompile(`"(/__admin/console/([a-z.]+)\?v=([0-9a-f]{12}))"`).FindAllStringSubmatch(page, -1)
+	if len(refs) != len(consoleAssetNames()) {
+		t.Fatalf("the page names %d versioned assets, want the %d embedded (%v): %v", len(refs), len(consoleAssetNames()), consoleAssetNames(), refs)
+	}
+	wantType := map[string]string{"console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8"}
+	for _, ref := range refs {
+		url, name := ref[1], ref[2]
+		rec := serve(h, http.MethodGet, url, nil)
+		if rec.Code != http.StatusOK {
+			t.Errorf("GET %s = %d", url, rec.Code)
+			continue
+		}
+		if got := rec.Header().Get("Content-Type"); got != wantType[name] {
+			t.Errorf("GET %s: Content-Type %q, want %q", url, got, wantType[name])
+		}
+		if got := rec.Header().Get("Cache-Control"); got != "public, max-age=31536000, immutable" {
+			t.Errorf("GET %s: Cache-Control %q; a versioned asset is kept for good", url, got)
+		}
+		if rec.Body.Len() == 0 || rec.Body.String() != string(consoleAssets[name].body) {
+			t.Errorf("GET %s: the body is not the embedded file", url)
+		}
+		// Without the version (or with an old one) the browser must revalidate.
+		for _, target := range []string{"/__admin/console/" + name, "/__admin/console/" + name + "?v=000000000000"} {
+			if got := serve(h, http.MethodGet, target, nil).Header().Get("Cache-Control"); got != "no-cache" {
+				t.Errorf("GET %s: Cache-Control %q, want no-cache", target, got)
+			}
+		}
+	}
+}
+
+func TestConsoleErrors(t *testing.T) {
+	h := consoleHandler(t)
+	tests := []struct {
+		method, target string
+		status         int
+		allow          string
+	}{
+		{http.MethodPost, "/", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{http.MethodDelete, "/__admin/console/console.js", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{http.MethodPost, "/__admin/openapi.json", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{http.MethodGet, "/__admin/console/missing.js", http.StatusNotFound, ""},
+		{http.MethodGet, "/__admin/console/index.html", http.StatusNotFound, ""},
+		{http.MethodGet, "/index.html", http.StatusNotFound, ""},
+		{http.MethodGet, "/__admin/openapi.json?format=yaml", http.StatusBadRequest, ""},
+	}
+	for _, tc := range tests {
+		rec := serve(h, tc.method, tc.target, nil)
+		if rec.Code != tc.status || rec.Header().Get("Allow") != tc.allow {
+			t.Errorf("%s %s = %d Allow %q, want %d Allow %q", tc.method, tc.target, rec.Code, rec.Header().Get("Allow"), tc.status, tc.allow)
+		}
+		if got := rec.Header().Get("Content-Type"); got != "application/json; charset=utf-8" {
+			t.Errorf("%s %s: Content-Type %q; errors are JSON", tc.method, tc.target, got)
+		}
+	}
+}
+
+func TestConsoleRequiresAuth(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Auth = "svc:token"
+	h := NewServer(cfg, NewStore(nil), nil)
+	rec := serve(h, http.MethodGet, "/", nil)
+	if rec.Code != http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") != `Basic realm="resourcedir"` {
+		t.Fatalf("GET / without credentials = %d %q; the browser's Basic prompt needs a 401 with a challenge", rec.Code, rec.Header().Get("WWW-Authenticate"))
+	}
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	req.SetBasicAuth("svc", "token")
+	ok := httptest.NewRecorder()
+	h.ServeHTTP(ok, req)
+	if ok.Code != http.StatusOK || strings.Contains(ok.Body.String(), "svc:token") {
+		t.Errorf("GET / with credentials = %d, or the page shows the credentials", ok.Code)
+	}
+}
