@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
+	"io"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -51,6 +54,8 @@ func TestReadmeExamples(t *testing.T) {
 	readmeSeed := readmeSnippet(t, "seed")
 	readmeGoTest := readmeSnippet(t, "go")
 	readmeShell := readmeSnippet(t, "shell")
+	readmeRetries := readmeSnippet(t, "retries")
+	readmeParallel := readmeSnippet(t, "go-parallel")
 
 	t.Run("Go", func(t *testing.T) {
 		// The layout the README assumes: the client package next to a
@@ -61,6 +66,7 @@ func TestReadmeExamples(t *testing.T) {
 		client := filepath.Join(tmp, "client")
 		readmeWrite(t, filepath.Join(client, "go.mod"), "module example.com/client\n\ngo 1.22\n")
 		readmeWrite(t, filepath.Join(client, "resourcedir_test.go"), readmeGoTest)
+		readmeWrite(t, filepath.Join(client, "parallel_test.go"), readmeParallel)
 		readmeWrite(t, filepath.Join(client, "testdata", "people.json"), readmeSeed)
 		cmd := exec.CommandContext(ctx, goCmd, "test", "-count=1", "-v", ".")
 		cmd.Dir = client
@@ -71,26 +77,26 @@ func TestReadmeExamples(t *testing.T) {
 		if err != nil {
 			t.Fatalf("go test of the README's example: %v\n%s", err, out)
 		}
-		for _, want := range []string{"--- PASS: TestFindSeededPerson", "--- PASS: TestCreateRetriesAfter503", "ok  \texample.com/client"} {
+		for _, want := range []string{"--- PASS: TestFindSeededPerson", "--- PASS: TestCreateRetriesAfter503",
+			"--- PASS: TestParallelClients/client7", "--- PASS: TestParallelClients ", "ok  \texample.com/client"} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
 		}
 	})
 
+	bash, bashErr := exec.LookPath("bash")
+	_, curlErr := exec.LookPath("curl")
+	bin := filepath.Join(tmp, "bin")
+	build := exec.CommandContext(ctx, goCmd, "build", "-o", filepath.Join(bin, "resourcedir"), ".")
+	build.Env = env
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
 	t.Run("Shell", func(t *testing.T) {
-		bash, err := exec.LookPath("bash")
-		if err != nil {
-			t.Skip("bash is not installed")
-		}
-		if _, err := exec.LookPath("curl"); err != nil {
-			t.Skip("curl is not installed")
-		}
-		bin := filepath.Join(tmp, "bin")
-		build := exec.CommandContext(ctx, goCmd, "build", "-o", filepath.Join(bin, "resourcedir"), ".")
-		build.Env = env
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
+		if bashErr != nil || curlErr != nil {
+			t.Skip("the shell examples need bash and curl")
 		}
 		work := filepath.Join(tmp, "shell")
 		readmeWrite(t, filepath.Join(work, "testdata", "people.json"), readmeSeed)
@@ -125,6 +131,31 @@ func TestReadmeExamples(t *testing.T) {
 		}
 		if n := demoAPI.health(); n != 1 || len(journalEntries(t, demo)) != 1 {
 			t.Errorf("the demo was touched: %d resources, %d journal entries; want its 1 and 1", n, len(journalEntries(t, demo)))
+		}
+	})
+
+	t.Run("Retries", func(t *testing.T) {
+		if bashErr != nil || curlErr != nil {
+			t.Skip("the shell examples need bash and curl")
+		}
+		work := filepath.Join(tmp, "retries")
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.CommandContext(ctx, bash, "-c", readmeRetries)
+		cmd.Dir = work
+		cmd.Env = readmePath(env, bin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			log, _ := os.ReadFile(filepath.Join(work, "resourcedir.log"))
+			t.Fatalf("the README's retries example failed: %v\n%s\nresourcedir.log:\n%s", err, out, log)
+		}
+		want := "attempt 1: 503\nattempt 2: 200\n" +
+			"attempt 1: failed (curl exit 56)\nattempt 2: 200\n" +
+			"attempt 1: failed (curl exit 52)\nattempt 2: 200\n" +
+			"\"TotalResults\":2\n\"Count\":4\n\"Count\":1\n"
+		if string(out) != want {
+			t.Errorf("output:\n%s\nwant:\n%s", out, want)
 		}
 	})
 }
@@ -172,4 +203,19 @@ func freeAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// TestReadmeFlagTable: the README's flag table lists every flag, with its
+// environment variable.
+func TestReadmeFlagTable(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newFlagSet(&options{}, io.Discard).VisitAll(func(f *flag.Flag) {
+		row := fmt.Sprintf("| `-%s` | `%s` |", f.Name, envName(f.Name))
+		if !strings.Contains(string(readme), row) {
+			t.Errorf("README.md has no row starting %s", row)
+		}
+	})
 }
