@@ -936,11 +936,14 @@ func (p *snapProc) stop(sig os.Signal) int {
 }
 
 // listAll returns every served resource, in order, as JSON.
-func (p *snapProc) listAll(t *testing.T) []json.RawMessage {
+func (p *snapProc) listAll(t *testing.T) []json.RawMessage { return p.listIn(t, "") }
+
+// listIn lists every resource under prefix ("" or "/ns/{name}").
+func (p *snapProc) listIn(t *testing.T, prefix string) []json.RawMessage {
 	t.Helper()
 	var all []json.RawMessage
 	for page := 1; ; page++ {
-		resp, err := http.Get(fmt.Sprintf("%s/api/v2/resource?requestParams.pageSize=500&requestParams.page=%d", p.base, page))
+		resp, err := http.Get(fmt.Sprintf("%s%s/api/v2/resource?requestParams.pageSize=500&requestParams.page=%d", p.base, prefix, page))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -987,6 +990,10 @@ func snapStartWriters(ctx context.Context, base string, n int, tag string) *snap
 			defer w.wg.Done()
 			client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 			defer client.CloseIdleConnections()
+			base := base
+			if g%2 == 1 { // half the writers in namespaces of their own, which the snapshot must keep too
+				base += fmt.Sprintf("/ns/writer-%d", g)
+			}
 			var mine []*snapAck
 			rng := rand.New(rand.NewPCG(uint64(g), uint64(len(tag))))
 			for i := 0; ctx.Err() == nil; i++ {
@@ -1064,22 +1071,27 @@ func (p *snapProc) lastLoggedSnapshot() int {
 
 // snapCheckServes checks that p serves exactly the resources of the
 // snapshot at path, in order, with identical JSON.
-func snapCheckServes(t *testing.T, p *snapProc, path string) []*Resource {
+func snapCheckServes(t *testing.T, p *snapProc, path string) {
 	t.Helper()
-	want, err := readSnapshotFile(path)
+	spaces, err := readSnapshot(path)
 	if err != nil {
 		t.Fatalf("the snapshot does not load: %v", err)
 	}
-	served := p.listAll(t)
-	if len(served) != len(want) {
-		t.Fatalf("after reboot %d resources are served; the snapshot holds %d", len(served), len(want))
-	}
-	for i, r := range want {
-		if w := snapWire(r); string(served[i]) != w {
-			t.Fatalf("after reboot resource %d is served as\n%s\nthe snapshot has\n%s", i, served[i], w)
+	for _, sp := range spaces {
+		prefix := ""
+		if sp.Name != defaultNamespace {
+			prefix = "/ns/" + sp.Name
+		}
+		served := p.listIn(t, prefix)
+		if len(served) != len(sp.Resources) {
+			t.Fatalf("after reboot %d resources are served in namespace %s; the snapshot holds %d", len(served), sp.Name, len(sp.Resources))
+		}
+		for i, r := range sp.Resources {
+			if w := snapWire(r); string(served[i]) != w {
+				t.Fatalf("after reboot resource %d of namespace %s is served as\n%s\nthe snapshot has\n%s", i, sp.Name, served[i], w)
+			}
 		}
 	}
-	return want
 }
 
 // TestSnapshotBinary builds the command once and runs it as a process:
@@ -1197,7 +1209,13 @@ func snapTestGracefulStop(t *testing.T, bin string) {
 
 	p = snapStart(t, bin, dir, args...)
 	served := map[string]string{} // Id -> Position
-	for _, raw := range p.listAll(t) {
+	var all []json.RawMessage
+	for g := range 8 {
+		if g%2 == 1 { // the namespaces of the odd writers
+			all = append(all, p.listIn(t, fmt.Sprintf("/ns/writer-%d", g))...)
+		}
+	}
+	for _, raw := range append(p.listAll(t), all...) {
 		var r struct{ Id, Position string }
 		if err := json.Unmarshal(raw, &r); err != nil {
 			t.Fatal(err)
