@@ -11,7 +11,8 @@ import (
 
 // The emulated API: behaviour.md sections 2 (create), 3 (update) and 4 (list).
 
-func (s *Server) create(x *exchange, r *http.Request) (any, error) {
+// readResource reads a create or update body and applies the rules to it.
+func (s *Server) readResource(x *exchange, r *http.Request, mode writeMode, pathID string) (*Resource, error) {
 	body, err := readJSONBody(x, r, s.cfg.MaxBody)
 	if err != nil {
 		return nil, err
@@ -20,7 +21,11 @@ func (s *Server) create(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := buildResource(in, modeCreate, "")
+	return buildResource(in, mode, pathID)
+}
+
+func (s *Server) create(x *exchange, r *http.Request) (any, error) {
+	res, err := s.readResource(x, r, modeCreate, "")
 	if err != nil {
 		return nil, err
 	}
@@ -39,15 +44,7 @@ func (s *Server) update(x *exchange, r *http.Request) (any, error) {
 	if !ok {
 		return nil, badRequest("The id in the path, %q, is not a GUID.", r.PathValue("id"))
 	}
-	body, err := readJSONBody(x, r, s.cfg.MaxBody)
-	if err != nil {
-		return nil, err
-	}
-	in, err := decodeResource(body)
-	if err != nil {
-		return nil, err
-	}
-	res, err := buildResource(in, modeUpdate, id)
+	res, err := s.readResource(x, r, modeUpdate, id)
 	if err != nil {
 		return nil, err
 	}
