@@ -77,7 +77,7 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 func (j *journal) add(x *exchange, r *http.Request) {
 	x.capture.drain()
 	e := &journalEntry{
-		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.path, route: r.URL.Path,
+		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.path, route: canonicalAPIPath(x.path),
 		rawQuery: r.URL.RawQuery, header: r.Header.Clone(), host: r.Host, body: x.capture.buf,
 		truncated: x.capture.truncated, status: x.status(), faultID: x.faultID,
 		durationMs: float64(time.Since(x.start).Microseconds()) / 1000,
@@ -162,6 +162,10 @@ func parseJournalQuery(raw string) (journalQuery, error) {
 		return n
 	}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
+		if len(values[name]) > 1 {
+			ms.add(name, fmt.Sprintf("%s is given %d times; give it once.", name, len(values[name])))
+			continue
+		}
 		switch name {
 		case "method":
 			q.method = strings.ToUpper(values.Get(name))
@@ -327,7 +331,13 @@ func maskCredentials(h http.Header) http.Header {
 	}
 	for _, name := range []string{"Authorization", "Proxy-Authorization"} {
 		for i, v := range out[name] {
-			scheme, cred, _ := strings.Cut(v, " ")
+			scheme, cred, ok := strings.Cut(v, " ")
+			if !ok { // a bare secret, with no scheme
+				if v != "" {
+					out[name][i] = "***"
+				}
+				continue
+			}
 			masked := scheme + " ***"
 			if strings.EqualFold(scheme, "Basic") {
 				if plain, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
@@ -343,16 +353,16 @@ func maskCredentials(h http.Header) http.Header {
 }
 
 // appendJournalBody writes a captured body: the body itself (compacted) when
-// it is JSON, else a JSON string; null when empty.
+// it is JSON, read as the API reads it (past a byte-order mark), else a JSON
+// string; null when empty. Either way invalid UTF-8 and lone surrogate
+// escapes are written as U+FFFD, so that a strict JSON reader can read the
+// journal whatever a client sent.
 func appendJournalBody(b, body []byte, truncated bool) []byte {
 	switch {
 	case len(body) == 0:
 		return append(b, "null"...)
-	case !truncated && json.Valid(body):
-		var compact bytes.Buffer
-		if json.Compact(&compact, body) == nil {
-			return append(b, compact.Bytes()...)
-		}
+	case !truncated && json.Valid(bytes.TrimPrefix(body, utf8BOM)):
+		return append(b, compactJSON(bytes.TrimPrefix(body, utf8BOM))...)
 	}
 	return appendJSONString(b, string(body))
 }
