@@ -385,7 +385,7 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 		x.silenced, x.code, x.wroteHeader, x.bytes = false, 0, false, 0
 	}
 	if f.DelayMs > 0 || f.Kind == kindHang {
-		readAhead(r, s.cfg.MaxBody)
+		readAhead(x, r, s.cfg.MaxBody)
 		if !s.wait(x, r, time.Duration(f.DelayMs)*time.Millisecond) {
 			return true
 		}
@@ -477,15 +477,22 @@ func closeConnection(x *exchange, kind string) {
 	conn.Close()
 }
 
-// readAhead reads r's body, up to limit bytes, into memory and puts it back
-// in front of what remains: the server notices a client that hangs up only
-// once the body has been read to its end, and a delay must end when the
-// client gives up.
-func readAhead(r *http.Request, limit int64) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit {
+// readAhead reads r's body to its end before a delay: the server notices a
+// client that hangs up only once the body has been read, and a delay must
+// end when the client gives up. The first limit+1 bytes are kept and put
+// back for the handler, which needs no more to answer; the rest of a body
+// over the limit is thrown away, within the bounds of a 413.
+func readAhead(x *exchange, r *http.Request, limit int64) {
+	if r.Body == nil || r.Body == http.NoBody {
 		return
 	}
 	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
+	if int64(len(head)) > limit {
+		rc := http.NewResponseController(x)
+		rc.SetReadDeadline(time.Now().Add(discardTimeout))      //nolint:errcheck // best effort
+		io.Copy(io.Discard, io.LimitReader(r.Body, maxDiscard)) //nolint:errcheck // best effort
+		rc.SetReadDeadline(time.Time{})                         //nolint:errcheck // best effort
+	}
 	r.Body = struct {
 		io.Reader
 		io.Closer

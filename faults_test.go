@@ -274,6 +274,29 @@ func TestFaultHangKind(t *testing.T) {
 			t.Errorf("%d resources: a hung request was served", n)
 		}
 	})
+	t.Run("a body over the limit", func(t *testing.T) {
+		// The server notices a client that leaves only once the body is
+		// read, so a hang reads and throws away what it could not keep.
+		cfg := DefaultConfig()
+		cfg.MaxBody = 1 << 10
+		e := admStart(t, cfg, nil)
+		e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)
+		for _, body := range []io.Reader{
+			strings.NewReader(`{"Company": "` + strings.Repeat("x", 1<<20) + `"}`),
+			struct{ io.Reader }{strings.NewReader(`{"Company": "` + strings.Repeat("y", 1<<20) + `"}`)}, // chunked
+		} {
+			resp, err := freshClient(300*time.Millisecond).Post(e.base+"/api/v2/resource", "application/json", body)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("answered %d, want the client's timeout", resp.StatusCode)
+			}
+		}
+		for _, en := range journalOf(e, 2) {
+			if en.Status != statusClientClosed || !en.BodyTruncated {
+				t.Errorf("journal entry Status %d BodyTruncated %v, want 499 and true", en.Status, en.BodyTruncated)
+			}
+		}
+	})
 	t.Run("with DelayMs", func(t *testing.T) {
 		e := admStart(t, DefaultConfig(), nil)
 		e.addFault(`{"Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 200}`)
@@ -712,5 +735,25 @@ func TestFaultHangEndsAtShutdown(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the hang outlived the shutdown")
+	}
+}
+
+// TestFaultInformationalStatus: a 1xx is no final answer; it is sent, then
+// the connection is cut, as a broken upstream would.
+func TestFaultInformationalStatus(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	e.addFault(`{"Path": "/api/v2/resource", "Status": 103, "Headers": {"Link": "</a.css>; rel=preload"}, "Times": 2}`)
+	got, err := rawExchange(t, e.base, rawGet("/api/v2/resource"))
+	head, _, _ := strings.Cut(string(got), "X-Request-Id:")
+	if err != io.EOF || head != "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n" || !strings.HasSuffix(string(got), "\r\n\r\n") {
+		t.Errorf("raw read: %q then %v, want the 103 alone then EOF", got, err)
+	}
+	resp, err := freshClient(10 * time.Second).Get(e.base + "/api/v2/resource")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("http.Client got %d, want an error", resp.StatusCode)
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("http.Client error %v, want an unexpected EOF", err)
 	}
 }
