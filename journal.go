@@ -129,19 +129,20 @@ func (j *journal) clear() int {
 // journalQuery is what GET /__admin/requests asks for; zero values select
 // everything.
 type journalQuery struct {
-	method string
-	path   string // a route pattern, {name} segments allowed
-	status int
-	since  uint64
-	limit  int
-	count  int
-	wait   time.Duration
+	method    string
+	path      string // a route pattern, {name} segments allowed
+	status    int
+	hasStatus bool // status 0 is what a request closed without an answer shows
+	since     uint64
+	limit     int
+	count     int
+	wait      time.Duration
 }
 
 func (q journalQuery) matches(e *journalEntry) bool {
 	return e.seq > q.since &&
 		(q.method == "" || q.method == e.method) &&
-		(q.status == 0 || q.status == e.status) &&
+		(!q.hasStatus || q.status == e.status) &&
 		(q.path == "" || pathMatches(q.path, e.route))
 }
 
@@ -175,7 +176,7 @@ func parseJournalQuery(raw string) (journalQuery, error) {
 				ms.add(name, "path must start with /, e.g. /api/v2/resource/{id}.")
 			}
 		case "status":
-			q.status = int(number(name, 100))
+			q.status, q.hasStatus = int(number(name, 0)), true
 		case "since":
 			q.since = uint64(number(name, 0))
 		case "limit":

@@ -217,31 +217,38 @@ func TestJournalFilters(t *testing.T) {
 	for _, s := range sent {
 		e.do(s.method, s.path, s.body)
 	}
+	// 11: closed without an answer, which the journal shows as Status 0.
+	e.addFault(`{"Method": "DELETE", "Path": "/api/v2/resource", "Kind": "empty"}`)
+	if _, err := rawExchange(t, e.base, "DELETE /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != io.EOF {
+		t.Fatalf("the empty fault: %v", err)
+	}
+	journalOf(e, 11)
 	tests := []struct {
 		query string
 		want  []uint64
 	}{
-		{"", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{"", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
 		{"?method=GET", []uint64{1, 2, 8, 9}},
 		{"?method=post", []uint64{3, 4, 10}},
-		{"?path=/api/v2/resource", []uint64{1, 2, 3, 4, 9}},
-		{"?path=/API/V2/RESOURCE/", []uint64{1, 2, 3, 4, 9}},
+		{"?path=/api/v2/resource", []uint64{1, 2, 3, 4, 9, 11}},
+		{"?path=/API/V2/RESOURCE/", []uint64{1, 2, 3, 4, 9, 11}},
 		{"?path=/api/v2/resource/{id}", []uint64{5, 6, 7, 10}},
 		{"?path=/api/v2/resource/" + id, []uint64{5, 7, 10}},
 		{"?path=/api/v2/resource/not-a-guid", []uint64{6}},
-		{"?path=/api/v2/{what}", []uint64{1, 2, 3, 4, 8, 9}},
+		{"?path=/api/v2/{what}", []uint64{1, 2, 3, 4, 8, 9, 11}},
 		{"?path=/api/v2/nowhere", []uint64{8}},
 		{"?status=200", []uint64{2, 3, 9}},
 		{"?status=400", []uint64{4, 6}},
 		{"?status=503", []uint64{1}},
-		{"?since=7", []uint64{8, 9, 10}},
-		{"?since=10", []uint64{}},
-		{"?since=0", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
-		{"?limit=3", []uint64{8, 9, 10}},
-		{"?limit=100", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{"?status=0", []uint64{11}},
+		{"?since=7", []uint64{8, 9, 10, 11}},
+		{"?since=11", []uint64{}},
+		{"?since=0", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+		{"?limit=3", []uint64{9, 10, 11}},
+		{"?limit=100", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
 		{"?method=POST&status=400", []uint64{4}},
 		{"?method=GET&path=/api/v2/resource&status=200", []uint64{2, 9}},
-		{"?path=/api/v2/resource&since=2&limit=2", []uint64{4, 9}},
+		{"?path=/api/v2/resource&since=2&limit=2", []uint64{9, 11}},
 		{"?method=PUT&path=/api/v2/resource/{id}&status=404&since=1&limit=1", []uint64{5}},
 		{"?method=PATCH", []uint64{}},
 	}
