@@ -61,8 +61,9 @@ type fault struct {
 	After   bool
 	Fired   int
 
-	body  []byte     // what is sent
-	draws *rand.Rand // for Chance, from Seed
+	body        []byte     // what is sent
+	contentType string     // of body, unless Headers say
+	draws       *rand.Rand // for Chance, from Seed
 }
 
 type faultList struct {
@@ -105,6 +106,9 @@ func (s *Server) clearFaults(x *exchange, r *http.Request) (any, error) {
 }
 
 func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil || !x.ns.faults.remove(id) {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No fault has the id %s.", r.PathValue("id"))}
@@ -161,6 +165,9 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			continue
 		}
 		name := faultProps[i]
+		if name == "Body" && string(raw) == "null" {
+			continue // as if absent: the body is the error shape
+		}
 		seen[name] = true
 		var err error
 		switch name {
@@ -183,9 +190,9 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 		case "Body":
 			var text string
 			if json.Unmarshal(raw, &text) == nil {
-				f.body = []byte(text)
+				f.body, f.contentType = []byte(text), "text/plain; charset=utf-8"
 			} else {
-				f.body = compactJSON(raw)
+				f.body, f.contentType = compactJSON(raw), "application/json; charset=utf-8"
 			}
 			f.Body = compactJSON(raw)
 		case "DelayMs":
@@ -218,7 +225,8 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 	if seed != nil {
 		f.Seed = *seed
 	} else {
-		f.Seed = rand.Int64()
+		// Below 2^53, so that a JavaScript client can copy it exactly.
+		f.Seed = rand.Int64N(1 << 53)
 	}
 	f.draws = rand.New(rand.NewPCG(uint64(f.Seed), uint64(f.Seed)^0x9e3779b97f4a7c15))
 	if !slices.Contains(faultKinds, f.Kind) {
@@ -238,19 +246,52 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 		case !seen["Status"] && f.After:
 			ms.add(prefix+"After", "After replaces the real answer, so it needs a Status or another Kind.")
 		}
-	} else {
+	} else if slices.Contains(faultKinds, f.Kind) {
 		for _, p := range []string{"Status", "Headers", "Body"} {
 			if seen[p] {
 				ms.add(prefix+p, fmt.Sprintf("%s goes with Kind %q only; a %q fault writes no HTTP answer.", p, kindResponse, f.Kind))
 			}
 		}
 	}
-	for name, value := range f.Headers {
-		if name == "" || strings.ContainsAny(name, " :\r\n") || strings.ContainsAny(value, "\r\n") {
-			ms.add(prefix+"Headers", fmt.Sprintf("The header %q is not a valid header name and value.", name))
-		}
-	}
+	f.Headers = canonicalHeaders(f.Headers, prefix, ms)
 	return f
+}
+
+// canonicalHeaders checks a fault's headers and spells their names as they
+// are sent (Retry-After), so that GET /__admin/faults shows what goes out.
+func canonicalHeaders(in map[string]string, prefix string, ms *modelState) map[string]string {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]string, len(in))
+	for _, name := range slices.Sorted(maps.Keys(in)) {
+		value := in[name]
+		canonical := http.CanonicalHeaderKey(name)
+		_, twice := out[canonical]
+		switch {
+		case !validHeaderName(name) || strings.ContainsFunc(value, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }):
+			ms.add(prefix+"Headers", fmt.Sprintf("The header %q is not a valid header name and value.", name))
+		case twice:
+			ms.add(prefix+"Headers", fmt.Sprintf("The header %s is given twice.", canonical))
+		}
+		out[canonical] = value
+	}
+	return out
+}
+
+// validHeaderName reports whether name is an HTTP token (RFC 9110 5.6.2).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return false
+	}
+	return true
 }
 
 // faultPath returns the route pattern a fault's path means, matched as
@@ -344,7 +385,7 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 		x.silenced, x.code, x.wroteHeader, x.bytes = false, 0, false, 0
 	}
 	if f.DelayMs > 0 || f.Kind == kindHang {
-		readAhead(r, s.cfg.MaxBody)
+		readAhead(x, r, s.cfg.MaxBody)
 		if !s.wait(x, r, time.Duration(f.DelayMs)*time.Millisecond) {
 			return true
 		}
@@ -356,6 +397,7 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 		}
 		writeFaultResponse(x, r, f)
 	case kindReset, kindEmpty, kindGarbage, kindHang:
+		readSentBody(r, s.cfg.MaxBody)
 		closeConnection(x, f.Kind)
 	}
 	return true
@@ -405,7 +447,7 @@ func writeFaultResponse(x *exchange, r *http.Request, f fault) {
 		return
 	}
 	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("Content-Type", f.contentType)
 	}
 	h.Set("Content-Length", strconv.Itoa(len(f.body)))
 	x.WriteHeader(f.Status)
@@ -414,7 +456,8 @@ func writeFaultResponse(x *exchange, r *http.Request, f fault) {
 
 // garbageBytes are what a garbage fault sends: no HTTP client can read
 // them as a response.
-var garbageBytes = []byte("\x00\x8f\xfe\x16garbage from an injected fault\x00\r\n\r\n\xff")
+// Its first line has no space, so that it reads as no status line at all.
+var garbageBytes = []byte("\x00\x8f\xfe\x16GARBAGE-FROM-AN-INJECTED-FAULT\x00\r\n\r\n\xff")
 
 // closeConnection ends the connection without an HTTP answer.
 func closeConnection(x *exchange, kind string) {
@@ -434,19 +477,39 @@ func closeConnection(x *exchange, kind string) {
 	conn.Close()
 }
 
-// readAhead reads r's body, up to limit bytes, into memory and puts it back
-// in front of what remains: the server notices a client that hangs up only
-// once the body has been read to its end, and a delay must end when the
-// client gives up.
-func readAhead(r *http.Request, limit int64) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit {
+// readAhead reads r's body to its end before a delay: the server notices a
+// client that hangs up only once the body has been read, and a delay must
+// end when the client gives up. The first limit+1 bytes are kept and put
+// back for the handler, which needs no more to answer; the rest of a body
+// over the limit is thrown away, within the bounds of a 413.
+func readAhead(x *exchange, r *http.Request, limit int64) {
+	if r.Body == nil || r.Body == http.NoBody {
 		return
 	}
 	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
+	if int64(len(head)) > limit {
+		rc := http.NewResponseController(x)
+		rc.SetReadDeadline(time.Now().Add(discardTimeout))      //nolint:errcheck // best effort
+		io.Copy(io.Discard, io.LimitReader(r.Body, maxDiscard)) //nolint:errcheck // best effort
+		rc.SetReadDeadline(time.Time{})                         //nolint:errcheck // best effort
+	}
 	r.Body = struct {
 		io.Reader
 		io.Closer
 	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+}
+
+// readSentBody reads what the client has sent of r's body, within limit,
+// before its connection is closed without an answer: the journal shows it,
+// and closing a socket with bytes unread makes the kernel send a reset
+// instead of the close an empty or garbage fault means. A client waiting
+// for 100 Continue has sent nothing, and reading would invite it to.
+func readSentBody(r *http.Request, limit int64) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit ||
+		strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(r.Body, limit)) //nolint:errcheck // closing anyway
 }
 
 // pathMatches compares a route pattern with a request path, segment by

@@ -78,7 +78,7 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 func (j *journal) add(x *exchange, r *http.Request) {
 	x.capture.drain()
 	e := &journalEntry{
-		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.path, route: r.URL.Path,
+		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.path, route: canonicalAPIPath(x.path),
 		rawQuery: r.URL.RawQuery, header: r.Header.Clone(), host: r.Host, body: x.capture.buf,
 		truncated: x.capture.truncated, status: x.status(), faultID: x.faultID,
 		durationMs: float64(time.Since(x.start).Microseconds()) / 1000,
@@ -134,19 +134,20 @@ func (j *journal) clear() int {
 // journalQuery is what GET /__admin/requests asks for; zero values select
 // everything.
 type journalQuery struct {
-	method string
-	path   string // a route pattern, {name} segments allowed
-	status int
-	since  uint64
-	limit  int
-	count  int
-	wait   time.Duration
+	method    string
+	path      string // a route pattern, {name} segments allowed
+	status    int
+	hasStatus bool // status 0 is what a request closed without an answer shows
+	since     uint64
+	limit     int
+	count     int
+	wait      time.Duration
 }
 
 func (q journalQuery) matches(e *journalEntry) bool {
 	return e.seq > q.since &&
 		(q.method == "" || q.method == e.method) &&
-		(q.status == 0 || q.status == e.status) &&
+		(!q.hasStatus || q.status == e.status) &&
 		(q.path == "" || pathMatches(q.path, e.route))
 }
 
@@ -167,6 +168,10 @@ func parseJournalQuery(raw string) (journalQuery, error) {
 		return n
 	}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
+		if len(values[name]) > 1 {
+			ms.add(name, fmt.Sprintf("%s is given %d times; give it once.", name, len(values[name])))
+			continue
+		}
 		switch name {
 		case "method":
 			q.method = strings.ToUpper(values.Get(name))
@@ -176,7 +181,7 @@ func parseJournalQuery(raw string) (journalQuery, error) {
 				ms.add(name, "path must start with /, e.g. /api/v2/resource/{id}.")
 			}
 		case "status":
-			q.status = int(number(name, 100))
+			q.status, q.hasStatus = int(number(name, 0)), true
 		case "since":
 			q.since = uint64(number(name, 0))
 		case "limit":
@@ -332,7 +337,13 @@ func maskCredentials(h http.Header) http.Header {
 	}
 	for _, name := range []string{"Authorization", "Proxy-Authorization"} {
 		for i, v := range out[name] {
-			scheme, cred, _ := strings.Cut(v, " ")
+			scheme, cred, ok := strings.Cut(v, " ")
+			if !ok { // a bare secret, with no scheme
+				if v != "" {
+					out[name][i] = "***"
+				}
+				continue
+			}
 			masked := scheme + " ***"
 			if strings.EqualFold(scheme, "Basic") {
 				if plain, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
@@ -348,16 +359,16 @@ func maskCredentials(h http.Header) http.Header {
 }
 
 // appendJournalBody writes a captured body: the body itself (compacted) when
-// it is JSON, else a JSON string; null when empty.
+// it is JSON, read as the API reads it (past a byte-order mark), else a JSON
+// string; null when empty. Either way invalid UTF-8 and lone surrogate
+// escapes are written as U+FFFD, so that a strict JSON reader can read the
+// journal whatever a client sent.
 func appendJournalBody(b, body []byte, truncated bool) []byte {
 	switch {
 	case len(body) == 0:
 		return append(b, "null"...)
-	case !truncated && json.Valid(body):
-		var compact bytes.Buffer
-		if json.Compact(&compact, body) == nil {
-			return append(b, compact.Bytes()...)
-		}
+	case !truncated && json.Valid(bytes.TrimPrefix(body, utf8BOM)):
+		return append(b, compactJSON(bytes.TrimPrefix(body, utf8BOM))...)
 	}
 	return appendJSONString(b, string(body))
 }

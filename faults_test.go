@@ -1,0 +1,765 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Faults as a client sees them, each through a real TCP connection
+// (behaviour.md 7, "Faults").
+
+// rawExchange sends req on a new TCP connection and reads until the server
+// ends it: what arrived, and the error that ended the reading (io.EOF for a
+// close, ECONNRESET for a reset).
+func rawExchange(t *testing.T, base, req string) ([]byte, error) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatalf("write request: %v", err)
+	}
+	var got []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := conn.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			return got, err
+		}
+	}
+}
+
+// freshClient has a connection of its own for each request, so that Go's
+// transport cannot retry a failed request on a new connection by itself
+// (it does so for a GET on a reused one).
+func freshClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+// journalOf waits until the journal holds n entries and returns them: the
+// entry of a request answered without HTTP is added after the client has
+// seen the connection end.
+func journalOf(e *admEnv, n int) []wireEntry {
+	e.t.Helper()
+	var entries []wireEntry
+	admEventually(e.t, 10*time.Second, fmt.Sprintf("%d journal entries", n), func() bool {
+		entries = e.journal()
+		return len(entries) >= n
+	})
+	if len(entries) != n {
+		e.t.Fatalf("journal has %d entries, want %d: %+v", len(entries), n, entries)
+	}
+	return entries
+}
+
+// boolOrder orders false before true.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+func rawGet(path string) string {
+	return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+}
+
+func rawPost(path, body string) string {
+	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, len(body), body)
+}
+
+func TestFaultResponse(t *testing.T) {
+	tests := []struct {
+		name    string
+		fault   string
+		status  int
+		headers map[string]string // exact values; "" means absent
+		body    string            // exact; empty: the error shape checked instead
+	}{
+		{
+			name:   "503 with Retry-After and a text body",
+			fault:  `{"Path": "/api/v2/resource", "Status": 503, "Headers": {"Retry-After": "2"}, "Body": "Service Unavailable, try later"}`,
+			status: 503,
+			headers: map[string]string{"Retry-After": "2", "Content-Type": "text/plain; charset=utf-8",
+				"Content-Length": "30"},
+			body: "Service Unavailable, try later",
+		},
+		{
+			name:   "429 with Retry-After and a JSON body",
+			fault:  `{"Path": "/api/v2/resource", "Status": 429, "Headers": {"retry-after": "7", "X-RateLimit-Remaining": "0"}, "Body": {"Message": "Rate limit exceeded", "Limit": [100, 60]}}`,
+			status: 429,
+			headers: map[string]string{"Retry-After": "7", "X-Ratelimit-Remaining": "0",
+				"Content-Type": "application/json; charset=utf-8", "Content-Length": "50"},
+			body: `{"Message":"Rate limit exceeded","Limit":[100,60]}`,
+		},
+		{
+			name:    "a Content-Type of the fault's own",
+			fault:   `{"Path": "/api/v2/resource", "Status": 502, "Headers": {"Content-Type": "text/html"}, "Body": "<h1>Bad Gateway</h1>"}`,
+			status:  502,
+			headers: map[string]string{"Content-Type": "text/html", "Retry-After": ""},
+			body:    "<h1>Bad Gateway</h1>",
+		},
+		{
+			name:    "no Body: the API error shape",
+			fault:   `{"Path": "/api/v2/resource", "Status": 503, "Headers": {"Retry-After": "1"}}`,
+			status:  503,
+			headers: map[string]string{"Retry-After": "1", "Content-Type": "application/json; charset=utf-8"},
+		},
+		{
+			name:    "an empty string Body",
+			fault:   `{"Path": "/api/v2/resource", "Status": 500, "Body": ""}`,
+			status:  500,
+			headers: map[string]string{"Content-Length": "0", "Content-Type": "text/plain; charset=utf-8"},
+			body:    "",
+		},
+		{
+			name:    "204: no body is allowed",
+			fault:   `{"Path": "/api/v2/resource", "Status": 204}`,
+			status:  204,
+			headers: map[string]string{"Content-Length": ""},
+			body:    "",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := admStart(t, DefaultConfig(), nil)
+			id := e.addFault(tt.fault)[0].ID
+			resp, err := freshClient(10 * time.Second).Get(e.base + "/api/v2/resource")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+			for name, want := range tt.headers {
+				if got := resp.Header.Get(name); got != want {
+					t.Errorf("%s: %q, want %q", name, got, want)
+				}
+			}
+			if resp.Header.Get("X-Request-Id") == "" {
+				t.Error("no X-Request-Id")
+			}
+			if tt.body != "" || tt.status == 204 || strings.Contains(tt.fault, `"Body"`) {
+				if string(body) != tt.body {
+					t.Errorf("body %q, want %q", body, tt.body)
+				}
+			} else {
+				want := fmt.Sprintf(`{"Message":"Injected fault %d: GET /api/v2/resource answers %d (see /__admin/faults)."}`, id, tt.status)
+				if string(body) != want {
+					t.Errorf("body %s, want %s", body, want)
+				}
+			}
+			got := e.journal()
+			if len(got) != 1 || got[0].Status != tt.status || got[0].Fault == nil || *got[0].Fault != id {
+				t.Errorf("journal %+v, want one entry with Status %d and Fault %d", got, tt.status, id)
+			}
+		})
+	}
+}
+
+// TestFaultResetKind: the client sees a TCP reset, not an HTTP answer.
+func TestFaultResetKind(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	id := e.addFault(`{"Path": "/api/v2/resource", "Kind": "reset", "Times": 2}`)[0].ID
+
+	got, err := rawExchange(t, e.base, rawPost("/api/v2/resource", `{"FirstName": "Reset"}`))
+	if !errors.Is(err, syscall.ECONNRESET) || len(got) != 0 {
+		t.Errorf("raw read: %q then %v, want nothing then ECONNRESET", got, err)
+	}
+	resp, err := freshClient(10 * time.Second).Get(e.base + "/api/v2/resource")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("http.Client got %d, want an error", resp.StatusCode)
+	}
+	if !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("http.Client error %v, want a connection reset", err)
+	}
+	// The entry of a request answered without HTTP is added after the
+	// client saw the connection end, so it may come after the next one.
+	entries := journalOf(e, 2)
+	slices.SortFunc(entries, func(a, b wireEntry) int { return strings.Compare(b.Method, a.Method) })
+	// Nothing was answered; the journal still shows what was sent.
+	if en := entries[0]; en.Method != "POST" || en.Status != 0 || en.Fault == nil || *en.Fault != id || string(en.Body) != `{"FirstName":"Reset"}` {
+		t.Errorf("journal entry %+v, want Status 0, Fault %d and the body", en, id)
+	}
+	if n := e.health(); n != 0 {
+		t.Errorf("%d resources: a reset request was served", n)
+	}
+}
+
+// TestFaultEmptyKind: the connection closes with nothing written.
+func TestFaultEmptyKind(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	e.addFault(`{"Path": "/api/v2/resource", "Kind": "empty", "Times": 3}`)
+	for _, req := range []string{
+		rawGet("/api/v2/resource"),
+		// A body larger than the server's read buffer is read first,
+		// or closing with it unread would be a reset.
+		rawPost("/api/v2/resource", `{"FirstName": "`+strings.Repeat("e", 40<<10)+`"}`),
+	} {
+		got, err := rawExchange(t, e.base, req)
+		if err != io.EOF || len(got) != 0 {
+			t.Errorf("raw read: %q then %v, want nothing then EOF", got, err)
+		}
+	}
+	resp, err := freshClient(10 * time.Second).Get(e.base + "/api/v2/resource")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("http.Client got %d, want an error", resp.StatusCode)
+	}
+	if !errors.Is(err, io.EOF) {
+		t.Errorf("http.Client error %v, want EOF", err)
+	}
+}
+
+// TestFaultGarbageKind: bytes that are not HTTP, then the close.
+func TestFaultGarbageKind(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	e.addFault(`{"Path": "/api/v2/resource", "Kind": "garbage", "Times": 2}`)
+	got, err := rawExchange(t, e.base, rawGet("/api/v2/resource"))
+	if err != io.EOF || string(got) != string(garbageBytes) {
+		t.Errorf("raw read: %q then %v, want the garbage then EOF", got, err)
+	}
+	resp, err := freshClient(10 * time.Second).Get(e.base + "/api/v2/resource")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("http.Client got %d, want an error", resp.StatusCode)
+	}
+	if !strings.Contains(err.Error(), "malformed HTTP response") {
+		t.Errorf("http.Client error %v, want a malformed HTTP response", err)
+	}
+}
+
+// TestFaultHangKind: no answer until the client gives up; with DelayMs,
+// the connection closes without an answer after it.
+func TestFaultHangKind(t *testing.T) {
+	t.Run("until the client gives up", func(t *testing.T) {
+		e := admStart(t, DefaultConfig(), nil)
+		id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)[0].ID
+		resp, err := freshClient(300*time.Millisecond).Post(e.base+"/api/v2/resource", "application/json", strings.NewReader(`{"FirstName": "Patient"}`))
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("answered %d, want the client's timeout", resp.StatusCode)
+		}
+		var timeout interface{ Timeout() bool }
+		if !errors.As(err, &timeout) || !timeout.Timeout() {
+			t.Fatalf("client error %v, want a timeout", err)
+		}
+		entries := journalOf(e, 1)
+		if en := entries[0]; en.Status != statusClientClosed || en.Fault == nil || *en.Fault != id || string(en.Body) != `{"FirstName":"Patient"}` {
+			t.Errorf("journal %+v, want Status 499, Fault %d and the body", en, id)
+		}
+		if n := e.health(); n != 0 {
+			t.Errorf("%d resources: a hung request was served", n)
+		}
+	})
+	t.Run("a body over the limit", func(t *testing.T) {
+		// The server notices a client that leaves only once the body is
+		// read, so a hang reads and throws away what it could not keep.
+		cfg := DefaultConfig()
+		cfg.MaxBody = 1 << 10
+		e := admStart(t, cfg, nil)
+		e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)
+		for _, body := range []io.Reader{
+			strings.NewReader(`{"Company": "` + strings.Repeat("x", 1<<20) + `"}`),
+			struct{ io.Reader }{strings.NewReader(`{"Company": "` + strings.Repeat("y", 1<<20) + `"}`)}, // chunked
+		} {
+			resp, err := freshClient(time.Second).Post(e.base+"/api/v2/resource", "application/json", body)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("answered %d, want the client's timeout", resp.StatusCode)
+			}
+		}
+		for _, en := range journalOf(e, 2) {
+			if en.Status != statusClientClosed {
+				t.Errorf("journal entry Status %d, want 499", en.Status)
+			}
+		}
+	})
+	t.Run("with DelayMs", func(t *testing.T) {
+		e := admStart(t, DefaultConfig(), nil)
+		e.addFault(`{"Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 200}`)
+		start := time.Now()
+		got, err := rawExchange(t, e.base, rawGet("/api/v2/resource"))
+		if err != io.EOF || len(got) != 0 {
+			t.Errorf("raw read: %q then %v, want nothing then EOF", got, err)
+		}
+		if took := time.Since(start); took < 200*time.Millisecond {
+			t.Errorf("closed after %v, before the 200ms delay", took)
+		}
+		if en := journalOf(e, 1); en[0].Status != 0 {
+			t.Errorf("journal %+v, want one entry with Status 0", en)
+		}
+	})
+}
+
+// TestFaultDelayMs: with no Status the real answer comes after the delay;
+// with one, the fault's answer does.
+func TestFaultDelayMs(t *testing.T) {
+	tests := []struct {
+		fault  string
+		status int
+		body   string // a prefix of the answer
+	}{
+		{`{"Path": "/api/v2/resource", "DelayMs": 150}`, 200, `{"TotalResults":0,`},
+		{`{"Path": "/api/v2/resource", "DelayMs": 150, "Kind": "response"}`, 200, `{"TotalResults":0,`},
+		{`{"Path": "/api/v2/resource", "DelayMs": 150, "Status": 504}`, 504, `{"Message":"Injected fault`},
+	}
+	for _, tt := range tests {
+		e := admStart(t, DefaultConfig(), nil)
+		e.addFault(tt.fault)
+		start := time.Now()
+		r := e.do(http.MethodGet, "/api/v2/resource", "")
+		if took := time.Since(start); took < 150*time.Millisecond {
+			t.Errorf("%s: answered after %v, before the delay", tt.fault, took)
+		}
+		if r.Status != tt.status || !strings.HasPrefix(string(r.Body), tt.body) {
+			t.Errorf("%s: %d %s, want %d %s…", tt.fault, r.Status, r.Body, tt.status, tt.body)
+		}
+	}
+}
+
+func TestFaultTimes(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Times": 3}`)
+	var statuses []int
+	for range 5 {
+		statuses = append(statuses, e.do(http.MethodGet, "/api/v2/resource", "").Status)
+	}
+	if !slices.Equal(statuses, []int{503, 503, 503, 200, 200}) {
+		t.Errorf("statuses %v, want three 503 then 200", statuses)
+	}
+	if fs := e.faults(); len(fs) != 1 || fs[0].Fired != 3 || fs[0].Times != 3 {
+		t.Errorf("faults %+v, want Fired 3 of Times 3", fs)
+	}
+}
+
+// TestFaultChanceSeed: the same fault and Seed fire on the same requests
+// on any server; a Chance of 0.5 fires some but not all.
+func TestFaultChanceSeed(t *testing.T) {
+	const n = 200
+	fired := func(fault string) []int {
+		e := admStart(t, DefaultConfig(), nil)
+		added := e.addFault(fault)[0]
+		var out []int
+		for i := range n {
+			switch r := e.do(http.MethodGet, "/api/v2/resource", ""); r.Status {
+			case 503:
+				out = append(out, i)
+			case 200:
+			default:
+				t.Fatalf("request %d: status %d", i, r.Status)
+			}
+		}
+		if fs := e.faults(); fs[0].Fired != len(out) || fs[0].Seed != added.Seed {
+			t.Errorf("GET /__admin/faults %+v, want Fired %d and Seed %d", fs[0], len(out), added.Seed)
+		}
+		return out
+	}
+	const seeded = `{"Path": "/api/v2/resource", "Status": 503, "Chance": 0.5, "Seed": 42}`
+	a, b := fired(seeded), fired(seeded)
+	if !slices.Equal(a, b) {
+		t.Errorf("the same Seed fired on different requests:\n%v\n%v", a, b)
+	}
+	if len(a) == 0 || len(a) == n {
+		t.Errorf("Chance 0.5 fired %d of %d times", len(a), n)
+	}
+	if c := fired(`{"Path": "/api/v2/resource", "Status": 503, "Chance": 0.5, "Seed": 43}`); slices.Equal(a, c) {
+		t.Errorf("Seeds 42 and 43 fired on the same %d requests", len(c))
+	}
+	if all := fired(`{"Path": "/api/v2/resource", "Status": 503, "Chance": 1}`); len(all) != n {
+		t.Errorf("Chance 1 fired %d of %d times", len(all), n)
+	}
+
+	// Without a Seed one is chosen, shown, and repeats the run when given.
+	e := admStart(t, DefaultConfig(), nil)
+	f := e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Chance": 0.5}`)[0]
+	if f.Seed < 0 || f.Seed >= 1<<53 {
+		t.Errorf("chosen Seed %d: a JavaScript client cannot copy it exactly", f.Seed)
+	}
+}
+
+// TestFaultAfter: the write is applied and journaled with its real status,
+// and the client gets the fault; a client that retries makes a duplicate.
+func TestFaultAfter(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "reset", "After": true, "Times": 1}`)[0].ID
+
+	// A client that retries a create whose answer it lost.
+	client := freshClient(10 * time.Second)
+	var attempts []string
+	for range 3 {
+		resp, err := client.Post(e.base+"/api/v2/resource", "application/json", strings.NewReader(`{"FirstName": "Twice", "Surname": "Made"}`))
+		if err != nil {
+			attempts = append(attempts, "error")
+			if !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("attempt %d: %v, want a connection reset", len(attempts), err)
+			}
+			continue
+		}
+		resp.Body.Close()
+		attempts = append(attempts, resp.Status)
+		break
+	}
+	if !slices.Equal(attempts, []string{"error", "200 OK"}) {
+		t.Fatalf("attempts %v, want a reset then 200", attempts)
+	}
+	var list struct {
+		TotalResults int
+		ResourceList []admResource
+	}
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "").decode(t, &list)
+	if list.TotalResults != 2 || list.ResourceList[0].DisplayName != "Twice Made" || list.ResourceList[1].DisplayName != "Twice Made" {
+		t.Errorf("list %+v, want the duplicate create", list)
+	}
+	// The faulted create is journaled once its connection is closed, which
+	// may be after the entries of the retry and of the list.
+	got := slices.DeleteFunc(journalOf(e, 3), func(en wireEntry) bool { return en.Method != "POST" })
+	slices.SortFunc(got, func(a, b wireEntry) int { return boolOrder(a.Fault == nil, b.Fault == nil) })
+	if len(got) != 2 {
+		t.Fatalf("%d POST entries, want 2", len(got))
+	}
+	if got[0].Status != 200 || got[0].Fault == nil || *got[0].Fault != id {
+		t.Errorf("the faulted create: Status %d Fault %v, want 200 and %d", got[0].Status, got[0].Fault, id)
+	}
+	if got[1].Status != 200 || got[1].Fault != nil {
+		t.Errorf("the retry: Status %d Fault %v, want 200 and null", got[1].Status, got[1].Fault)
+	}
+
+	// With a Status, the client gets it instead of the 200.
+	id = e.addFault(`{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 503, "After": true}`)[0].ID
+	target := list.ResourceList[0].Id
+	r := e.do(http.MethodPut, "/api/v2/resource/"+target, admFullBody(target, "Changed"))
+	if r.Status != 503 {
+		t.Fatalf("PUT answered %d %s, want the fault's 503", r.Status, r.Body)
+	}
+	if ae := r.apiErr(t); strings.Contains(ae.Message, "Changed") {
+		t.Errorf("the 503 leaks the real answer: %s", r.Body)
+	}
+	if all := e.all(); all[0].FirstName == nil || *all[0].FirstName != "Changed" {
+		t.Errorf("the update was not applied: %+v", all[0])
+	}
+	got = e.journal()
+	if last := got[len(got)-1]; last.Method != "PUT" || last.Status != 200 || last.Fault == nil || *last.Fault != id {
+		t.Errorf("journal of the update: %+v, want Status 200 and Fault %d", last, id)
+	}
+	// A refused write is journaled with its refusal.
+	e.do(http.MethodPut, "/api/v2/resource/"+target, `{"Id": "`+target+`"}`)
+	got = e.journal()
+	if last := got[len(got)-1]; last.Status != 400 || last.Fault == nil || *last.Fault != id {
+		t.Errorf("journal of a refused update: %+v, want Status 400 and Fault %d", last, id)
+	}
+}
+
+// TestFaultOrder: the first fault added that fires answers; one that does
+// not match, is spent, or loses its draw leaves the request to the next.
+func TestFaultOrder(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	e.addFault(`[
+		{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 409},
+		{"Path": "/api/v2/resource", "Status": 500, "Times": 1},
+		{"Path": "/api/v2/resource", "Status": 502, "Times": 1},
+		{"Path": "/api/v2/resource", "Status": 503}
+	]`)
+	var statuses []int
+	for range 4 {
+		statuses = append(statuses, e.do(http.MethodGet, "/api/v2/resource", "").Status)
+	}
+	if !slices.Equal(statuses, []int{500, 502, 503, 503}) {
+		t.Errorf("statuses %v, want 500 502 503 503", statuses)
+	}
+}
+
+// TestFaultPathMatching: fault paths are matched as routes are: the fixed
+// segments in any case, one trailing slash, {name} for any id.
+func TestFaultPathMatching(t *testing.T) {
+	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
+	tests := []struct {
+		faultPath, method, path string
+		fires                   bool
+	}{
+		{"/api/v2/resource", "GET", "/api/v2/resource", true},
+		{"/API/V2/Resource", "GET", "/api/v2/resource", true},
+		{"/api/v2/resource/", "GET", "/api/v2/resource", true},
+		{"/api/v2/resource", "GET", "/API/V2/RESOURCE/", true},
+		{"/api/v2/resource", "GET", "/api/v2/resource/" + id, false},
+		{"/api/v2/resource/{id}", "PUT", "/api/v2/resource/" + id, true},
+		{"/api/v2/resource/{id}", "PUT", "/Api/V2/Resource/anything/", true},
+		{"/api/v2/resource/{id}", "GET", "/api/v2/resource", false},
+		{"/api/v2/resource/{id}", "PUT", "/api/v2/resource/" + id + "/more", false},
+		{"/api/v2/resource/" + id, "PUT", "/api/v2/resource/" + id, true},
+		{"/api/v2/resource/" + id, "PUT", "/api/v2/resource/" + strings.ToUpper(id), false},
+	}
+	for _, tt := range tests {
+		e := admStart(t, DefaultConfig(), nil)
+		e.addFault(fmt.Sprintf(`{"Path": %q, "Status": 418}`, tt.faultPath))
+		r := e.do(tt.method, tt.path, "")
+		if fired := r.Status == 418; fired != tt.fires {
+			t.Errorf("fault %s, %s %s: status %d, want fired %v", tt.faultPath, tt.method, tt.path, r.Status, tt.fires)
+		}
+	}
+}
+
+func TestFaultDeleteOne(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	fs := e.addFault(`[{"Path": "/api/v2/resource", "Status": 500}, {"Path": "/api/v2/resource", "Status": 502}]`)
+	r := e.expect(http.StatusOK, http.MethodDelete, fmt.Sprintf("/__admin/faults/%d", fs[0].ID), "")
+	if want := fmt.Sprintf(`{"Deleted":%d}`, fs[0].ID); string(r.Body) != want {
+		t.Errorf("DELETE: %s, want %s", r.Body, want)
+	}
+	e.expect(http.StatusBadGateway, http.MethodGet, "/api/v2/resource", "")
+	if left := e.faults(); len(left) != 1 || left[0].ID != fs[1].ID || left[0].Fired != 1 {
+		t.Errorf("faults left %+v, want the second with Fired 1", left)
+	}
+	for _, path := range []string{fmt.Sprintf("/__admin/faults/%d", fs[0].ID), "/__admin/faults/999", "/__admin/faults/abc"} {
+		r := e.expect(http.StatusNotFound, http.MethodDelete, path, "")
+		if ae := r.apiErr(t); !strings.Contains(ae.Message, strings.TrimPrefix(path, "/__admin/faults/")) {
+			t.Errorf("DELETE %s: Message %q does not name the id", path, ae.Message)
+		}
+	}
+	r = e.expect(http.StatusBadRequest, http.MethodDelete, fmt.Sprintf("/__admin/faults/%d?force=1", fs[1].ID), "")
+	if ae := r.apiErr(t); len(ae.ModelState["force"]) != 1 {
+		t.Errorf("an unknown parameter: %s, want ModelState naming force", r.Body)
+	}
+	if left := e.faults(); len(left) != 1 {
+		t.Errorf("a refused DELETE removed the fault: %+v", left)
+	}
+}
+
+func TestFaultListShowsEverything(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	e.addFault(`{"Method": "post", "Path": "/API/V2/Resource/", "Status": 429, "Headers": {"retry-after": "3"}, "Body": {"a": [1, 2]}, "Times": 2, "Chance": 0.75, "Seed": 7, "DelayMs": 5, "After": true}`)
+	e.addFault(`{"Path": "/api/v2/resource/{id}", "Kind": "reset"}`)
+	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/faults", "")
+	want := `{"Faults":[` +
+		`{"Id":1,"Method":"POST","Path":"/api/v2/resource","Times":2,"Chance":0.75,"Seed":7,"Kind":"response","Status":429,"Headers":{"Retry-After":"3"},"Body":{"a":[1,2]},"DelayMs":5,"After":true,"Fired":0},` +
+		`{"Id":2,"Method":"","Path":"/api/v2/resource/{id}","Times":0,"Chance":1,"Seed":%d,"Kind":"reset","DelayMs":0,"After":false,"Fired":0}]}`
+	var got struct{ Faults []fault }
+	r.decode(t, &got)
+	if want := fmt.Sprintf(want, got.Faults[1].Seed); string(r.Body) != want {
+		t.Errorf("GET /__admin/faults:\n%s\nwant\n%s", r.Body, want)
+	}
+}
+
+func TestFaultInvalid(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	const ok = `"Path": "/api/v2/resource", "Status": 503`
+	tests := []struct {
+		body string
+		keys []string // the ModelState keys; none: the Message alone
+		says string   // in the Message or the ModelState
+	}{
+		{`{` + ok + `, "Statuss": 1}`, []string{"Statuss"}, "Statuss"},
+		{`{` + ok + `, "Retry": true, "Delay": 5}`, []string{"Delay", "Retry"}, "Unknown property"},
+		{`{"Path": "/api/v2/resource", "Status": "503"}`, []string{"Status"}, "wrong JSON type"},
+		{`{` + ok + `, "Times": 1.5}`, []string{"Times"}, "wrong JSON type"},
+		{`{` + ok + `, "Chance": "half"}`, []string{"Chance"}, "wrong JSON type"},
+		{`{` + ok + `, "Seed": 1.5}`, []string{"Seed"}, "wrong JSON type"},
+		{`{` + ok + `, "Headers": {"Retry-After": 2}}`, []string{"Headers"}, "wrong JSON type"},
+		{`{` + ok + `, "Headers": ["Retry-After"]}`, []string{"Headers"}, "wrong JSON type"},
+		{`{` + ok + `, "After": "yes"}`, []string{"After"}, "wrong JSON type"},
+		{`{` + ok + `, "DelayMs": "10"}`, []string{"DelayMs"}, "wrong JSON type"},
+		{`{` + ok + `, "Kind": 1}`, []string{"Kind"}, ""},
+		{`{"Path": "/api/v2/*", "Status": 503}`, []string{"Path"}, "/api/v2/*"},
+		{`{"Path": "/nowhere", "Status": 503}`, []string{"Path"}, "/nowhere"},
+		{`{"Path": "/__admin/reset", "Status": 503}`, []string{"Path"}, "/__admin/reset"},
+		{`{"Path": "/api/v2", "Status": 503}`, []string{"Path"}, ""},
+		{`{"Path": "/api/v2/resource//", "Status": 503}`, []string{"Path"}, ""},
+		{`{"Path": "/api/v2/resource/x/y", "Status": 503}`, []string{"Path"}, ""},
+		{`{"Status": 503}`, []string{"Path"}, ""},
+		{`{"Path": "/api/v2/resource", "Status": 600}`, []string{"Status"}, "100 to 599"},
+		{`{"Path": "/api/v2/resource", "Status": 99}`, []string{"Status"}, "100 to 599"},
+		{`{` + ok + `, "Chance": 0}`, []string{"Chance"}, "more than 0"},
+		{`{` + ok + `, "Chance": 1.5}`, []string{"Chance"}, "at most 1"},
+		{`{` + ok + `, "Kind": "explode"}`, []string{"Kind"}, "explode"},
+		{`{"Path": "/api/v2/resource", "Kind": "reset", "Status": 503}`, []string{"Status"}, "reset"},
+		{`{"Path": "/api/v2/resource", "Kind": "hang", "Headers": {"A": "b"}}`, []string{"Headers"}, "hang"},
+		{`{"Path": "/api/v2/resource", "Kind": "garbage", "Body": "x"}`, []string{"Body"}, "garbage"},
+		{`{"Path": "/api/v2/resource", "After": true, "DelayMs": 10}`, []string{"After"}, "Status"},
+		{`{"Path": "/api/v2/resource", "Kind": "response", "After": true}`, []string{"Status"}, "Status"},
+		{`{"Path": "/api/v2/resource"}`, []string{"Status"}, ""},
+		{`{"Path": "/api/v2/resource", "Headers": {"Retry-After": "2"}}`, []string{"Status"}, ""},
+		{`{` + ok + `, "Headers": {"Bad Name": "x"}}`, []string{"Headers"}, "Bad Name"},
+		{`{` + ok + `, "Headers": {"X-A": "line\r\nbreak"}}`, []string{"Headers"}, ""},
+		{`{` + ok + `, "Headers": {"X-\u00e9": "x"}}`, []string{"Headers"}, ""},
+		{`{` + ok + `, "Method": "GE T"}`, []string{"Method"}, ""},
+		{`{` + ok + `, "DelayMs": 120001}`, []string{"DelayMs"}, "120000"},
+		{`{` + ok + `, "Times": -1}`, []string{"Times"}, ""},
+		{`[{` + ok + `}, {"Path": "/x", "Status": 503, "Bogus": 1}]`, []string{"[1].Bogus", "[1].Path"}, ""},
+		{`[null]`, nil, ""},
+		{`"fault"`, nil, ""},
+		{`{` + ok + `}{}`, nil, ""},
+	}
+	for _, tt := range tests {
+		r := e.do(http.MethodPost, "/__admin/faults", tt.body)
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400; %s", tt.body, r.Status, r.Body)
+			continue
+		}
+		ae := r.apiErr(t)
+		var keys []string
+		for k := range ae.ModelState {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, tt.keys) {
+			t.Errorf("%s: ModelState %v, want keys %v", tt.body, ae.ModelState, tt.keys)
+		}
+		if !strings.Contains(string(r.Body), tt.says) {
+			t.Errorf("%s: the answer does not say %q: %s", tt.body, tt.says, r.Body)
+		}
+	}
+	if fs := e.faults(); len(fs) != 0 {
+		t.Errorf("invalid bodies added faults: %+v", fs)
+	}
+}
+
+// TestFaultLimit: at most 1,000 faults exist, whether asked for at once or
+// across requests.
+func TestFaultLimit(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	many := func(n int) string {
+		one := `{"Path": "/api/v2/resource", "Status": 503}`
+		return "[" + strings.Repeat(one+",", n-1) + one + "]"
+	}
+	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/faults", many(1001))
+	if ae := r.apiErr(t); !strings.Contains(ae.Message, "1000") || !strings.Contains(ae.Message, "1001") {
+		t.Errorf("1001 at once: %q, want the limit and the count named", ae.Message)
+	}
+	if got := e.addFault(many(600)); len(got) != 600 {
+		t.Fatalf("added %d, want 600", len(got))
+	}
+	r = e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/faults", many(401))
+	if ae := r.apiErr(t); !strings.Contains(ae.Message, "1000") || !strings.Contains(ae.Message, "600") {
+		t.Errorf("past the total: %q, want the limit and those that exist named", ae.Message)
+	}
+	if got := e.addFault(many(400)); len(got) != 400 {
+		t.Fatalf("added %d, want 400", len(got))
+	}
+	e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/faults", many(1))
+	if n := len(e.faults()); n != maxFaults {
+		t.Errorf("%d faults, want %d", n, maxFaults)
+	}
+	e.expect(http.StatusOK, http.MethodDelete, "/__admin/faults/1", "")
+	e.addFault(many(1))
+}
+
+// FuzzParseFaults: no input panics, and whatever is accepted is a fault
+// that can fire: a path a route can match, a known kind, values in range.
+func FuzzParseFaults(f *testing.F) {
+	for _, seed := range []string{
+		`{"Path": "/api/v2/resource", "Status": 503}`,
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 429, "Headers": {"Retry-After": "2"}, "Body": {"Message": "slow down"}, "Times": 1}`,
+		`[{"Path": "/API/V2/Resource/", "Kind": "reset", "After": true}, {"Path": "/api/v2/resource/{id}", "Kind": "hang", "DelayMs": 50}]`,
+		`{"path": "/api/v2/resource", "chance": 0.5, "seed": -3, "status": 500, "body": "text"}`,
+		`{"Path": "/api/v2/*", "Status": 600, "Chance": 0, "Kind": "explode", "Bogus": null}`,
+		`{"Path": "/api/v2/resource", "Kind": "garbage", "Status": 503}`,
+		"\xef\xbb\xbf{\"Path\": \"/api/v2/resource\", \"DelayMs\": 120000}",
+		`[]`, `[null]`, `null`, `{}`, `{"Headers": {"": ""}}`, `{"Body": "\ud800"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		parsed, err := parseFaults(body)
+		if err != nil {
+			var ve *validationError
+			var ae *apiError
+			if !errors.As(err, &ve) && !errors.As(err, &ae) {
+				t.Fatalf("error %T %v is not an answer in the error shape", err, err)
+			}
+			return
+		}
+		for _, f := range parsed {
+			if p, ok := faultPath(f.Path); !ok || p != f.Path {
+				t.Errorf("accepted Path %q that is not a route", f.Path)
+			}
+			if !slices.Contains(faultKinds, f.Kind) || !(f.Chance > 0 && f.Chance <= 1) || f.Times < 0 ||
+				f.DelayMs < 0 || f.DelayMs > 120000 {
+				t.Errorf("accepted %+v", f)
+			}
+			if f.Kind == kindResponse && f.Status == 0 && f.DelayMs == 0 {
+				t.Errorf("accepted a response fault that does nothing: %+v", f)
+			}
+			if f.Kind != kindResponse && (f.Status != 0 || f.Headers != nil || f.Body != nil) {
+				t.Errorf("accepted an HTTP answer for kind %s: %+v", f.Kind, f)
+			}
+			if _, err := json.Marshal(f); err != nil {
+				t.Errorf("GET /__admin/faults cannot show %+v: %v", f, err)
+			}
+		}
+	})
+}
+
+// TestFaultCutShortAtShutdown: a hang without DelayMs ends when the server
+// shuts down, so that it never holds the drain.
+func TestFaultHangEndsAtShutdown(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	e.addFault(`{"Path": "/api/v2/resource", "Kind": "hang"}`)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := freshClient(30 * time.Second).Get(e.base + "/api/v2/resource")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				err = fmt.Errorf("status %d, want 503", resp.StatusCode)
+			}
+		}
+		done <- err
+	}()
+	admEventually(t, 10*time.Second, "the hang to begin", func() bool { return e.faults()[0].Fired == 1 })
+	e.srv.beginShutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the hang outlived the shutdown")
+	}
+}
+
+// TestFaultInformationalStatus: a 1xx is no final answer; it is sent, then
+// the connection is cut, as a broken upstream would.
+func TestFaultInformationalStatus(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	e.addFault(`{"Path": "/api/v2/resource", "Status": 103, "Headers": {"Link": "</a.css>; rel=preload"}, "Times": 2}`)
+	got, err := rawExchange(t, e.base, rawGet("/api/v2/resource"))
+	head, _, _ := strings.Cut(string(got), "X-Request-Id:")
+	if err != io.EOF || head != "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n" || !strings.HasSuffix(string(got), "\r\n\r\n") {
+		t.Errorf("raw read: %q then %v, want the 103 alone then EOF", got, err)
+	}
+	resp, err := freshClient(10 * time.Second).Get(e.base + "/api/v2/resource")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("http.Client got %d, want an error", resp.StatusCode)
+	}
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("http.Client error %v, want an unexpected EOF", err)
+	}
+}

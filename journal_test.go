@@ -1,0 +1,486 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// The journal as a test reads it (behaviour.md 7, "The journal"), each
+// request through a real TCP connection.
+
+// journalAnswer is GET /__admin/requests.
+type journalAnswer struct {
+	Requests []wireEntry
+	Count    int
+	Journal  string
+}
+
+func (e *admEnv) readJournal(query string) journalAnswer {
+	e.t.Helper()
+	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests"+query, "")
+	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		e.t.Errorf("Content-Type %q", ct)
+	}
+	if !utf8.Valid(r.Body) {
+		e.t.Errorf("GET /__admin/requests%s is not valid UTF-8: %q", query, r.Body)
+	}
+	var a journalAnswer
+	dec := json.NewDecoder(bytes.NewReader(r.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		e.t.Fatalf("GET /__admin/requests%s: %v: %s", query, err, r.Body)
+	}
+	if a.Count != len(a.Requests) {
+		e.t.Errorf("Count %d, but %d Requests", a.Count, len(a.Requests))
+	}
+	return a
+}
+
+func seqs(entries []wireEntry) []uint64 {
+	out := []uint64{}
+	for _, en := range entries {
+		out = append(out, en.Seq)
+	}
+	return out
+}
+
+// TestJournalEntryExact sends a request byte for byte and checks every
+// field of its entry.
+func TestJournalEntryExact(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	body := `{ "FirstName": "Ada",  "Surname": "Lovelace" }`
+	req := "POST /API/V2/Resource/?requestParams.page=1&tag=a&tag=b&empty=&odd=%2F%26 HTTP/1.1\r\n" +
+		"Host: 127.0.0.1\r\n" +
+		"content-type: application/json\r\n" +
+		"x-trace: one\r\n" +
+		"X-Trace: two\r\n" +
+		"Authorization: Basic " + "c3ZjOnMzY3JldA==" + "\r\n" + // svc:s3cret
+		"X-Request-Id: journal-exact-1\r\n" +
+		"Connection: close\r\n" +
+		fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)) + body
+	before := time.Now().UTC()
+	got, _ := rawExchange(t, e.base, req)
+	if !bytes.HasPrefix(got, []byte("HTTP/1.1 200 OK\r\n")) {
+		t.Fatalf("answer %q", got)
+	}
+	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
+	var a journalAnswer
+	r.decode(t, &a)
+	if len(a.Requests) != 1 {
+		t.Fatalf("journal %s", r.Body)
+	}
+	en := a.Requests[0]
+	if en.Time.Before(before.Add(-time.Second)) || en.Time.After(time.Now().Add(time.Second)) || en.Time.Location() != time.UTC {
+		t.Errorf("Time %v", en.Time)
+	}
+	if en.DurationMs < 0 {
+		t.Errorf("DurationMs %v", en.DurationMs)
+	}
+	// Everything else is exact: the wire shape, in this order.
+	want := fmt.Sprintf(`{"Requests":[{"Seq":1,"Time":"%s","RequestId":"journal-exact-1","Method":"POST",`+
+		`"Path":"/API/V2/Resource/","Query":"requestParams.page=1&tag=a&tag=b&empty=&odd=%%2F%%26",`+
+		`"Params":{"empty":"","odd":"/&","requestParams.page":"1","tag":["a","b"]},`+
+		`"Headers":{"Authorization":"Basic svc:***","Connection":"close","Content-Length":"%d","Content-Type":"application/json",`+
+		`"Host":"127.0.0.1","X-Request-Id":"journal-exact-1","X-Trace":["one","two"]},`+
+		`"Body":{"FirstName":"Ada","Surname":"Lovelace"},"BodyTruncated":false,"Status":200,"DurationMs":%s,"Fault":null}],`+
+		`"Count":1,"Journal":"on"}`,
+		en.Time.Format(time.RFC3339Nano), len(body), strconv.FormatFloat(en.DurationMs, 'f', -1, 64))
+	if string(r.Body) != want {
+		t.Errorf("journal\n%s\nwant\n%s", r.Body, want)
+	}
+}
+
+func TestJournalMasksCredentials(t *testing.T) {
+	tests := []struct{ sent, shown string }{
+		{"Basic c3ZjOnMzY3JldA==", "Basic svc:***"},
+		{"basic c3ZjOnMzY3JldA==", "basic svc:***"},
+		{"Basic OnMzY3JldA==", "Basic :***"},  // no user name
+		{"Basic bm8tY29sb24=", "Basic ***"},   // no colon: all secret
+		{"Basic !!not-base64!!", "Basic ***"}, // unreadable
+		{"Bearer eyJhbGciOiJIUzI1NiJ9.e30.x", "Bearer ***"},
+		{"Token abc123", "Token ***"},
+		{"abc123-a-bare-token", "***"},
+		{"", ""},
+	}
+	e := admStart(t, DefaultConfig(), nil)
+	for _, tt := range tests {
+		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Authorization", tt.sent, "Proxy-Authorization", tt.sent)
+	}
+	entries := e.readJournal("").Requests
+	for i, tt := range tests {
+		for _, name := range []string{"Authorization", "Proxy-Authorization"} {
+			if got := entries[i].Headers[name]; got != tt.shown {
+				t.Errorf("%s: %q shown as %v, want %q", name, tt.sent, got, tt.shown)
+			}
+		}
+	}
+}
+
+func TestJournalBody(t *testing.T) {
+	tests := []struct {
+		name, contentType, body string
+		want                    string // the Body as the journal writes it
+		truncated               bool
+	}{
+		{"JSON, compacted", "application/json", "{\n \"Company\" : \"A\" ,\"Types\": [ ] }", `{"Company":"A","Types":[]}`, false},
+		{"JSON after a byte-order mark", "application/json", "\ufeff{\"Company\": \"B\"}", `{"Company":"B"}`, false},
+		{"not JSON: a string", "text/plain", "Company=C&x=1", `"Company=C&x=1"`, false},
+		{"JSON but invalid UTF-8: repaired", "application/json", "{\"Company\": \"\xff\"}", `{"Company":"` + "\ufffd" + `"}`, false},
+		{"a lone surrogate: U+FFFD", "application/json", `{"Company": "\ud800"}`, `{"Company":"\ufffd"}`, false},
+		{"a string of control bytes", "application/json", "\x01\x02\"", `"\u0001\u0002\""`, false},
+		{"no body: null", "", "", `null`, false},
+		{"cut at 64 KiB: a string", "application/json", `{"Company":"` + strings.Repeat("é", 40<<10) + `"}`, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := admStart(t, DefaultConfig(), nil)
+			e.do(http.MethodPost, "/api/v2/resource", tt.body, "Content-Type", tt.contentType)
+			r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
+			if !utf8.Valid(r.Body) {
+				t.Fatalf("the journal is not valid UTF-8: %q", r.Body)
+			}
+			var a journalAnswer
+			r.decode(t, &a)
+			en := a.Requests[0]
+			if en.BodyTruncated != tt.truncated {
+				t.Errorf("BodyTruncated %v, want %v", en.BodyTruncated, tt.truncated)
+			}
+			if tt.truncated {
+				var s string
+				if err := json.Unmarshal(en.Body, &s); err != nil || !utf8.ValidString(s) || len(s) > maxJournalBody || len(s) < maxJournalBody-3 {
+					t.Errorf("a cut body: %d bytes as a string (%v), valid UTF-8 %v", len(s), err, utf8.ValidString(s))
+				}
+				return
+			}
+			got := string(en.Body)
+			if !strings.Contains(string(r.Body), `"Body":`+tt.want+`,`) {
+				t.Errorf("Body %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestJournalSeq: Seq only grows, and a clear does not make it start
+// again.
+func TestJournalSeq(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.JournalSize = 2
+	e := admStart(t, cfg, nil)
+	for range 3 {
+		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	}
+	if got := seqs(e.readJournal("").Requests); !slices.Equal(got, []uint64{2, 3}) {
+		t.Errorf("Seq %v, want [2 3]", got)
+	}
+	e.expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	if got := seqs(e.readJournal("").Requests); !slices.Equal(got, []uint64{4}) {
+		t.Errorf("Seq after a clear and a reset %v, want [4]", got)
+	}
+}
+
+// TestJournalFilters checks each filter alone and combined.
+func TestJournalFilters(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
+	e.addFault(`{"Method": "GET", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
+	sent := []struct {
+		method, path, body string
+	}{
+		{"GET", "/api/v2/resource", ""},                            // 1: 503 by the fault
+		{"GET", "/API/V2/Resource/", ""},                           // 2: 200
+		{"POST", "/api/v2/resource", `{"Company": "A"}`},           // 3: 200
+		{"POST", "/api/v2/resource", `{"Position": "x"}`},          // 4: 400
+		{"PUT", "/api/v2/resource/" + id, admFullBody(id, "Z")},    // 5: 404
+		{"PUT", "/api/v2/Resource/not-a-guid", `{}`},               // 6: 400
+		{"DELETE", "/api/v2/resource/" + id, ""},                   // 7: 405
+		{"GET", "/api/v2/nowhere", ""},                             // 8: 404
+		{"GET", "/api/v2/resource?requestParams.page=2", ""},       // 9: 200
+		{"POST", "/api/v2/resource/" + id + "/", `{"Company": 1}`}, // 10: 405
+	}
+	for _, s := range sent {
+		e.do(s.method, s.path, s.body)
+	}
+	// 11: closed without an answer, which the journal shows as Status 0.
+	e.addFault(`{"Method": "DELETE", "Path": "/api/v2/resource", "Kind": "empty"}`)
+	if _, err := rawExchange(t, e.base, "DELETE /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != io.EOF {
+		t.Fatalf("the empty fault: %v", err)
+	}
+	journalOf(e, 11)
+	tests := []struct {
+		query string
+		want  []uint64
+	}{
+		{"", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+		{"?method=GET", []uint64{1, 2, 8, 9}},
+		{"?method=post", []uint64{3, 4, 10}},
+		{"?path=/api/v2/resource", []uint64{1, 2, 3, 4, 9, 11}},
+		{"?path=/API/V2/RESOURCE/", []uint64{1, 2, 3, 4, 9, 11}},
+		{"?path=/api/v2/resource/{id}", []uint64{5, 6, 7, 10}},
+		{"?path=/api/v2/resource/" + id, []uint64{5, 7, 10}},
+		{"?path=/api/v2/resource/not-a-guid", []uint64{6}},
+		{"?path=/api/v2/{what}", []uint64{1, 2, 3, 4, 8, 9, 11}},
+		{"?path=/api/v2/nowhere", []uint64{8}},
+		{"?status=200", []uint64{2, 3, 9}},
+		{"?status=400", []uint64{4, 6}},
+		{"?status=503", []uint64{1}},
+		{"?status=0", []uint64{11}},
+		{"?since=7", []uint64{8, 9, 10, 11}},
+		{"?since=11", []uint64{}},
+		{"?since=0", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+		{"?limit=3", []uint64{9, 10, 11}},
+		{"?limit=100", []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+		{"?method=POST&status=400", []uint64{4}},
+		{"?method=GET&path=/api/v2/resource&status=200", []uint64{2, 9}},
+		{"?path=/api/v2/resource&since=2&limit=2", []uint64{9, 11}},
+		{"?method=PUT&path=/api/v2/resource/{id}&status=404&since=1&limit=1", []uint64{5}},
+		{"?method=PATCH", []uint64{}},
+	}
+	for _, tt := range tests {
+		a := e.readJournal(strings.ReplaceAll(strings.ReplaceAll(tt.query, "{", "%7B"), "}", "%7D"))
+		if got := seqs(a.Requests); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Seq %v, want %v", tt.query, got, tt.want)
+		}
+		if a.Journal != "on" {
+			t.Errorf("%s: Journal %q", tt.query, a.Journal)
+		}
+	}
+	if a := e.readJournal("?status=503"); *a.Requests[0].Fault != 1 {
+		t.Errorf("the faulted entry's Fault %v, want 1", a.Requests[0].Fault)
+	}
+}
+
+func TestJournalQueryInvalid(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	tests := []struct {
+		query string
+		keys  []string
+	}{
+		{"?wait=61s", []string{"wait"}},
+		{"?wait=2m", []string{"wait"}},
+		{"?count=1&wait=5", []string{"wait"}},
+		{"?wait=-1s", []string{"wait"}},
+		{"?count=0&wait=1s", []string{"count"}},
+		{"?limit=0", []string{"limit"}},
+		{"?limit=x", []string{"limit"}},
+		{"?since=-1", []string{"since"}},
+		{"?status=abc", []string{"status"}},
+		{"?path=api/v2/resource", []string{"path"}},
+		{"?Method=GET", []string{"Method"}},
+		{"?method=GET&verbose=1&pth=/api", []string{"pth", "verbose"}},
+		{"?limit=2&limit=3", []string{"limit"}},
+	}
+	for _, tt := range tests {
+		r := e.expect(http.StatusBadRequest, http.MethodGet, "/__admin/requests"+tt.query, "")
+		ae := r.apiErr(t)
+		var keys []string
+		for k, msgs := range ae.ModelState {
+			keys = append(keys, k)
+			if !strings.Contains(msgs[0], k) {
+				t.Errorf("%s: %q does not name %s", tt.query, msgs[0], k)
+			}
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, tt.keys) {
+			t.Errorf("%s: ModelState %v, want keys %v", tt.query, ae.ModelState, tt.keys)
+		}
+	}
+	r := e.expect(http.StatusBadRequest, http.MethodDelete, "/__admin/requests?all=1", "")
+	if ae := r.apiErr(t); len(ae.ModelState["all"]) != 1 {
+		t.Errorf("DELETE with a parameter: %s", r.Body)
+	}
+	// wait=60s is the most allowed; an entry that matches answers at once.
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	if a := e.readJournal("?wait=60s"); len(a.Requests) != 1 {
+		t.Errorf("wait=60s: %+v", a)
+	}
+}
+
+// TestJournalWait: count=N&wait answers as soon as N entries match, made
+// by requests that come after the wait began.
+func TestJournalWait(t *testing.T) {
+	cfg := DefaultConfig()
+	srv := NewServer(cfg, NewStore(nil), nil)
+	// The requests are sent once the reading request has arrived.
+	arrived := make(chan struct{})
+	var once sync.Once
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/__admin/requests" {
+			once.Do(func() { close(arrived) })
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	e := &admEnv{t: t, srv: srv, ts: ts, base: ts.URL, client: ts.Client()}
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "") // Seq 1: not counted
+
+	sent := make(chan error, 1)
+	go func() {
+		<-arrived
+		client := &http.Client{Timeout: 10 * time.Second}
+		for i := range 4 {
+			body := fmt.Sprintf(`{"Company": "Async %d"}`, i)
+			resp, err := client.Post(ts.URL+"/api/v2/resource", "application/json", strings.NewReader(body))
+			if err != nil {
+				sent <- err
+				return
+			}
+			resp.Body.Close()
+		}
+		sent <- nil
+	}()
+	a := e.readJournal("?method=POST&count=3&wait=10s")
+	if len(a.Requests) < 3 {
+		t.Fatalf("answered with %d entries, want at least 3: %+v", len(a.Requests), a)
+	}
+	for _, en := range a.Requests {
+		if en.Method != "POST" || en.Seq < 2 {
+			t.Errorf("entry %+v does not match", en)
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+
+	// When the wait passes, the answer holds what matched.
+	a = e.readJournal("?method=POST&count=50&wait=100ms")
+	if len(a.Requests) != 4 {
+		t.Errorf("after the wait: %d entries, want the 4 that matched", len(a.Requests))
+	}
+	// Entries that already match answer at once, however long the wait.
+	a = e.readJournal("?count=5&wait=60s")
+	if len(a.Requests) != 5 {
+		t.Errorf("%d entries, want 5", len(a.Requests))
+	}
+	// since waits for what comes next.
+	a = e.readJournal("?since=5&wait=100ms")
+	if len(a.Requests) != 0 {
+		t.Errorf("since the last: %+v", a.Requests)
+	}
+}
+
+func TestJournalOffAnswers(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.JournalSize = 0
+	e := admStart(t, cfg, nil)
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	for _, q := range []string{"", "?method=GET", "?count=1&wait=30s"} {
+		r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests"+q, "")
+		if string(r.Body) != `{"Requests":[],"Count":0,"Journal":"off"}` {
+			t.Errorf("%s: %s", q, r.Body)
+		}
+	}
+	e.expect(http.StatusBadRequest, http.MethodGet, "/__admin/requests?wait=1h", "")
+}
+
+// TestJournalReadIsStreamed: reading a journal of 1,000 bodies that each
+// encode to six times their size must not build the answer whole: four
+// concurrent reads of ~380 MB answers keep the heap near what it was.
+func TestJournalReadIsStreamed(t *testing.T) {
+	n := 1000
+	if testing.Short() {
+		n = 100
+	}
+	cfg := DefaultConfig()
+	cfg.JournalSize = n
+	srv := NewServer(cfg, NewStore(nil), nil)
+	body := bytes.Repeat([]byte{0x01}, maxJournalBody) // written as \u0001: six bytes each
+	for range n {
+		req := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		srv.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	// A low GC target, so that what the heap holds is what the reads keep,
+	// not garbage the collector has not come to yet.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse
+
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	sizes := make([]int64, 4)
+	errs := make([]error, 4)
+	for i := range 4 {
+		wg.Go(func() {
+			resp, err := ts.Client().Get(ts.URL + "/__admin/requests")
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer resp.Body.Close()
+			sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-sampled
+	for i := range 4 {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if want := int64(n) * 6 * maxJournalBody; sizes[i] < want {
+			t.Fatalf("read %d bytes, want over %d", sizes[i], want)
+		}
+	}
+	grew := int64(peak.Load()) - int64(base)
+	t.Logf("4 concurrent reads of %d MB each: heap in use grew by at most %d MiB over %d MiB",
+		sizes[0]>>20, grew>>20, base>>20)
+	if limit := int64(32 << 20); grew > limit {
+		t.Errorf("heap in use grew by %d MiB during the reads, over %d MiB: the answer is built whole", grew>>20, limit>>20)
+	}
+}
+
+// TestJournalParamsDecoding: Params are the query decoded once, as the
+// handlers read it.
+func TestJournalParamsDecoding(t *testing.T) {
+	e := admStart(t, DefaultConfig(), nil)
+	q := url.Values{"requestParams.filters": {"Company~eq~'A&B'"}, "x": {"1", "2", "3"}}.Encode()
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?"+q, "")
+	en := e.readJournal("").Requests[0]
+	if en.Query != q {
+		t.Errorf("Query %q, want %q", en.Query, q)
+	}
+	want := map[string]any{"requestParams.filters": "Company~eq~'A&B'", "x": []any{"1", "2", "3"}}
+	if fmt.Sprint(en.Params) != fmt.Sprint(want) {
+		t.Errorf("Params %v, want %v", en.Params, want)
+	}
+}
