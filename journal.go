@@ -78,16 +78,10 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 func (j *journal) add(x *exchange, r *http.Request) {
 	x.capture.drain()
 	e := &journalEntry{
-		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.path, route: canonicalAPIPath(x.path),
+		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: canonicalAPIPath(x.apiPath),
 		rawQuery: r.URL.RawQuery, header: r.Header.Clone(), host: r.Host, body: x.capture.buf,
-		truncated: x.capture.truncated, status: x.status(), faultID: x.faultID,
+		truncated: x.capture.truncated, status: x.recordedStatus(), faultID: x.faultID,
 		durationMs: float64(time.Since(x.start).Microseconds()) / 1000,
-	}
-	switch {
-	case x.servedStatus != 0:
-		e.status = x.servedStatus
-	case x.faultID != 0 && !x.wroteHeader:
-		e.status = x.code // no HTTP answer was given: 0, or 499 when the client gave up
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -71,15 +71,12 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 // namespace returns the namespace name, creating it from the seed on first
 // use; it is nil with an error when the name is new and the limit reached.
 func (s *Server) namespace(name string) (*namespace, error) {
-	s.spaces.mu.RLock()
-	ns := s.spaces.byName[name]
-	s.spaces.mu.RUnlock()
-	if ns != nil {
+	if ns := s.lookupNamespace(name); ns != nil {
 		return ns, nil
 	}
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()
-	if ns = s.spaces.byName[name]; ns != nil {
+	if ns := s.spaces.byName[name]; ns != nil {
 		return ns, nil
 	}
 	if len(s.spaces.byName) >= s.cfg.MaxNamespaces {
@@ -93,6 +90,13 @@ func (s *Server) namespace(name string) (*namespace, error) {
 	}
 	s.spaces.byName[name] = ns
 	return ns, nil
+}
+
+// lookupNamespace returns the namespace name if it exists, else nil.
+func (s *Server) lookupNamespace(name string) *namespace {
+	s.spaces.mu.RLock()
+	defer s.spaces.mu.RUnlock()
+	return s.spaces.byName[name]
 }
 
 // newNamespace starts a namespace over store, seeding an empty one.

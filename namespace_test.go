@@ -114,6 +114,10 @@ func TestNamespacesIsolated(t *testing.T) {
 				fail("journal holds %d requests, want its own 8", j.Count)
 			}
 			for _, entry := range j.Requests {
+				// Paths as the client's base URL sees them: without /ns/{name}.
+				if !strings.HasPrefix(entry.Path, "/api/v2/resource") {
+					fail("journal Path %q, want it relative to the namespace", entry.Path)
+				}
 				if entry.Method == http.MethodPost && entry.Body != nil && !strings.Contains(string(entry.Body), name) && !strings.Contains(string(entry.Body), "faulted") {
 					fail("journal shows another client's request %s", entry.Body)
 				}

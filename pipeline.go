@@ -19,9 +19,11 @@ import (
 //     matched as ASP.NET matches routes;
 //  4. local access: a web page may not reach in (Host and Origin checks);
 //  5. CORS: preflights answered, headers added;
-//  6. authentication, when -auth is set;
-//  7. the namespace is found or created (after auth, so that strangers
-//     cannot fill the server with namespaces), and its journal starts recording an /api/v2 request;
+//  6. authentication, when -auth is set; the journal of an existing
+//     namespace starts recording an /api/v2 request before it, so that a
+//     request refused for its credentials is recorded too;
+//  7. a new namespace is created (after auth, so that strangers cannot fill
+//     the server with namespaces), and its journal starts recording an /api/v2 request;
 //  8. injected faults;
 //  9. the route's handler, whose value or error one adapter writes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -38,14 +40,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.CORSOrigin != "" && s.cors(x, r) {
 		return
 	}
+	if x.ns = s.lookupNamespace(nsName); x.ns != nil {
+		s.startJournal(x, r) // requests refused for their credentials are journaled too
+	}
 	if s.cfg.Auth != "" && !s.authenticate(x, r) {
 		return
 	}
-	if x.ns, err = s.namespace(nsName); err != nil {
-		s.writeError(x, err)
-		return
+	if x.ns == nil {
+		if x.ns, err = s.namespace(nsName); err != nil {
+			s.writeError(x, err)
+			return
+		}
+		s.startJournal(x, r)
 	}
-	s.startJournal(x, r)
 	if s.applyFault(x, r) {
 		return
 	}
@@ -60,6 +67,7 @@ type exchange struct {
 	requestID string
 	start     time.Time
 	path      string     // as the client sent it
+	apiPath   string     // path without its /ns/{name} prefix, as the namespace's journal shows it
 	ns        *namespace // nil until authentication has passed
 
 	code        int
@@ -111,6 +119,19 @@ func (x *exchange) Write(b []byte) (int, error) {
 	return x.ResponseWriter.Write(b)
 }
 
+// recordedStatus is the status the journal and the log show: what the
+// handler answered when an After fault then replaced the answer, and 0 (or
+// 499 when the client gave up) when a fault gave no HTTP answer at all.
+func (x *exchange) recordedStatus() int {
+	switch {
+	case x.servedStatus != 0:
+		return x.servedStatus
+	case x.faultID != 0 && !x.wroteHeader:
+		return x.code
+	}
+	return x.status()
+}
+
 func (x *exchange) status() int {
 	if x.code == 0 {
 		return http.StatusOK
@@ -128,7 +149,11 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 		id = s.requestIDPrefix + "-" + strconv.FormatUint(s.requestSeq.Add(1), 10)
 	}
 	w.Header().Set("X-Request-Id", id)
-	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path}
+	x := &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path, apiPath: r.URL.Path}
+	if _, rest, prefixed := splitNamespace(r.URL.Path); prefixed {
+		x.apiPath = rest
+	}
+	return x
 }
 
 // finish turns a panic into a JSON 500 (or a cut connection when part of
@@ -160,7 +185,7 @@ func (s *Server) record(x *exchange, r *http.Request) {
 	if x.capture != nil {
 		x.ns.journal.add(x, r)
 	}
-	s.log.Info("request", "method", r.Method, "path", x.path, "status", x.status(),
+	s.log.Info("request", "method", r.Method, "path", x.path, "status", x.recordedStatus(),
 		"bytes", x.bytes, "duration", time.Since(x.start), "request_id", x.requestID)
 }
 
