@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -349,10 +348,9 @@ func appendJournalBody(b, body []byte, truncated bool) []byte {
 	case len(body) == 0:
 		return append(b, "null"...)
 	case !truncated && json.Valid(body):
-		var compact bytes.Buffer
-		if json.Compact(&compact, body) == nil {
-			return append(b, compact.Bytes()...)
-		}
+		// compactJSON, not json.Compact: a lone surrogate escape or invalid
+		// UTF-8 in the body would make the answer one a strict reader refuses.
+		return append(b, compactJSON(body)...)
 	}
 	return appendJSONString(b, string(body))
 }
