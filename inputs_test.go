@@ -118,6 +118,14 @@ func TestInputsByteOrderMark(t *testing.T) {
 	if seeded.Status != http.StatusOK || !strings.Contains(string(seeded.Body), `"Total":1`) {
 		t.Errorf("seed after a BOM: %d %s", seeded.Status, seeded.Body)
 	}
+	// A position in a message is one in the body as sent, the mark included.
+	for path, body := range map[string]string{"/api/v2/resource": inpBOM + `{"Company":}`, "/__admin/resources": inpBOM + `[{"Company":}]`} {
+		r := inpDo(t, a, http.MethodPost, path, body)
+		at := fmt.Sprintf("(at byte %d)", strings.Index(body, "}"))
+		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), at) {
+			t.Errorf("POST %s of %q: %d %s, want a 400 %s", path, body, r.Status, r.Body, at)
+		}
+	}
 	// One mark is skipped, as ASP.NET skips it; anything else before the
 	// JSON is still not JSON.
 	for _, body := range []string{inpBOM + inpBOM + `{"Company":"Acme"}`, "\xEF\xBB" + `{"Company":"Acme"}`, " " + inpBOM + `{"Company":"Acme"}`} {

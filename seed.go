@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"sync"
@@ -18,9 +17,8 @@ const minSeedItemsPerPart = 256
 // maxProblems of them: the memory a seed of a million bad items needs is
 // that of the items being read, not of their faults.
 func decodeSeed(body []byte) ([]*Resource, error) {
-	body = bytes.TrimPrefix(body, utf8BOM)
 	s := scanner{body}
-	i := s.space(0)
+	i := s.space(afterBOM(body))
 	if i == len(body) {
 		return nil, &jsonError{"The seed is empty; expected a JSON array of resources."}
 	}
