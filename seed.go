@@ -195,7 +195,11 @@ func decodeSeedPart(s scanner, bounds seedPartBounds) seedPart {
 				}
 			case *validationError:
 				out.resources = nil
-				out.ms.merge(fmt.Sprintf("[%d].", item), &ve.ModelState)
+				if out.ms.problems >= maxProblems {
+					out.ms.problems += ve.ModelState.problems // the list is full: count only
+				} else {
+					out.ms.merge(fmt.Sprintf("[%d].", item), &ve.ModelState)
+				}
 			}
 		} else {
 			valueEnd, err := s.value(i, 1)
@@ -205,7 +209,11 @@ func decodeSeedPart(s scanner, bounds seedPartBounds) seedPart {
 			}
 			end = valueEnd
 			out.resources = nil
-			out.ms.add(fmt.Sprintf("[%d]", item), fmt.Sprintf("Each item must be a JSON object (a resource), not %s.", jsonKind(s.b[i])))
+			if out.ms.problems >= maxProblems {
+				out.ms.problems++
+			} else {
+				out.ms.add(fmt.Sprintf("[%d]", item), fmt.Sprintf("Each item must be a JSON object (a resource), not %s.", jsonKind(s.b[i])))
+			}
 		}
 		if i = s.space(end); i >= len(s.b) {
 			out.err = endsEarly(len(s.b))
