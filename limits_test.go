@@ -313,19 +313,22 @@ func TestLimitsMemory(t *testing.T) {
 	})
 
 	// A valid seed keeps its resources: the bound adds what the same
-	// resources take in a Store here, twice (the collector's headroom over
-	// what is live). Small items keep many times their JSON.
-	for _, seed := range []struct{ name, item string }{
-		{"valid seed", `{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Email":"ada@example.com","Phone":"+44 20 7946 0000","Types":[{"Type":"Employee"}],"Address":{"Street":"12 St James's Square","City":"London"}}`},
-		{"valid seed of small items", `{"Company":"x"}`},
-	} {
+	// resources take in a Store here, two and a half times (the collector
+	// lets the heap grow to twice what is live). Small items keep many
+	// times their JSON: 8 MiB of them peak at about 600 MiB.
+	type validSeed struct{ name, item string }
+	seeds := []validSeed{{"valid seed", `{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Email":"ada@example.com","Phone":"+44 20 7946 0000","Types":[{"Type":"Employee"}],"Address":{"Street":"12 St James's Square","City":"London"}}`}}
+	if os.Getenv(limLongEnv) != "" {
+		seeds = append(seeds, validSeed{"valid seed of small items", `{"Company":"x"}`})
+	}
+	for _, seed := range seeds {
 		t.Run(seed.name, func(t *testing.T) {
 			body, n := limArray(seed.item, 8*mib)
 			kept := limKept(t, body)
 			p := limStart(t, bin)
 			status, answer, err := p.try(http.MethodPost, "/__admin/resources", body)
 			limCheckPeak(t, fmt.Sprintf("a valid %d MiB seed of %d items, kept in %d MiB", len(body)/mib, n, kept/mib),
-				p.peak(t), 2*kept+limBodyFactor*int64(len(body)))
+				p.peak(t), kept*5/2+limBodyFactor*int64(len(body)))
 			if err != nil || status != http.StatusOK {
 				t.Fatalf("valid seed of %d items: %v %d %.300s", n, err, status, answer)
 			}
