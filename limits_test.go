@@ -35,15 +35,15 @@ const limBinaryEnv = "LIMITS_BINARY"
 // by default; the normal run sends 8 MiB.
 const limLongEnv = "RESOURCEDIR_LONG"
 
-const mib = 1 << 20
+const limMiB = 1 << 20
 
 // limBaseline is what an idle server holds, with room for the Go runtime's
 // own arenas: an idle resourcedir peaks at about 12 MiB.
-const limBaseline = 64 * mib
+const limBaseline = 64 * limMiB
 
 // What a request may hold beyond limBaseline, as a multiple of its body:
-// the body itself, what reading it allocates in passing (the garbage
-// collector lets the heap reach twice what is live before it collects),
+// the body itself and what reading it allocates in passing (the garbage
+// collector lets the heap reach twice what is live before it collects).
 // Today's figures are about 4x (1.5x for the creates); the code before the
 // bounded answers needed 500x.
 const limBodyFactor = 8
@@ -266,9 +266,9 @@ func TestLimitsMemory(t *testing.T) {
 		t.Skip("VmHWM is read from Linux's /proc")
 	}
 	bin := limBuild(t)
-	seedSize := 8 * mib
+	seedSize := 8 * limMiB
 	if os.Getenv(limLongEnv) != "" {
-		seedSize = 64 * mib
+		seedSize = 64 * limMiB
 	}
 
 	t.Run("seed of empty items", func(t *testing.T) {
@@ -276,7 +276,7 @@ func TestLimitsMemory(t *testing.T) {
 		p := limStart(t, bin)
 		body, n := limArray("{}", seedSize)
 		status, answer, err := p.try(http.MethodPost, "/__admin/resources", body)
-		limCheckPeak(t, fmt.Sprintf("a %d MiB seed of %d {} items", seedSize/mib, n), p.peak(t), limBodyFactor*int64(len(body)))
+		limCheckPeak(t, fmt.Sprintf("a %d MiB seed of %d {} items", seedSize/limMiB, n), p.peak(t), limBodyFactor*int64(len(body)))
 		if err != nil || status != http.StatusBadRequest {
 			t.Fatalf("seed of %d {} items: %v %d %.300s", n, err, status, answer)
 		}
@@ -291,7 +291,7 @@ func TestLimitsMemory(t *testing.T) {
 		p := limStart(t, bin)
 		const concurrent = 32
 		prefix, suffix := `{"Company":"Acme","Types":[`, `]}`
-		entries := (mib - len(prefix) - len(suffix) + 1) / 2
+		entries := (limMiB - len(prefix) - len(suffix) + 1) / 2
 		body := []byte(prefix + strings.Repeat("0,", entries)[:2*entries-1] + suffix)
 		var wg sync.WaitGroup
 		statuses := make([]int, concurrent)
@@ -323,11 +323,11 @@ func TestLimitsMemory(t *testing.T) {
 	}
 	for _, seed := range seeds {
 		t.Run(seed.name, func(t *testing.T) {
-			body, n := limArray(seed.item, 8*mib)
+			body, n := limArray(seed.item, 8*limMiB)
 			kept := limKept(t, body)
 			p := limStart(t, bin)
 			status, answer, err := p.try(http.MethodPost, "/__admin/resources", body)
-			limCheckPeak(t, fmt.Sprintf("a valid %d MiB seed of %d items, kept in %d MiB", len(body)/mib, n, kept/mib),
+			limCheckPeak(t, fmt.Sprintf("a valid %d MiB seed of %d items, kept in %d MiB", len(body)/limMiB, n, kept/limMiB),
 				p.peak(t), kept*5/2+limBodyFactor*int64(len(body)))
 			if err != nil || status != http.StatusOK {
 				t.Fatalf("valid seed of %d items: %v %d %.300s", n, err, status, answer)
@@ -372,8 +372,8 @@ func limKept(t *testing.T, body []byte) int64 {
 func limCheckPeak(t *testing.T, what string, peak, allowed int64) {
 	t.Helper()
 	bound := limBaseline + allowed
-	t.Logf("%s: peak resident %d MiB (bound %d MiB)", what, peak/mib, bound/mib)
+	t.Logf("%s: peak resident %d MiB (bound %d MiB)", what, peak/limMiB, bound/limMiB)
 	if peak > bound {
-		t.Errorf("%s: peak resident memory %d MiB, over the bound of %d MiB", what, peak/mib, bound/mib)
+		t.Errorf("%s: peak resident memory %d MiB, over the bound of %d MiB", what, peak/limMiB, bound/limMiB)
 	}
 }
