@@ -21,6 +21,16 @@ const maxJSONDepth = 10000
 // utf8BOM is what some Windows tools put before UTF-8 text; ASP.NET skips it.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// afterBOM is where the JSON of body starts: past a byte-order mark. The
+// mark stays in body, so that positions in messages are those of the body
+// as sent.
+func afterBOM(body []byte) int {
+	if bytes.HasPrefix(body, utf8BOM) {
+		return len(utf8BOM)
+	}
+	return 0
+}
+
 // jsonError is a body that is not the JSON expected; its text is the whole
 // sentence a client is told.
 type jsonError struct{ msg string }
@@ -478,9 +488,8 @@ type member struct {
 // not is a *jsonError; a property of the wrong JSON type is recorded in the
 // input's ModelState with the other faults.
 func decodeResource(body []byte) (*resourceInput, error) {
-	body = bytes.TrimPrefix(body, utf8BOM)
 	s := scanner{body}
-	i := s.space(0)
+	i := s.space(afterBOM(body))
 	if i == len(body) {
 		return nil, &jsonError{"The request body is empty; expected a JSON object."}
 	}

@@ -362,6 +362,8 @@ func appendJournalBody(b, body []byte, truncated bool) []byte {
 	case len(body) == 0:
 		return append(b, "null"...)
 	case !truncated && json.Valid(bytes.TrimPrefix(body, utf8BOM)):
+		// compactJSON, not json.Compact: a lone surrogate escape or invalid
+		// UTF-8 in the body would make the answer one a strict reader refuses.
 		return append(b, compactJSON(bytes.TrimPrefix(body, utf8BOM))...)
 	}
 	return appendJSONString(b, string(body))

@@ -511,8 +511,12 @@ func describeError(err error) string {
 		return err.Error()
 	}
 	parts := []string{strings.TrimSuffix(ve.Message, ".")}
-	for _, key := range slices.Sorted(maps.Keys(ve.ModelState.props)) {
-		parts = append(parts, fmt.Sprintf("item %s: %s", key, strings.Join(ve.ModelState.props[key], " ")))
+	ms := ve.ModelState
+	for _, key := range ms.order {
+		parts = append(parts, fmt.Sprintf("item %s: %s", key, strings.Join(ms.props[key], " ")))
+	}
+	if rest := ms.problems - ms.kept(); rest > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more problems", rest))
 	}
 	return strings.Join(parts, "; ")
 }

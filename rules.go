@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -46,7 +44,11 @@ const maxProblems = 100
 // client learns every fault at once; it keeps the first maxProblems and
 // counts the rest.
 type modelState struct {
-	props    map[string][]string
+	props map[string][]string
+	// order is props' keys in the order they were first added, so that a
+	// merge keeps the first problems of the body rather than the first
+	// names in sorted order ("[1000]" sorts before "[990]").
+	order    []string
 	problems int
 }
 
@@ -58,13 +60,16 @@ func (m *modelState) add(prop, msg string) {
 	if m.props == nil {
 		m.props = make(map[string][]string)
 	}
+	if _, ok := m.props[prop]; !ok {
+		m.order = append(m.order, prop)
+	}
 	m.props[prop] = append(m.props[prop], msg)
 }
 
 // merge adds other's problems with their properties prefixed, as a seed
 // reports item 3's Company as "[3].Company".
 func (m *modelState) merge(prefix string, other *modelState) {
-	for _, prop := range slices.Sorted(maps.Keys(other.props)) {
+	for _, prop := range other.order {
 		for _, msg := range other.props[prop] {
 			m.add(prefix+prop, msg)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"sync"
@@ -18,9 +17,8 @@ const minSeedItemsPerPart = 256
 // maxProblems of them: the memory a seed of a million bad items needs is
 // that of the items being read, not of their faults.
 func decodeSeed(body []byte) ([]*Resource, error) {
-	body = bytes.TrimPrefix(body, utf8BOM)
 	s := scanner{body}
-	i := s.space(0)
+	i := s.space(afterBOM(body))
 	if i == len(body) {
 		return nil, &jsonError{"The seed is empty; expected a JSON array of resources."}
 	}
@@ -197,7 +195,11 @@ func decodeSeedPart(s scanner, bounds seedPartBounds) seedPart {
 				}
 			case *validationError:
 				out.resources = nil
-				out.ms.merge(fmt.Sprintf("[%d].", item), &ve.ModelState)
+				if out.ms.problems >= maxProblems {
+					out.ms.problems += ve.ModelState.problems // the list is full: count only
+				} else {
+					out.ms.merge(fmt.Sprintf("[%d].", item), &ve.ModelState)
+				}
 			}
 		} else {
 			valueEnd, err := s.value(i, 1)
@@ -207,7 +209,11 @@ func decodeSeedPart(s scanner, bounds seedPartBounds) seedPart {
 			}
 			end = valueEnd
 			out.resources = nil
-			out.ms.add(fmt.Sprintf("[%d]", item), fmt.Sprintf("Each item must be a JSON object (a resource), not %s.", jsonKind(s.b[i])))
+			if out.ms.problems >= maxProblems {
+				out.ms.problems++
+			} else {
+				out.ms.add(fmt.Sprintf("[%d]", item), fmt.Sprintf("Each item must be a JSON object (a resource), not %s.", jsonKind(s.b[i])))
+			}
 		}
 		if i = s.space(end); i >= len(s.b) {
 			out.err = endsEarly(len(s.b))
