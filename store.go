@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -317,17 +318,6 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 	return r, true
 }
 
-// Get returns the resource with the given lower-case Id.
-func (s *Store) Get(id string) (*Resource, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	slot, ok := s.byID[id]
-	if !ok {
-		return nil, false
-	}
-	return s.rows[slot], true
-}
-
 // Query is what a list request asks for. Page is 1-based.
 type Query struct {
 	Filter   filterNode // nil matches everything
@@ -365,10 +355,13 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 	default:
 		candidates, exact, indexed := s.candidatesLocked(q.Filter)
 		if indexed && exact {
-			slots = candidates
-			if !pageOnly {
-				slots = slices.Clone(slots) // sorted below; the index must not be
+			if pageOnly {
+				if offset >= candidates.n {
+					return candidates.n, []*Resource{}
+				}
+				return candidates.n, s.resourcesLocked(candidates.page(offset, q.PageSize))
 			}
+			slots = slices.Clone(candidates.flat()) // sorted below; the index must not be
 			break
 		}
 		slots, total = s.filterLocked(q.Filter, candidates, !indexed, pageOnly, offset, q.PageSize)
@@ -450,22 +443,22 @@ func (s *Store) resourcesLocked(slots []int32) []*Resource {
 	return page
 }
 
-// candidatesLocked returns ascending slots that hold every match of n, or
+// candidatesLocked returns the slots that hold every match of n, or
 // indexed=false when n needs a full scan. exact means every candidate matches.
-func (s *Store) candidatesLocked(n filterNode) (slots []int32, exact, indexed bool) {
+func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed bool) {
 	switch n := n.(type) {
 	case *filterCond:
 		if n.Op != opEq || (n.Kind != valueString && n.Kind != valueInt) || n.Field >= numStringFields {
-			return nil, false, false
+			return postings{}, false, false
 		}
 		if n.Field == fieldID {
 			if slot, found := s.byID[n.Fold]; found {
-				return []int32{slot}, true, true
+				return onePosting(slot), true, true
 			}
-			return nil, true, true
+			return postings{}, true, true
 		}
 		if s.index[n.Field] == nil {
-			return nil, false, false
+			return postings{}, false, false
 		}
 		return s.index[n.Field].get(n.Fold), true, true
 	case *filterLogic:
@@ -474,23 +467,23 @@ func (s *Store) candidatesLocked(n filterNode) (slots []int32, exact, indexed bo
 			for _, t := range n.Terms {
 				c, _, ok := s.candidatesLocked(t)
 				if !ok {
-					return nil, false, false
+					return postings{}, false, false
 				}
-				union = mergeSlots(union, c)
+				union = mergeSlots(union, c.flat())
 			}
-			return union, false, true
+			return flatPostings(union), false, true
 		}
 		// The smallest candidate list of the and's terms bounds the matches.
 		found := false
 		for _, t := range n.Terms {
 			c, _, ok := s.candidatesLocked(t)
-			if ok && (!found || len(c) < len(slots)) {
+			if ok && (!found || c.n < slots.n) {
 				slots, found = c, true
 			}
 		}
 		return slots, false, found
 	}
-	return nil, false, false
+	return postings{}, false, false
 }
 
 // mergeSlots returns the sorted union of two sorted slot lists.
@@ -512,23 +505,26 @@ func mergeSlots(a, b []int32) []int32 {
 // filterLocked evaluates n on the candidate slots, or on every slot with
 // scanAll. With pageOnly it counts every match but keeps only the slots of
 // the page at offset, so memory stays O(page size) whatever matches.
-func (s *Store) filterLocked(n filterNode, candidates []int32, scanAll, pageOnly bool, offset, size int) (slots []int32, total int) {
-	count := len(candidates)
-	if scanAll {
-		count = len(s.rows)
-	}
-	for i := 0; i < count; i++ {
-		slot := int32(i)
-		if !scanAll {
-			slot = candidates[i]
-		}
+func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnly bool, offset, size int) (slots []int32, total int) {
+	keep := func(slot int32) {
 		if !n.match(s.rows[slot]) {
-			continue
+			return
 		}
 		if !pageOnly || (total >= offset && total-offset < size) {
 			slots = append(slots, slot)
 		}
 		total++
+	}
+	if scanAll {
+		for slot := range int32(len(s.rows)) {
+			keep(slot)
+		}
+		return slots, total
+	}
+	for _, b := range candidates.blocks {
+		for _, slot := range b {
+			keep(slot)
+		}
 	}
 	return slots, total
 }
@@ -581,7 +577,7 @@ type fieldIndex struct {
 // stored once rather than lower-cased again for each resource.
 type sharedValue struct {
 	key   string
-	slots []int32
+	slots postings
 }
 
 func newFieldIndex() *fieldIndex {
@@ -589,14 +585,14 @@ func newFieldIndex() *fieldIndex {
 }
 
 // get returns the slots holding key; the caller must not modify them.
-func (ix *fieldIndex) get(key string) []int32 {
+func (ix *fieldIndex) get(key string) postings {
 	if slot, ok := ix.one[key]; ok {
-		return []int32{slot}
+		return onePosting(slot)
 	}
 	if v := ix.many[key]; v != nil {
 		return v.slots
 	}
-	return nil
+	return postings{}
 }
 
 // add records that slot holds key and returns the string to keep for key:
@@ -604,21 +600,18 @@ func (ix *fieldIndex) get(key string) []int32 {
 func (ix *fieldIndex) add(key string, slot int32) string {
 	if other, ok := ix.one[key]; ok {
 		delete(ix.one, key)
-		ix.many[key] = &sharedValue{key: key, slots: []int32{min(other, slot), max(other, slot)}}
+		v := &sharedValue{key: key}
+		v.slots.add(min(other, slot))
+		v.slots.add(max(other, slot))
+		ix.many[key] = v
 		return key
 	}
 	v := ix.many[key]
-	switch {
-	case v == nil:
+	if v == nil {
 		ix.one[key] = slot
 		return key
-	case slot > v.slots[len(v.slots)-1]:
-		// Creates append the largest slot; only updates insert in the middle.
-		v.slots = append(v.slots, slot)
-	default:
-		i, _ := slices.BinarySearch(v.slots, slot)
-		v.slots = slices.Insert(v.slots, i, slot)
 	}
+	v.slots.add(slot)
 	return v.key
 }
 
@@ -630,33 +623,133 @@ func (ix *fieldIndex) remove(key string, slot int32) {
 		return
 	}
 	v := ix.many[key]
-	if v == nil {
+	if v == nil || !v.slots.remove(slot) {
 		return
 	}
-	i, found := slices.BinarySearch(v.slots, slot)
-	switch {
-	case !found:
-	case len(v.slots) == 2:
+	if v.slots.n == 1 {
 		delete(ix.many, key)
-		ix.one[v.key] = v.slots[1-i]
+		ix.one[v.key] = v.slots.blocks[0][0]
+	}
+}
+
+// postingBlock is the size of a full block of a posting list: moving one
+// Status among a million shifts at most twice this many slots instead of
+// the 900,000 of a flat list, and a list of a few slots is one small block.
+const postingBlock = 1024
+
+// postings is an ascending list of slots, cut into blocks of 1 to
+// 2*postingBlock slots, each block ascending and every slot of a block
+// below every slot of the next.
+type postings struct {
+	n      int // slots in all blocks
+	blocks [][]int32
+}
+
+func onePosting(slot int32) postings {
+	return postings{n: 1, blocks: [][]int32{{slot}}}
+}
+
+// flatPostings wraps an ascending list; it must not be modified afterwards.
+func flatPostings(slots []int32) postings {
+	if len(slots) == 0 {
+		return postings{}
+	}
+	return postings{n: len(slots), blocks: [][]int32{slots}}
+}
+
+// blockOf returns the first block whose last slot is at least slot
+// (len(p.blocks) when slot is past the end).
+func (p *postings) blockOf(slot int32) int {
+	i, _ := slices.BinarySearchFunc(p.blocks, slot, func(b []int32, slot int32) int {
+		return cmp.Compare(b[len(b)-1], slot)
+	})
+	return i
+}
+
+// add inserts slot, which must not be in p yet.
+func (p *postings) add(slot int32) {
+	p.n++
+	last := len(p.blocks) - 1
+	if last < 0 || slot > p.blocks[last][len(p.blocks[last])-1] {
+		// Creates append the largest slot; only updates insert in the middle.
+		if last < 0 || len(p.blocks[last]) >= postingBlock {
+			p.blocks = append(p.blocks, []int32{slot})
+		} else {
+			p.blocks[last] = append(p.blocks[last], slot)
+		}
+		return
+	}
+	i := p.blockOf(slot)
+	b := p.blocks[i]
+	at, _ := slices.BinarySearch(b, slot)
+	b = slices.Insert(b, at, slot)
+	if len(b) <= 2*postingBlock {
+		p.blocks[i] = b
+		return
+	}
+	// Split a full block in two halves, each with room to grow.
+	half := len(b) / 2
+	p.blocks[i] = b[:half:half]
+	p.blocks = slices.Insert(p.blocks, i+1, slices.Clone(b[half:]))
+}
+
+// remove deletes slot and reports whether it was there.
+func (p *postings) remove(slot int32) bool {
+	i := p.blockOf(slot)
+	if i == len(p.blocks) {
+		return false
+	}
+	b := p.blocks[i]
+	at, found := slices.BinarySearch(b, slot)
+	if !found {
+		return false
+	}
+	p.n--
+	b = slices.Delete(b, at, at+1)
+	switch {
+	case len(b) == 0:
+		p.blocks = slices.Delete(p.blocks, i, i+1)
+	case i+1 < len(p.blocks) && len(b)+len(p.blocks[i+1]) <= postingBlock:
+		// Merge small neighbours, so that removals cannot leave a long
+		// list of nearly empty blocks.
+		p.blocks[i] = append(b, p.blocks[i+1]...)
+		p.blocks = slices.Delete(p.blocks, i+1, i+2)
 	default:
-		v.slots = slices.Delete(v.slots, i, i+1)
+		p.blocks[i] = b
 	}
+	return true
 }
 
-// all yields every value with its slots.
-func (ix *fieldIndex) all(yield func(key string, slots []int32) bool) {
-	for key, slot := range ix.one {
-		if !yield(key, []int32{slot}) {
-			return
+// page returns the slots at positions offset to offset+size-1.
+func (p postings) page(offset, size int) []int32 {
+	if offset >= p.n {
+		return nil
+	}
+	out := make([]int32, 0, min(size, p.n-offset))
+	for _, b := range p.blocks {
+		if offset >= len(b) {
+			offset -= len(b)
+			continue
+		}
+		take := b[offset:min(len(b), offset+size-len(out))]
+		out = append(out, take...)
+		offset = 0
+		if len(out) == size {
+			break
 		}
 	}
-	for key, v := range ix.many {
-		if !yield(key, v.slots) {
-			return
-		}
-	}
+	return out
 }
 
-// len returns the number of distinct values.
-func (ix *fieldIndex) len() int { return len(ix.one) + len(ix.many) }
+// flat returns every slot in one ascending list. It is the list itself when
+// p has one block, so the caller must not modify it.
+func (p postings) flat() []int32 {
+	if len(p.blocks) == 1 {
+		return p.blocks[0]
+	}
+	out := make([]int32, 0, p.n)
+	for _, b := range p.blocks {
+		out = append(out, b...)
+	}
+	return out
+}

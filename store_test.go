@@ -102,7 +102,7 @@ func (s *Store) check() error {
 			fail("%s has no index", f)
 		}
 		if !indexed[f] && s.index[f] != nil {
-			fail("%s is not an indexed field but has an index of %d keys", f, s.index[f].len())
+			fail("%s is not an indexed field but has an index of %d keys", f, len(s.index[f].one)+len(s.index[f].many))
 		}
 	}
 	count := make([]int, len(s.rows))
@@ -110,14 +110,18 @@ func (s *Store) check() error {
 		clear(count)
 		entries, want := 0, 0
 		for key, v := range s.index[f].many {
-			if len(v.slots) < 2 || v.key != key {
-				fail("%s index: %q has %d slots under the key %q; lone slots belong in one", f, key, len(v.slots), v.key)
+			if v.slots.n < 2 || v.key != key {
+				fail("%s index: %q has %d slots under the key %q; lone slots belong in one", f, key, v.slots.n, v.key)
 			}
 			if _, twice := s.index[f].one[key]; twice {
 				fail("%s index: %q is in both one and many", f, key)
 			}
+			if err := v.slots.check(); err != nil {
+				fail("%s index: %q: %v", f, key, err)
+			}
 		}
-		for key, list := range s.index[f].all {
+		for key, p := range s.index[f].all {
+			list := p.flat()
 			if len(list) == 0 {
 				fail("%s index: empty posting list for %q", f, key)
 			}
@@ -155,6 +159,105 @@ func (s *Store) check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// check verifies the shape of a posting list: its count, and blocks of 1
+// to 2*postingBlock slots ascending across the whole list.
+func (p postings) check() error {
+	n := 0
+	for i, b := range p.blocks {
+		n += len(b)
+		if len(b) == 0 || len(b) > 2*postingBlock {
+			return fmt.Errorf("block %d holds %d slots, want 1 to %d", i, len(b), 2*postingBlock)
+		}
+		for k := range b {
+			prev := int32(-1)
+			switch {
+			case k > 0:
+				prev = b[k-1]
+			case i > 0:
+				prev = p.blocks[i-1][len(p.blocks[i-1])-1]
+			}
+			if b[k] <= prev {
+				return fmt.Errorf("block %d: slot %d follows %d", i, b[k], prev)
+			}
+		}
+	}
+	if n != p.n {
+		return fmt.Errorf("counts %d slots but its blocks hold %d", p.n, n)
+	}
+	return nil
+}
+
+// all yields every value of the index with its slots.
+func (ix *fieldIndex) all(yield func(key string, slots postings) bool) {
+	for key, slot := range ix.one {
+		if !yield(key, onePosting(slot)) {
+			return
+		}
+	}
+	for key, v := range ix.many {
+		if !yield(key, v.slots) {
+			return
+		}
+	}
+}
+
+// Get returns the resource with the given lower-case Id.
+func (s *Store) Get(id string) (*Resource, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	slot, ok := s.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return s.rows[slot], true
+}
+
+// TestPostings adds and removes slots at random in lists long enough to
+// split and merge blocks, against a plain sorted slice.
+func TestPostings(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(7, 14))
+	for _, span := range []int32{10, 3 * postingBlock, 20 * postingBlock} {
+		var p postings
+		var want []int32
+		for step := range 40 * postingBlock {
+			slot := rng.Int32N(span)
+			// Appends at the end, as creates do, and removals that empty lists.
+			if step%5 == 0 {
+				slot = span + int32(step)
+			}
+			i, found := slices.BinarySearch(want, slot)
+			if found && rng.IntN(3) > 0 {
+				want = slices.Delete(want, i, i+1)
+				if !p.remove(slot) {
+					t.Fatalf("span %d step %d: remove(%d) = false for a held slot", span, step, slot)
+				}
+			} else if !found {
+				want = slices.Insert(want, i, slot)
+				p.add(slot)
+			}
+			if p.remove(-1) || p.remove(span+int32(40*postingBlock)) {
+				t.Fatalf("span %d step %d: removed a slot never added", span, step)
+			}
+			if step%97 == 0 || step == 40*postingBlock-1 {
+				if err := p.check(); err != nil {
+					t.Fatalf("span %d step %d: %v", span, step, err)
+				}
+				if got := p.flat(); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+					t.Fatalf("span %d step %d: holds %v, want %v", span, step, got, want)
+				}
+				off, size := rng.IntN(len(want)+2), 1+rng.IntN(3*postingBlock)
+				wantPage := want[min(off, len(want)):min(off+size, len(want))]
+				if got := p.page(off, size); !slices.Equal(got, wantPage) {
+					t.Fatalf("span %d step %d: page(%d, %d) = %v, want %v", span, step, off, size, got, wantPage)
+				}
+			}
+		}
+		if len(p.blocks) < 2 && span > postingBlock {
+			t.Errorf("span %d: the list never spread over blocks", span)
+		}
+	}
 }
 
 func mustCheck(t testing.TB, s *Store) {
