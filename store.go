@@ -27,6 +27,9 @@ type Store struct {
 	mu   sync.RWMutex
 	rows []*Resource
 	byID map[string]int32 // lower-case GUID to slot
+	// cols holds every string field's folded values, slot by slot: filters
+	// and sorts read them and never the resources.
+	cols [numStringFields]column
 	// index maps a field's folded value to the ascending slots holding it.
 	// Null values are not indexed: eq never matches null.
 	index [numStringFields]*fieldIndex
@@ -38,6 +41,7 @@ type Store struct {
 	// GUIDs come from crypto/rand.
 	idSeed *uint64
 	ids    io.Reader
+	fold   []byte // Update's scratch space
 }
 
 // NewStore returns an empty store. A non-nil idSeed makes the sequence of
@@ -51,6 +55,7 @@ func NewStore(idSeed *uint64) *Store {
 func (s *Store) resetLocked() {
 	s.rows = nil
 	s.byID = make(map[string]int32)
+	s.cols = [numStringFields]column{}
 	for _, f := range indexedFields {
 		s.index[f] = newFieldIndex()
 	}
@@ -123,11 +128,11 @@ func (s *Store) appendLocked(r *Resource) {
 	slot := int32(len(s.rows))
 	s.rows = append(s.rows, r)
 	s.byID[r.ID()] = slot
-	for _, f := range indexedFields {
-		if !r.isNull(f) {
-			// The new slot is the largest, so appending keeps the list sorted.
-			key := r.folds[f]
-			r.folds[f] = s.index[f].add(key, slot)
+	for f := range numStringFields {
+		s.cols[f].push(r.vals[f], !r.isNull(f))
+		if s.index[f] != nil && !r.isNull(f) {
+			fold, _ := s.cols[f].get(slot)
+			s.index[f].add(fold, r.vals[f], slot)
 		}
 	}
 	s.changes++
@@ -199,7 +204,7 @@ func (s *Store) appendAllLocked(rs []*Resource) {
 			s.byID[r.ID()] = first + int32(i)
 		}
 	})
-	indexAll(&s.index, rs, first, &wg)
+	fillFields(&s.cols, &s.index, rs, first, &wg)
 	wg.Wait()
 	s.changes += uint64(len(rs))
 }
@@ -213,6 +218,7 @@ func (s *Store) Load(resources []*Resource) error {
 	// about half the time of appending them one by one.
 	var byID map[string]int32
 	var dup error
+	var cols [numStringFields]column
 	var index [numStringFields]*fieldIndex
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -226,9 +232,9 @@ func (s *Store) Load(resources []*Resource) error {
 		}
 	})
 	for _, f := range indexedFields {
-		index[f] = sizedFieldIndex(resources, f)
+		index[f] = newFieldIndex()
 	}
-	indexAll(&index, resources, 0, &wg)
+	fillFields(&cols, &index, resources, 0, &wg)
 	wg.Wait()
 	if dup != nil {
 		return dup
@@ -238,38 +244,38 @@ func (s *Store) Load(resources []*Resource) error {
 	s.resetLocked()
 	s.rows = slices.Clone(resources)
 	s.byID = byID
+	s.cols = cols
 	s.index = index
 	s.restartIDsLocked()
 	return nil
 }
 
-// sizedFieldIndex returns an empty index for f whose map of lone values is
-// sized for rs when a sample shows most values distinct (Email,
-// ExternalID), so that it is not rehashed a dozen times on the way to a
-// million keys.
-func sizedFieldIndex(rs []*Resource, f field) *fieldIndex {
-	sample := min(len(rs), 4096)
-	distinct := make(map[string]struct{}, sample)
-	for _, r := range rs[:sample] {
-		distinct[r.folds[f]] = struct{}{}
-	}
-	ix := newFieldIndex()
-	if len(distinct)*2 > sample {
-		ix.one = make(map[string]int32, len(rs)/sample*len(distinct))
-	}
-	return ix
-}
-
-// indexAll adds rs, which hold the slots from first on, to every field's
-// index, each field on its own goroutine in wg: they are independent, and
-// for a large batch the index maps are most of the cost. Each goroutine
-// writes only its own field of each resource's folds.
-func indexAll(index *[numStringFields]*fieldIndex, rs []*Resource, first int32, wg *sync.WaitGroup) {
-	for _, f := range indexedFields {
+// fillFields appends rs, which take the slots from first on, to every
+// field's column and index, each field on its own goroutine in wg: they
+// are independent, and for a large batch they are most of the cost.
+func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldIndex, rs []*Resource, first int32, wg *sync.WaitGroup) {
+	for f := range numStringFields {
 		wg.Go(func() {
+			c := &cols[f]
+			if c.len() == 0 {
+				size := 0
+				for _, r := range rs {
+					size += len(r.vals[f]) + 1
+				}
+				c.text = make([]byte, 0, size)
+				c.at = make([]uint32, 0, len(rs))
+			}
+			for _, r := range rs {
+				c.push(r.vals[f], !r.isNull(f))
+			}
+			ix := index[f]
+			if ix == nil {
+				return
+			}
+			ix.sizeFor(c, first, len(rs))
 			for i, r := range rs {
-				if !r.isNull(f) {
-					r.folds[f] = index[f].add(r.folds[f], first+int32(i))
+				if fold, ok := c.get(first + int32(i)); ok {
+					ix.add(fold, r.vals[f], first+int32(i))
 				}
 			}
 		})
@@ -301,16 +307,28 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 	}
 	old := s.rows[slot]
 	r.address = old.address
-	for _, f := range indexedFields {
-		oldNull, newNull := old.isNull(f), r.isNull(f)
-		if oldNull == newNull && old.folds[f] == r.folds[f] {
-			continue
+	for f := range numStringFields {
+		col := &s.cols[f]
+		before, wasSet := col.get(slot)
+		isSet := !r.isNull(f)
+		if wasSet == isSet {
+			if !isSet {
+				continue
+			}
+			s.fold = appendFold(s.fold[:0], r.vals[f])
+			if string(s.fold) == before {
+				continue
+			}
 		}
-		if !oldNull {
-			s.index[f].remove(old.folds[f], slot)
+		// before stays readable after set: a column never overwrites text.
+		ix := s.index[f]
+		if ix != nil && wasSet {
+			ix.remove(before, slot)
 		}
-		if !newNull {
-			r.folds[f] = s.index[f].add(r.folds[f], slot)
+		col.set(slot, r.vals[f], isSet)
+		if ix != nil && isSet {
+			fold, _ := col.get(slot)
+			ix.add(fold, r.vals[f], slot)
 		}
 	}
 	s.rows[slot] = r
@@ -376,8 +394,10 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 	}
 	end := min(offset+q.PageSize, total)
 	if !pageOnly {
+		ra, rb := &columnRow{cols: &s.cols}, &columnRow{cols: &s.cols}
 		order := func(a, b int32) int {
-			if c := compareResources(s.rows[a], s.rows[b], q.Sorts); c != 0 {
+			ra.slot, rb.slot = a, b
+			if c := compareResources(ra, rb, q.Sorts); c != 0 {
 				return c
 			}
 			return int(a - b) // creation order breaks ties, so the order is total
@@ -506,8 +526,10 @@ func mergeSlots(a, b []int32) []int32 {
 // scanAll. With pageOnly it counts every match but keeps only the slots of
 // the page at offset, so memory stays O(page size) whatever matches.
 func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnly bool, offset, size int) (slots []int32, total int) {
+	cur := &columnRow{cols: &s.cols}
 	keep := func(slot int32) {
-		if !n.match(s.rows[slot]) {
+		cur.slot = slot
+		if !n.match(cur) {
 			return
 		}
 		if !pageOnly || (total >= offset && total-offset < size) {
@@ -530,17 +552,16 @@ func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnl
 }
 
 // compareResources orders by the sort keys: strings lower-cased, by code
-// point, null first; StatusId numerically.
-func compareResources(a, b *Resource, keys []sortKey) int {
+// point, null first; StatusId numerically (its text is one digit).
+func compareResources(a, b row, keys []sortKey) int {
 	for _, k := range keys {
+		va, aSet := a.folded(k.Field)
+		vb, bSet := b.folded(k.Field)
 		var c int
-		switch {
-		case k.Field == fieldStatusID:
-			c = a.statusID() - b.statusID()
-		case a.isNull(k.Field) || b.isNull(k.Field):
-			c = boolCompare(!a.isNull(k.Field), !b.isNull(k.Field))
-		default:
-			c = strings.Compare(a.folds[k.Field], b.folds[k.Field])
+		if aSet && bSet {
+			c = strings.Compare(va, vb)
+		} else {
+			c = boolCompare(aSet, bSet)
 		}
 		if k.Desc {
 			c = -c
@@ -569,19 +590,30 @@ func boolCompare(a, b bool) int {
 // per resource and field, a quarter of the heap at a million resources.
 type fieldIndex struct {
 	one  map[string]int32
-	many map[string]*sharedValue
-}
-
-// sharedValue is a value held by two or more slots. Its key is handed to
-// every resource that holds it, so that a repeated name or company is
-// stored once rather than lower-cased again for each resource.
-type sharedValue struct {
-	key   string
-	slots postings
+	many map[string]*postings
 }
 
 func newFieldIndex() *fieldIndex {
-	return &fieldIndex{one: make(map[string]int32), many: make(map[string]*sharedValue)}
+	return &fieldIndex{one: make(map[string]int32), many: make(map[string]*postings)}
+}
+
+// sizeFor sizes the map of lone values for n more slots when a sample of
+// the n values from first on shows most of them distinct (Email,
+// ExternalID), so that it is not rehashed a dozen times on the way to a
+// million keys.
+func (ix *fieldIndex) sizeFor(c *column, first int32, n int) {
+	const sample = 4096
+	if len(ix.one)+len(ix.many) > 0 || n < sample {
+		return
+	}
+	distinct := make(map[string]struct{}, sample)
+	for i := range int32(sample) {
+		fold, _ := c.get(first + i)
+		distinct[fold] = struct{}{}
+	}
+	if len(distinct)*2 > sample {
+		ix.one = make(map[string]int32, n/sample*len(distinct))
+	}
 }
 
 // get returns the slots holding key; the caller must not modify them.
@@ -589,46 +621,53 @@ func (ix *fieldIndex) get(key string) postings {
 	if slot, ok := ix.one[key]; ok {
 		return onePosting(slot)
 	}
-	if v := ix.many[key]; v != nil {
-		return v.slots
+	if p := ix.many[key]; p != nil {
+		return *p
 	}
 	return postings{}
 }
 
-// add records that slot holds key and returns the string to keep for key:
-// the index's own copy when the value is shared.
-func (ix *fieldIndex) add(key string, slot int32) string {
-	if other, ok := ix.one[key]; ok {
-		delete(ix.one, key)
-		v := &sharedValue{key: key}
-		v.slots.add(min(other, slot))
-		v.slots.add(max(other, slot))
-		ix.many[key] = v
-		return key
+// ownKey returns fold as a key the index may keep: fold may be a column's
+// memory, which a key must not pin. When the value was lower case already,
+// the resource's own text is the key and nothing is copied.
+func ownKey(fold, val string) string {
+	if fold == val {
+		return val
 	}
-	v := ix.many[key]
-	if v == nil {
-		ix.one[key] = slot
-		return key
-	}
-	v.slots.add(slot)
-	return v.key
+	return strings.Clone(fold)
 }
 
-func (ix *fieldIndex) remove(key string, slot int32) {
-	if one, ok := ix.one[key]; ok {
+// add records that slot holds fold, the folded form of val.
+func (ix *fieldIndex) add(fold, val string, slot int32) {
+	if other, ok := ix.one[fold]; ok {
+		delete(ix.one, fold)
+		p := &postings{}
+		p.add(min(other, slot))
+		p.add(max(other, slot))
+		ix.many[ownKey(fold, val)] = p
+		return
+	}
+	if p := ix.many[fold]; p != nil {
+		p.add(slot)
+		return
+	}
+	ix.one[ownKey(fold, val)] = slot
+}
+
+func (ix *fieldIndex) remove(fold string, slot int32) {
+	if one, ok := ix.one[fold]; ok {
 		if one == slot {
-			delete(ix.one, key)
+			delete(ix.one, fold)
 		}
 		return
 	}
-	v := ix.many[key]
-	if v == nil || !v.slots.remove(slot) {
+	p := ix.many[fold]
+	if p == nil || !p.remove(slot) {
 		return
 	}
-	if v.slots.n == 1 {
-		delete(ix.many, key)
-		ix.one[v.key] = v.slots.blocks[0][0]
+	if p.n == 1 {
+		delete(ix.many, fold)
+		ix.one[strings.Clone(fold)] = p.blocks[0][0]
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unsafe"
 
 	"github.com/google/uuid"
 )
@@ -54,14 +55,18 @@ func (s *Store) check() error {
 			fail("slot %d: null bits %b beyond the string fields", slot, r.nulls)
 		}
 		for f := field(0); f < numStringFields; f++ {
+			if slot >= s.cols[f].len() {
+				continue // reported below
+			}
+			fold, ok := s.cols[f].get(int32(slot))
 			if r.isNull(f) {
-				if r.vals[f] != "" || r.folds[f] != "" {
-					fail("slot %d: %s is null but holds %q/%q", slot, f, r.vals[f], r.folds[f])
+				if r.vals[f] != "" || ok || fold != "" {
+					fail("slot %d: %s is null but holds %q, column %q (non-null %v)", slot, f, r.vals[f], fold, ok)
 				}
 				continue
 			}
-			if r.folds[f] != strings.ToLower(r.vals[f]) {
-				fail("slot %d: %s fold %q is not the lower case of %q", slot, f, r.folds[f], r.vals[f])
+			if !ok || fold != strings.ToLower(r.vals[f]) {
+				fail("slot %d: %s column holds %q (non-null %v), not the lower case of %q", slot, f, fold, ok, r.vals[f])
 			}
 		}
 		id := r.ID()
@@ -90,6 +95,50 @@ func (s *Store) check() error {
 		}
 	}
 
+	// Columns: one entry per slot, and text that holds exactly the live
+	// entries plus the garbage it counts.
+	for f := field(0); f < numStringFields; f++ {
+		c := &s.cols[f]
+		if c.len() != len(s.rows) {
+			fail("%s column has %d slots for %d resources", f, c.len(), len(s.rows))
+			continue
+		}
+		if (c.at == nil) == (c.wide == nil) && len(s.rows) > 0 {
+			fail("%s column has both or neither narrow and wide offsets", f)
+		}
+		live := 0
+		starts := make(map[int]bool, len(s.rows))
+		for slot := range int32(c.len()) {
+			off := c.offset(slot)
+			if off < 0 || off >= len(c.text) {
+				fail("%s column: slot %d starts at %d, outside its %d bytes", f, slot, off, len(c.text))
+				continue
+			}
+			if starts[off] {
+				fail("%s column: two slots start at %d", f, off)
+			}
+			starts[off] = true
+			if n := c.entryLen(off); off+n > len(c.text) {
+				fail("%s column: slot %d runs past the text", f, slot)
+			} else {
+				live += n
+			}
+		}
+		if live+c.garbage != len(c.text) {
+			fail("%s column: %d live bytes and %d garbage in %d bytes of text", f, live, c.garbage, len(c.text))
+		}
+	}
+	inColumn := func(key string) bool {
+		p := uintptr(unsafe.Pointer(unsafe.StringData(key)))
+		for f := range s.cols {
+			t := s.cols[f].text
+			if len(key) > 0 && cap(t) > 0 && p >= uintptr(unsafe.Pointer(&t[:1][0])) && p < uintptr(unsafe.Pointer(&t[:1][0]))+uintptr(cap(t)) {
+				return true
+			}
+		}
+		return false
+	}
+
 	// Indexes: exactly the fields of indexedFields have one; every posting
 	// list is non-empty and strictly ascending and points at resources with
 	// that folded, non-null value; every non-null value is indexed once.
@@ -109,18 +158,21 @@ func (s *Store) check() error {
 	for _, f := range indexedFields {
 		clear(count)
 		entries, want := 0, 0
-		for key, v := range s.index[f].many {
-			if v.slots.n < 2 || v.key != key {
-				fail("%s index: %q has %d slots under the key %q; lone slots belong in one", f, key, v.slots.n, v.key)
+		for key, p := range s.index[f].many {
+			if p.n < 2 {
+				fail("%s index: %q has %d slots; lone slots belong in one", f, key, p.n)
 			}
 			if _, twice := s.index[f].one[key]; twice {
 				fail("%s index: %q is in both one and many", f, key)
 			}
-			if err := v.slots.check(); err != nil {
+			if err := p.check(); err != nil {
 				fail("%s index: %q: %v", f, key, err)
 			}
 		}
 		for key, p := range s.index[f].all {
+			if inColumn(key) {
+				fail("%s index: the key %q points into a column, which it would pin", f, key)
+			}
 			list := p.flat()
 			if len(list) == 0 {
 				fail("%s index: empty posting list for %q", f, key)
@@ -140,8 +192,8 @@ func (s *Store) check() error {
 				case r == nil:
 				case r.isNull(f):
 					fail("%s index: %q points at slot %d, whose %s is null", f, key, slot, f)
-				case r.folds[f] != key:
-					fail("%s index: %q points at slot %d, whose %s folds to %q", f, key, slot, f, r.folds[f])
+				case strings.ToLower(r.vals[f]) != key:
+					fail("%s index: %q points at slot %d, whose %s is %q", f, key, slot, f, r.vals[f])
 				}
 			}
 		}
@@ -151,7 +203,7 @@ func (s *Store) check() error {
 			}
 			want++
 			if count[slot] != 1 {
-				fail("%s index: slot %d (%q) is indexed %d times", f, slot, r.folds[f], count[slot])
+				fail("%s index: slot %d (%q) is indexed %d times", f, slot, r.vals[f], count[slot])
 			}
 		}
 		if entries != want {
@@ -189,6 +241,19 @@ func (p postings) check() error {
 	return nil
 }
 
+// folded gives a resource alone to a filter or a sort, as the store's
+// columns give a stored one: the tests evaluate filters on resources that
+// are in no store.
+func (r *Resource) folded(f field) (string, bool) {
+	if f == fieldStatusID {
+		return statusIDText(strings.ToLower(r.vals[fieldStatus])), true
+	}
+	if r.isNull(f) {
+		return "", false
+	}
+	return strings.ToLower(r.vals[f]), true
+}
+
 // all yields every value of the index with its slots.
 func (ix *fieldIndex) all(yield func(key string, slots postings) bool) {
 	for key, slot := range ix.one {
@@ -197,7 +262,7 @@ func (ix *fieldIndex) all(yield func(key string, slots postings) bool) {
 		}
 	}
 	for key, v := range ix.many {
-		if !yield(key, v.slots) {
+		if !yield(key, *v) {
 			return
 		}
 	}
