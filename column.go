@@ -104,7 +104,7 @@ func (c *column) appendValue(s string, ok bool) int {
 			c.text = append(c.text, v...)
 		}
 	}
-	if c.wide == nil && len(c.text) > math.MaxUint32 {
+	if c.wide == nil && len(c.text) > narrowLimit {
 		c.wide = make([]uint64, len(c.at), cap(c.at))
 		for i, o := range c.at {
 			c.wide[i] = uint64(o)
@@ -113,6 +113,10 @@ func (c *column) appendValue(s string, ok bool) int {
 	}
 	return off
 }
+
+// narrowLimit is the most text 32-bit offsets address; a variable so that
+// a test can reach it without 4 GiB of text.
+var narrowLimit = math.MaxUint32
 
 func uvarintLen(n uint64) int {
 	w := 1

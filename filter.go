@@ -143,16 +143,20 @@ func (c *filterCond) match(r row) bool {
 	if c.Op >= numFilterOps || c.Field >= numFields {
 		return false
 	}
+	return c.matchValue(r.folded(c.Field))
+}
+
+// matchValue evaluates c on its field's folded value v (ok=false: null).
+// c must be in range.
+func (c *filterCond) matchValue(v string, ok bool) bool {
 	if t := opTwin[c.Op]; t != c.Op {
-		return !c.test(t, r)
+		return !c.test(t, v, ok)
 	}
-	return c.test(c.Op, r)
+	return c.test(c.Op, v, ok)
 }
 
 // test evaluates a positive operator.
-func (c *filterCond) test(op filterOp, r row) bool {
-	f := c.Field
-	v, ok := r.folded(f)
+func (c *filterCond) test(op filterOp, v string, ok bool) bool {
 	switch op {
 	case opIsNull:
 		return !ok
@@ -164,7 +168,7 @@ func (c *filterCond) test(op filterOp, r row) bool {
 	if !ok {
 		return false
 	}
-	if f == fieldStatusID && c.Kind == valueInt && op.comparison() {
+	if c.Field == fieldStatusID && c.Kind == valueInt && op.comparison() {
 		return comparisonHolds(op, cmp.Compare(int64(v[0]-'0'), c.Int))
 	}
 	switch op {

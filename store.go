@@ -537,6 +537,21 @@ func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnl
 		}
 		total++
 	}
+	if c, ok := n.(*filterCond); ok && scanAll && c.Field < numStringFields && c.Op < numFilterOps {
+		// One condition over every slot, the common scan: read its column
+		// straight through.
+		col := &s.cols[c.Field]
+		for slot := range int32(len(s.rows)) {
+			if !c.matchValue(col.get(slot)) {
+				continue
+			}
+			if !pageOnly || (total >= offset && total-offset < size) {
+				slots = append(slots, slot)
+			}
+			total++
+		}
+		return slots, total
+	}
 	if scanAll {
 		for slot := range int32(len(s.rows)) {
 			keep(slot)

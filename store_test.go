@@ -127,6 +127,9 @@ func (s *Store) check() error {
 		if live+c.garbage != len(c.text) {
 			fail("%s column: %d live bytes and %d garbage in %d bytes of text", f, live, c.garbage, len(c.text))
 		}
+		if c.garbage > len(c.text)/2 && c.garbage > 1<<16 {
+			fail("%s column: %d bytes of garbage in %d were not compacted", f, c.garbage, len(c.text))
+		}
 	}
 	inColumn := func(key string) bool {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(key)))
@@ -322,6 +325,42 @@ func TestPostings(t *testing.T) {
 		if len(p.blocks) < 2 && span > postingBlock {
 			t.Errorf("span %d: the list never spread over blocks", span)
 		}
+	}
+}
+
+// TestColumnWide lowers the limit of 32-bit offsets so that columns switch
+// to wide ones, then checks that reads, updates and compaction still agree.
+func TestColumnWide(t *testing.T) {
+	defer func(limit int) { narrowLimit = limit }(narrowLimit)
+	narrowLimit = 200
+	s := NewStore(nil)
+	var rows []*Resource
+	for i := range 50 {
+		r, err := s.Create(mkRes(fieldSurname, "Name"+strconv.Itoa(i), fieldCompany, strings.Repeat("Ç", 100+i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+	}
+	mustCheck(t, s)
+	if s.cols[fieldSurname].wide == nil || s.cols[fieldCompany].wide == nil {
+		t.Fatal("the columns kept 32-bit offsets past the limit")
+	}
+	compacted := false
+	for round := range 40 {
+		for i, r := range rows {
+			before := len(s.cols[fieldCompany].text)
+			rows[i], _ = s.Update(withVal(r, fieldCompany, strings.Repeat("x", round+i), fieldSurname, nil))
+			compacted = compacted || len(s.cols[fieldCompany].text) < before
+		}
+	}
+	mustCheck(t, s)
+	if !compacted {
+		t.Error("2,000 updates never compacted the Company column")
+	}
+	total, page := s.List(Query{Filter: mustFilter(t, "Company~startswith~'xxxxxxxxxx'~and~Surname~isnull"), Page: 1, PageSize: 100})
+	if total != 50 || len(page) != 50 {
+		t.Fatalf("%d matches, page of %d; want 50", total, len(page))
 	}
 }
 
