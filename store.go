@@ -308,9 +308,12 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 	old := s.rows[slot]
 	r.address = old.address
 	for f := range numStringFields {
+		isSet := !r.isNull(f)
+		if isSet == !old.isNull(f) && r.vals[f] == old.vals[f] {
+			continue // unchanged: the column is not even read
+		}
 		col := &s.cols[f]
 		before, wasSet := col.get(slot)
-		isSet := !r.isNull(f)
 		if wasSet == isSet {
 			if !isSet {
 				continue
