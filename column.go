@@ -28,16 +28,15 @@ type column struct {
 // an allocation-free path for ASCII. It is the one folding rule of the
 // directory; filters, sorts and indexes all compare what it produces.
 func appendFold(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return append(dst, strings.ToLower(s)...)
-		}
-	}
 	start := len(dst)
 	dst = append(dst, s...)
-	for i, c := range dst[start:] {
+	out := dst[start:]
+	for i, c := range out {
+		if c >= utf8.RuneSelf {
+			return append(dst[:start], strings.ToLower(s)...)
+		}
 		if c-'A' < 26 {
-			dst[start+i] = c + 'a' - 'A'
+			out[i] = c + 'a' - 'A'
 		}
 	}
 	return dst

@@ -328,6 +328,19 @@ func TestPostings(t *testing.T) {
 	}
 }
 
+// TestAppendFold holds the one folding rule to strings.ToLower.
+func TestAppendFold(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "Ada LOVELACE", "EMP-00000042", "@[`{", "Émile", "ZOË", "İstanbul", "ΣΑΣ", "\u212Aelvin",
+		"\xff\xfeAB", "mixed ascii then Ñ", strings.Repeat("Ab", 200),
+	} {
+		got := appendFold([]byte("prefix"), s)
+		if want := "prefix" + strings.ToLower(s); string(got) != want {
+			t.Errorf("appendFold(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
 // TestColumnWide lowers the limit of 32-bit offsets so that columns switch
 // to wide ones, then checks that reads, updates and compaction still agree.
 func TestColumnWide(t *testing.T) {
