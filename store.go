@@ -529,12 +529,7 @@ func mergeSlots(a, b []int32) []int32 {
 // scanAll. With pageOnly it counts every match but keeps only the slots of
 // the page at offset, so memory stays O(page size) whatever matches.
 func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnly bool, offset, size int) (slots []int32, total int) {
-	cur := &columnRow{cols: &s.cols}
-	keep := func(slot int32) {
-		cur.slot = slot
-		if !n.match(cur) {
-			return
-		}
+	record := func(slot int32) {
 		if !pageOnly || (total >= offset && total-offset < size) {
 			slots = append(slots, slot)
 		}
@@ -542,18 +537,21 @@ func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnl
 	}
 	if c, ok := n.(*filterCond); ok && scanAll && c.Field < numStringFields && c.Op < numFilterOps {
 		// One condition over every slot, the common scan: read its column
-		// straight through.
+		// straight through rather than through the row interface.
 		col := &s.cols[c.Field]
 		for slot := range int32(len(s.rows)) {
-			if !c.matchValue(col.get(slot)) {
-				continue
+			if c.matchValue(col.get(slot)) {
+				record(slot)
 			}
-			if !pageOnly || (total >= offset && total-offset < size) {
-				slots = append(slots, slot)
-			}
-			total++
 		}
 		return slots, total
+	}
+	cur := &columnRow{cols: &s.cols}
+	keep := func(slot int32) {
+		cur.slot = slot
+		if n.match(cur) {
+			record(slot)
+		}
 	}
 	if scanAll {
 		for slot := range int32(len(s.rows)) {
