@@ -103,19 +103,20 @@ func (c *column) appendValue(s string, ok bool) int {
 			c.text = append(c.text, v...)
 		}
 	}
-	if c.wide == nil && len(c.text) > narrowLimit {
-		c.wide = make([]uint64, len(c.at), cap(c.at))
-		for i, o := range c.at {
-			c.wide[i] = uint64(o)
-		}
-		c.at = nil
+	if c.wide == nil && len(c.text) > math.MaxUint32 {
+		c.widen()
 	}
 	return off
 }
 
-// narrowLimit is the most text 32-bit offsets address; a variable so that
-// a test can reach it without 4 GiB of text.
-var narrowLimit = math.MaxUint32
+// widen switches to 64-bit offsets.
+func (c *column) widen() {
+	c.wide = make([]uint64, len(c.at), cap(c.at))
+	for i, o := range c.at {
+		c.wide[i] = uint64(o)
+	}
+	c.at = nil
+}
 
 func uvarintLen(n uint64) int {
 	w := 1

@@ -341,14 +341,20 @@ func TestAppendFold(t *testing.T) {
 	}
 }
 
-// TestColumnWide lowers the limit of 32-bit offsets so that columns switch
-// to wide ones, then checks that reads, updates and compaction still agree.
+// TestColumnWide switches the columns to the wide offsets that a column
+// takes past 4 GiB of text, then checks that appends, reads, updates and
+// compaction agree with the resources.
 func TestColumnWide(t *testing.T) {
-	defer func(limit int) { narrowLimit = limit }(narrowLimit)
-	narrowLimit = 200
 	s := NewStore(nil)
 	var rows []*Resource
 	for i := range 50 {
+		if i == 10 {
+			s.mu.Lock()
+			for f := range s.cols {
+				s.cols[f].widen()
+			}
+			s.mu.Unlock()
+		}
 		r, err := s.Create(mkRes(fieldSurname, "Name"+strconv.Itoa(i), fieldCompany, strings.Repeat("Ç", 100+i)))
 		if err != nil {
 			t.Fatal(err)
@@ -356,9 +362,6 @@ func TestColumnWide(t *testing.T) {
 		rows = append(rows, r)
 	}
 	mustCheck(t, s)
-	if s.cols[fieldSurname].wide == nil || s.cols[fieldCompany].wide == nil {
-		t.Fatal("the columns kept 32-bit offsets past the limit")
-	}
 	compacted := false
 	for round := range 40 {
 		for i, r := range rows {
@@ -370,6 +373,9 @@ func TestColumnWide(t *testing.T) {
 	mustCheck(t, s)
 	if !compacted {
 		t.Error("2,000 updates never compacted the Company column")
+	}
+	if s.cols[fieldCompany].wide == nil || s.cols[fieldCompany].at != nil {
+		t.Error("the Company column went back to 32-bit offsets")
 	}
 	total, page := s.List(Query{Filter: mustFilter(t, "Company~startswith~'xxxxxxxxxx'~and~Surname~isnull"), Page: 1, PageSize: 100})
 	if total != 50 || len(page) != 50 {
