@@ -114,7 +114,13 @@ const (
 
 // filterNode is a parsed filter: *filterCond or *filterLogic.
 type filterNode interface {
-	match(r *Resource) bool
+	match(r row) bool
+}
+
+// row is what a filter reads of a resource: each field's folded text, and
+// ok=false for null. StatusId reads as "1" or "2", never null.
+type row interface {
+	folded(f field) (string, bool)
 }
 
 type filterCond struct {
@@ -131,36 +137,40 @@ type filterLogic struct {
 	Terms []filterNode // at least 2; never a *filterLogic with the same Or (flattened)
 }
 
-func (c *filterCond) match(r *Resource) bool {
+func (c *filterCond) match(r row) bool {
 	// Only a hand-built condition can be out of range; it matches nothing
 	// rather than panicking in a list request.
 	if c.Op >= numFilterOps || c.Field >= numFields {
 		return false
 	}
+	return c.matchValue(r.folded(c.Field))
+}
+
+// matchValue evaluates c on its field's folded value v (ok=false: null).
+// c must be in range.
+func (c *filterCond) matchValue(v string, ok bool) bool {
 	if t := opTwin[c.Op]; t != c.Op {
-		return !c.test(t, r)
+		return !c.test(t, v, ok)
 	}
-	return c.test(c.Op, r)
+	return c.test(c.Op, v, ok)
 }
 
 // test evaluates a positive operator.
-func (c *filterCond) test(op filterOp, r *Resource) bool {
-	f := c.Field
+func (c *filterCond) test(op filterOp, v string, ok bool) bool {
 	switch op {
 	case opIsNull:
-		return r.isNull(f)
+		return !ok
 	case opIsEmpty:
-		return !r.isNull(f) && r.folded(f) == ""
+		return ok && v == ""
 	case opIsNullOrEmpty:
-		return r.isNull(f) || r.folded(f) == ""
+		return !ok || v == ""
 	}
-	if r.isNull(f) {
+	if !ok {
 		return false
 	}
-	if f == fieldStatusID && c.Kind == valueInt && op.comparison() {
-		return comparisonHolds(op, cmp.Compare(int64(r.statusID()), c.Int))
+	if c.Field == fieldStatusID && c.Kind == valueInt && op.comparison() {
+		return comparisonHolds(op, cmp.Compare(int64(v[0]-'0'), c.Int))
 	}
-	v := r.folded(f)
 	switch op {
 	case opStartsWith:
 		return strings.HasPrefix(v, c.Fold)
@@ -190,7 +200,7 @@ func comparisonHolds(op filterOp, c int) bool {
 	return false
 }
 
-func (l *filterLogic) match(r *Resource) bool {
+func (l *filterLogic) match(r row) bool {
 	if l.Or {
 		for _, t := range l.Terms {
 			if t.match(r) {

@@ -667,7 +667,13 @@ func TestFilterNegation(t *testing.T) {
 }
 
 func TestFilterMatchAllocs(t *testing.T) {
-	r := fltResources[0]
+	// Measured on a store's columns, where list requests match.
+	s := NewStore(nil)
+	stored := *fltResources[0]
+	if _, err := s.Create(&stored); err != nil {
+		t.Fatal(err)
+	}
+	r := &columnRow{cols: &s.cols, slot: 0}
 	for _, s := range []string{
 		"DisplayName~contains~'love'", "Email~endswith~'.org'", "StatusId~gte~1",
 		"StatusId~contains~'1'", "Fax~isnullorempty~or~Surname~lt~'m'~and~Phone~neq~''",

@@ -106,7 +106,6 @@ func (t requestorType) String() string {
 // (list pages, snapshots) can hold pointers without locks.
 type Resource struct {
 	vals  [numStringFields]string // Id and Status are never null
-	folds [numStringFields]string // strings.ToLower(vals[i]); shares memory when equal
 	nulls uint16                  // bit f set: string field f is null
 	types []requestorType
 	// address is the Address object exactly as created (compacted JSON), nil
@@ -124,14 +123,6 @@ func (r *Resource) value(f field) (string, bool) {
 		return "", false
 	}
 	return r.vals[f], true
-}
-
-// folded returns the lower-cased field text, "" when null.
-func (r *Resource) folded(f field) string {
-	if f == fieldStatusID {
-		return strconv.Itoa(r.statusID())
-	}
-	return r.folds[f]
 }
 
 func (r *Resource) isNull(f field) bool {
@@ -152,24 +143,11 @@ func (r *Resource) ID() string { return r.vals[fieldID] }
 func (r *Resource) set(f field, s string, ok bool) {
 	if !ok {
 		r.nulls |= 1 << f
-		r.vals[f], r.folds[f] = "", ""
+		r.vals[f] = ""
 		return
 	}
 	r.nulls &^= 1 << f
 	r.vals[f] = s
-	r.folds[f] = foldString(s)
-}
-
-// foldString lower-cases s, sharing the common Status values rather than
-// allocating a copy for every resource.
-func foldString(s string) string {
-	switch s {
-	case statusActive:
-		return "active"
-	case statusInactive:
-		return "inactive"
-	}
-	return strings.ToLower(s)
 }
 
 // prop is a property of a request body: the string fields, which share

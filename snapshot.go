@@ -14,12 +14,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 )
 
 // The snapshot file is: snapshotMagic, a big-endian uint32 format version,
@@ -124,18 +122,13 @@ func (c *snapshotChunk) resources(dst []*Resource) error {
 			return fmt.Errorf("unknown requestor type id %d", t)
 		}
 	}
-	var b strings.Builder
-	var lower []byte // the lower-case copies of one resource's fields
 	text, typesAt, addressAt := c.Text, 0, 0
 	for i := range n {
 		r := &Resource{nulls: c.Nulls[i]}
 		lens := c.Lens[i*int(numStringFields) : (i+1)*int(numStringFields)]
-		// One allocation holds the resource's strings followed by the
-		// lower-case copies of those that have upper-case ASCII letters;
-		// the rare non-ASCII ones go through strings.ToLower.
-		var fold [numStringFields]uint8 // 0 same, 1 in lower, 2 strings.ToLower
+		// One allocation holds the resource's strings; the store folds
+		// them into its columns when it loads the resources.
 		size := 0
-		lower = lower[:0]
 		for f, l := range lens {
 			if l > uint32(len(text)-size) {
 				return errors.New("a chunk's text is shorter than its lengths say")
@@ -143,30 +136,13 @@ func (c *snapshotChunk) resources(dst []*Resource) error {
 			if r.nulls&(1<<f) != 0 && l != 0 {
 				return errors.New("a null field has a value")
 			}
-			if f != int(fieldID) { // a canonical Id (checkLoaded) is lower case
-				fold[f], lower = appendLowerASCII(lower, text[size:size+int(l)])
-			}
 			size += int(l)
 		}
-		b.Reset()
-		b.Grow(size + len(lower))
-		b.Write(text[:size])
-		b.Write(lower)
-		s := b.String()
-		at, foldAt := 0, size
+		s := string(text[:size])
+		at := 0
 		for f, l := range lens {
-			v := s[at : at+int(l)]
+			r.vals[f] = s[at : at+int(l)]
 			at += int(l)
-			r.vals[f] = v
-			switch fold[f] {
-			case 0:
-				r.folds[f] = v
-			case 1:
-				r.folds[f] = s[foldAt : foldAt+int(l)]
-				foldAt += int(l)
-			default:
-				r.folds[f] = strings.ToLower(v)
-			}
 		}
 		text = text[size:]
 
@@ -194,36 +170,6 @@ func (c *snapshotChunk) resources(dst []*Resource) error {
 		return errors.New("a chunk holds more data than its resources")
 	}
 	return nil
-}
-
-// appendLowerASCII appends the lower-case form of src to dst when src is
-// ASCII with upper-case letters (kind 1). Otherwise dst is returned as it
-// was, with kind 0 when src is already lower case and 2 when it is not
-// ASCII (strings.ToLower decides).
-func appendLowerASCII(dst, src []byte) (kind uint8, _ []byte) {
-	var any, upper byte
-	for _, c := range src {
-		any |= c
-		if c-'A' < 26 {
-			upper = 1
-		}
-	}
-	switch {
-	case any >= utf8.RuneSelf:
-		return 2, dst
-	case upper == 0:
-		return 0, dst
-	}
-	start := len(dst)
-	dst = slices.Grow(dst, len(src))[:start+len(src)]
-	out := dst[start:]
-	for i, c := range src {
-		if c-'A' < 26 {
-			c += 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return 1, dst
 }
 
 // checkLoaded checks what the store relies on: a canonical GUID as Id, a

@@ -458,7 +458,7 @@ func TestSnapshotReadsVersion1(t *testing.T) {
 		t.Fatalf("loaded %d resources, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if g, w := snapWire(got[i]), snapWire(want[i]); g != w || got[i].nulls != want[i].nulls || got[i].folds != want[i].folds {
+		if g, w := snapWire(got[i]), snapWire(want[i]); g != w || got[i].nulls != want[i].nulls || got[i].vals != want[i].vals {
 			t.Fatalf("resource %d:\n got %s\nwant %s", i, g, w)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -26,6 +27,9 @@ type Store struct {
 	mu   sync.RWMutex
 	rows []*Resource
 	byID map[string]int32 // lower-case GUID to slot
+	// cols holds every string field's folded values, slot by slot: filters
+	// and sorts read them and never the resources.
+	cols [numStringFields]column
 	// index maps a field's folded value to the ascending slots holding it.
 	// Null values are not indexed: eq never matches null.
 	index [numStringFields]*fieldIndex
@@ -37,6 +41,7 @@ type Store struct {
 	// GUIDs come from crypto/rand.
 	idSeed *uint64
 	ids    io.Reader
+	fold   []byte // Update's scratch space
 }
 
 // NewStore returns an empty store. A non-nil idSeed makes the sequence of
@@ -50,6 +55,7 @@ func NewStore(idSeed *uint64) *Store {
 func (s *Store) resetLocked() {
 	s.rows = nil
 	s.byID = make(map[string]int32)
+	s.cols = [numStringFields]column{}
 	for _, f := range indexedFields {
 		s.index[f] = newFieldIndex()
 	}
@@ -122,11 +128,11 @@ func (s *Store) appendLocked(r *Resource) {
 	slot := int32(len(s.rows))
 	s.rows = append(s.rows, r)
 	s.byID[r.ID()] = slot
-	for _, f := range indexedFields {
-		if !r.isNull(f) {
-			// The new slot is the largest, so appending keeps the list sorted.
-			key := r.folds[f]
-			r.folds[f] = s.index[f].add(key, slot)
+	for f := range numStringFields {
+		s.cols[f].push(r.vals[f], !r.isNull(f))
+		if s.index[f] != nil && !r.isNull(f) {
+			fold, _ := s.cols[f].get(slot)
+			s.index[f].add(fold, r.vals[f], slot)
 		}
 	}
 	s.changes++
@@ -198,7 +204,7 @@ func (s *Store) appendAllLocked(rs []*Resource) {
 			s.byID[r.ID()] = first + int32(i)
 		}
 	})
-	indexAll(&s.index, rs, first, &wg)
+	fillFields(&s.cols, &s.index, rs, first, &wg)
 	wg.Wait()
 	s.changes += uint64(len(rs))
 }
@@ -212,6 +218,7 @@ func (s *Store) Load(resources []*Resource) error {
 	// about half the time of appending them one by one.
 	var byID map[string]int32
 	var dup error
+	var cols [numStringFields]column
 	var index [numStringFields]*fieldIndex
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -225,9 +232,9 @@ func (s *Store) Load(resources []*Resource) error {
 		}
 	})
 	for _, f := range indexedFields {
-		index[f] = sizedFieldIndex(resources, f)
+		index[f] = newFieldIndex()
 	}
-	indexAll(&index, resources, 0, &wg)
+	fillFields(&cols, &index, resources, 0, &wg)
 	wg.Wait()
 	if dup != nil {
 		return dup
@@ -237,38 +244,38 @@ func (s *Store) Load(resources []*Resource) error {
 	s.resetLocked()
 	s.rows = slices.Clone(resources)
 	s.byID = byID
+	s.cols = cols
 	s.index = index
 	s.restartIDsLocked()
 	return nil
 }
 
-// sizedFieldIndex returns an empty index for f whose map of lone values is
-// sized for rs when a sample shows most values distinct (Email,
-// ExternalID), so that it is not rehashed a dozen times on the way to a
-// million keys.
-func sizedFieldIndex(rs []*Resource, f field) *fieldIndex {
-	sample := min(len(rs), 4096)
-	distinct := make(map[string]struct{}, sample)
-	for _, r := range rs[:sample] {
-		distinct[r.folds[f]] = struct{}{}
-	}
-	ix := newFieldIndex()
-	if len(distinct)*2 > sample {
-		ix.one = make(map[string]int32, len(rs)/sample*len(distinct))
-	}
-	return ix
-}
-
-// indexAll adds rs, which hold the slots from first on, to every field's
-// index, each field on its own goroutine in wg: they are independent, and
-// for a large batch the index maps are most of the cost. Each goroutine
-// writes only its own field of each resource's folds.
-func indexAll(index *[numStringFields]*fieldIndex, rs []*Resource, first int32, wg *sync.WaitGroup) {
-	for _, f := range indexedFields {
+// fillFields appends rs, which take the slots from first on, to every
+// field's column and index, each field on its own goroutine in wg: they
+// are independent, and for a large batch they are most of the cost.
+func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldIndex, rs []*Resource, first int32, wg *sync.WaitGroup) {
+	for f := range numStringFields {
 		wg.Go(func() {
+			c := &cols[f]
+			if c.len() == 0 {
+				size := 0
+				for _, r := range rs {
+					size += len(r.vals[f]) + 1
+				}
+				c.text = make([]byte, 0, size)
+				c.at = make([]uint32, 0, len(rs))
+			}
+			for _, r := range rs {
+				c.push(r.vals[f], !r.isNull(f))
+			}
+			ix := index[f]
+			if ix == nil {
+				return
+			}
+			ix.sizeFor(c, first, len(rs))
 			for i, r := range rs {
-				if !r.isNull(f) {
-					r.folds[f] = index[f].add(r.folds[f], first+int32(i))
+				if fold, ok := c.get(first + int32(i)); ok {
+					ix.add(fold, r.vals[f], first+int32(i))
 				}
 			}
 		})
@@ -300,32 +307,36 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 	}
 	old := s.rows[slot]
 	r.address = old.address
-	for _, f := range indexedFields {
-		oldNull, newNull := old.isNull(f), r.isNull(f)
-		if oldNull == newNull && old.folds[f] == r.folds[f] {
-			continue
+	for f := range numStringFields {
+		isSet := !r.isNull(f)
+		if isSet == !old.isNull(f) && r.vals[f] == old.vals[f] {
+			continue // unchanged: the column is not even read
 		}
-		if !oldNull {
-			s.index[f].remove(old.folds[f], slot)
+		col := &s.cols[f]
+		before, wasSet := col.get(slot)
+		if wasSet == isSet {
+			if !isSet {
+				continue
+			}
+			s.fold = appendFold(s.fold[:0], r.vals[f])
+			if string(s.fold) == before {
+				continue
+			}
 		}
-		if !newNull {
-			r.folds[f] = s.index[f].add(r.folds[f], slot)
+		// before stays readable after set: a column never overwrites text.
+		ix := s.index[f]
+		if ix != nil && wasSet {
+			ix.remove(before, slot)
+		}
+		col.set(slot, r.vals[f], isSet)
+		if ix != nil && isSet {
+			fold, _ := col.get(slot)
+			ix.add(fold, r.vals[f], slot)
 		}
 	}
 	s.rows[slot] = r
 	s.changes++
 	return r, true
-}
-
-// Get returns the resource with the given lower-case Id.
-func (s *Store) Get(id string) (*Resource, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	slot, ok := s.byID[id]
-	if !ok {
-		return nil, false
-	}
-	return s.rows[slot], true
 }
 
 // Query is what a list request asks for. Page is 1-based.
@@ -365,10 +376,13 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 	default:
 		candidates, exact, indexed := s.candidatesLocked(q.Filter)
 		if indexed && exact {
-			slots = candidates
-			if !pageOnly {
-				slots = slices.Clone(slots) // sorted below; the index must not be
+			if pageOnly {
+				if offset >= candidates.n {
+					return candidates.n, []*Resource{}
+				}
+				return candidates.n, s.resourcesLocked(candidates.page(offset, q.PageSize))
 			}
+			slots = slices.Clone(candidates.flat()) // sorted below; the index must not be
 			break
 		}
 		slots, total = s.filterLocked(q.Filter, candidates, !indexed, pageOnly, offset, q.PageSize)
@@ -383,8 +397,10 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 	}
 	end := min(offset+q.PageSize, total)
 	if !pageOnly {
+		ra, rb := &columnRow{cols: &s.cols}, &columnRow{cols: &s.cols}
 		order := func(a, b int32) int {
-			if c := compareResources(s.rows[a], s.rows[b], q.Sorts); c != 0 {
+			ra.slot, rb.slot = a, b
+			if c := compareResources(ra, rb, q.Sorts); c != 0 {
 				return c
 			}
 			return int(a - b) // creation order breaks ties, so the order is total
@@ -450,22 +466,22 @@ func (s *Store) resourcesLocked(slots []int32) []*Resource {
 	return page
 }
 
-// candidatesLocked returns ascending slots that hold every match of n, or
+// candidatesLocked returns the slots that hold every match of n, or
 // indexed=false when n needs a full scan. exact means every candidate matches.
-func (s *Store) candidatesLocked(n filterNode) (slots []int32, exact, indexed bool) {
+func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed bool) {
 	switch n := n.(type) {
 	case *filterCond:
 		if n.Op != opEq || (n.Kind != valueString && n.Kind != valueInt) || n.Field >= numStringFields {
-			return nil, false, false
+			return postings{}, false, false
 		}
 		if n.Field == fieldID {
 			if slot, found := s.byID[n.Fold]; found {
-				return []int32{slot}, true, true
+				return onePosting(slot), true, true
 			}
-			return nil, true, true
+			return postings{}, true, true
 		}
 		if s.index[n.Field] == nil {
-			return nil, false, false
+			return postings{}, false, false
 		}
 		return s.index[n.Field].get(n.Fold), true, true
 	case *filterLogic:
@@ -474,23 +490,23 @@ func (s *Store) candidatesLocked(n filterNode) (slots []int32, exact, indexed bo
 			for _, t := range n.Terms {
 				c, _, ok := s.candidatesLocked(t)
 				if !ok {
-					return nil, false, false
+					return postings{}, false, false
 				}
-				union = mergeSlots(union, c)
+				union = mergeSlots(union, c.flat())
 			}
-			return union, false, true
+			return flatPostings(union), false, true
 		}
 		// The smallest candidate list of the and's terms bounds the matches.
 		found := false
 		for _, t := range n.Terms {
 			c, _, ok := s.candidatesLocked(t)
-			if ok && (!found || len(c) < len(slots)) {
+			if ok && (!found || c.n < slots.n) {
 				slots, found = c, true
 			}
 		}
 		return slots, false, found
 	}
-	return nil, false, false
+	return postings{}, false, false
 }
 
 // mergeSlots returns the sorted union of two sorted slot lists.
@@ -512,39 +528,56 @@ func mergeSlots(a, b []int32) []int32 {
 // filterLocked evaluates n on the candidate slots, or on every slot with
 // scanAll. With pageOnly it counts every match but keeps only the slots of
 // the page at offset, so memory stays O(page size) whatever matches.
-func (s *Store) filterLocked(n filterNode, candidates []int32, scanAll, pageOnly bool, offset, size int) (slots []int32, total int) {
-	count := len(candidates)
-	if scanAll {
-		count = len(s.rows)
-	}
-	for i := 0; i < count; i++ {
-		slot := int32(i)
-		if !scanAll {
-			slot = candidates[i]
-		}
-		if !n.match(s.rows[slot]) {
-			continue
-		}
+func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnly bool, offset, size int) (slots []int32, total int) {
+	record := func(slot int32) {
 		if !pageOnly || (total >= offset && total-offset < size) {
 			slots = append(slots, slot)
 		}
 		total++
 	}
+	if c, ok := n.(*filterCond); ok && scanAll && c.Field < numStringFields && c.Op < numFilterOps {
+		// One condition over every slot, the common scan: read its column
+		// straight through rather than through the row interface.
+		col := &s.cols[c.Field]
+		for slot := range int32(len(s.rows)) {
+			if c.matchValue(col.get(slot)) {
+				record(slot)
+			}
+		}
+		return slots, total
+	}
+	cur := &columnRow{cols: &s.cols}
+	keep := func(slot int32) {
+		cur.slot = slot
+		if n.match(cur) {
+			record(slot)
+		}
+	}
+	if scanAll {
+		for slot := range int32(len(s.rows)) {
+			keep(slot)
+		}
+		return slots, total
+	}
+	for _, b := range candidates.blocks {
+		for _, slot := range b {
+			keep(slot)
+		}
+	}
 	return slots, total
 }
 
 // compareResources orders by the sort keys: strings lower-cased, by code
-// point, null first; StatusId numerically.
-func compareResources(a, b *Resource, keys []sortKey) int {
+// point, null first; StatusId numerically (its text is one digit).
+func compareResources(a, b row, keys []sortKey) int {
 	for _, k := range keys {
+		va, aSet := a.folded(k.Field)
+		vb, bSet := b.folded(k.Field)
 		var c int
-		switch {
-		case k.Field == fieldStatusID:
-			c = a.statusID() - b.statusID()
-		case a.isNull(k.Field) || b.isNull(k.Field):
-			c = boolCompare(!a.isNull(k.Field), !b.isNull(k.Field))
-		default:
-			c = strings.Compare(a.folds[k.Field], b.folds[k.Field])
+		if aSet && bSet {
+			c = strings.Compare(va, vb)
+		} else {
+			c = boolCompare(aSet, bSet)
 		}
 		if k.Desc {
 			c = -c
@@ -573,90 +606,205 @@ func boolCompare(a, b bool) int {
 // per resource and field, a quarter of the heap at a million resources.
 type fieldIndex struct {
 	one  map[string]int32
-	many map[string]*sharedValue
-}
-
-// sharedValue is a value held by two or more slots. Its key is handed to
-// every resource that holds it, so that a repeated name or company is
-// stored once rather than lower-cased again for each resource.
-type sharedValue struct {
-	key   string
-	slots []int32
+	many map[string]*postings
 }
 
 func newFieldIndex() *fieldIndex {
-	return &fieldIndex{one: make(map[string]int32), many: make(map[string]*sharedValue)}
+	return &fieldIndex{one: make(map[string]int32), many: make(map[string]*postings)}
+}
+
+// sizeFor sizes the map of lone values for n more slots when a sample of
+// the n values from first on shows most of them distinct (Email,
+// ExternalID), so that it is not rehashed a dozen times on the way to a
+// million keys.
+func (ix *fieldIndex) sizeFor(c *column, first int32, n int) {
+	const sample = 4096
+	if len(ix.one)+len(ix.many) > 0 || n < sample {
+		return
+	}
+	distinct := make(map[string]struct{}, sample)
+	for i := range int32(sample) {
+		fold, _ := c.get(first + i)
+		distinct[fold] = struct{}{}
+	}
+	if len(distinct)*2 > sample {
+		ix.one = make(map[string]int32, n/sample*len(distinct))
+	}
 }
 
 // get returns the slots holding key; the caller must not modify them.
-func (ix *fieldIndex) get(key string) []int32 {
+func (ix *fieldIndex) get(key string) postings {
 	if slot, ok := ix.one[key]; ok {
-		return []int32{slot}
+		return onePosting(slot)
 	}
-	if v := ix.many[key]; v != nil {
-		return v.slots
+	if p := ix.many[key]; p != nil {
+		return *p
 	}
-	return nil
+	return postings{}
 }
 
-// add records that slot holds key and returns the string to keep for key:
-// the index's own copy when the value is shared.
-func (ix *fieldIndex) add(key string, slot int32) string {
-	if other, ok := ix.one[key]; ok {
-		delete(ix.one, key)
-		ix.many[key] = &sharedValue{key: key, slots: []int32{min(other, slot), max(other, slot)}}
-		return key
+// ownKey returns fold as a key the index may keep: fold may be a column's
+// memory, which a key must not pin. When the value was lower case already,
+// the resource's own text is the key and nothing is copied.
+func ownKey(fold, val string) string {
+	if fold == val {
+		return val
 	}
-	v := ix.many[key]
-	switch {
-	case v == nil:
-		ix.one[key] = slot
-		return key
-	case slot > v.slots[len(v.slots)-1]:
-		// Creates append the largest slot; only updates insert in the middle.
-		v.slots = append(v.slots, slot)
-	default:
-		i, _ := slices.BinarySearch(v.slots, slot)
-		v.slots = slices.Insert(v.slots, i, slot)
-	}
-	return v.key
+	return strings.Clone(fold)
 }
 
-func (ix *fieldIndex) remove(key string, slot int32) {
-	if one, ok := ix.one[key]; ok {
+// add records that slot holds fold, the folded form of val.
+func (ix *fieldIndex) add(fold, val string, slot int32) {
+	if other, ok := ix.one[fold]; ok {
+		delete(ix.one, fold)
+		p := &postings{}
+		p.add(min(other, slot))
+		p.add(max(other, slot))
+		ix.many[ownKey(fold, val)] = p
+		return
+	}
+	if p := ix.many[fold]; p != nil {
+		p.add(slot)
+		return
+	}
+	ix.one[ownKey(fold, val)] = slot
+}
+
+func (ix *fieldIndex) remove(fold string, slot int32) {
+	if one, ok := ix.one[fold]; ok {
 		if one == slot {
-			delete(ix.one, key)
+			delete(ix.one, fold)
 		}
 		return
 	}
-	v := ix.many[key]
-	if v == nil {
+	p := ix.many[fold]
+	if p == nil || !p.remove(slot) {
 		return
 	}
-	i, found := slices.BinarySearch(v.slots, slot)
+	if p.n == 1 {
+		delete(ix.many, fold)
+		ix.one[strings.Clone(fold)] = p.blocks[0][0]
+	}
+}
+
+// postingBlock is the size of a full block of a posting list: moving one
+// Status among a million shifts at most twice this many slots instead of
+// the 900,000 of a flat list, and a list of a few slots is one small block.
+const postingBlock = 1024
+
+// postings is an ascending list of slots, cut into blocks of 1 to
+// 2*postingBlock slots, each block ascending and every slot of a block
+// below every slot of the next.
+type postings struct {
+	n      int // slots in all blocks
+	blocks [][]int32
+}
+
+func onePosting(slot int32) postings {
+	return postings{n: 1, blocks: [][]int32{{slot}}}
+}
+
+// flatPostings wraps an ascending list; it must not be modified afterwards.
+func flatPostings(slots []int32) postings {
+	if len(slots) == 0 {
+		return postings{}
+	}
+	return postings{n: len(slots), blocks: [][]int32{slots}}
+}
+
+// blockOf returns the first block whose last slot is at least slot
+// (len(p.blocks) when slot is past the end).
+func (p *postings) blockOf(slot int32) int {
+	i, _ := slices.BinarySearchFunc(p.blocks, slot, func(b []int32, slot int32) int {
+		return cmp.Compare(b[len(b)-1], slot)
+	})
+	return i
+}
+
+// add inserts slot, which must not be in p yet.
+func (p *postings) add(slot int32) {
+	p.n++
+	last := len(p.blocks) - 1
+	if last < 0 || slot > p.blocks[last][len(p.blocks[last])-1] {
+		// Creates append the largest slot; only updates insert in the middle.
+		if last < 0 || len(p.blocks[last]) >= postingBlock {
+			p.blocks = append(p.blocks, []int32{slot})
+		} else {
+			p.blocks[last] = append(p.blocks[last], slot)
+		}
+		return
+	}
+	i := p.blockOf(slot)
+	b := p.blocks[i]
+	at, _ := slices.BinarySearch(b, slot)
+	b = slices.Insert(b, at, slot)
+	if len(b) <= 2*postingBlock {
+		p.blocks[i] = b
+		return
+	}
+	// Split a full block in two halves, each with room to grow.
+	half := len(b) / 2
+	p.blocks[i] = b[:half:half]
+	p.blocks = slices.Insert(p.blocks, i+1, slices.Clone(b[half:]))
+}
+
+// remove deletes slot and reports whether it was there.
+func (p *postings) remove(slot int32) bool {
+	i := p.blockOf(slot)
+	if i == len(p.blocks) {
+		return false
+	}
+	b := p.blocks[i]
+	at, found := slices.BinarySearch(b, slot)
+	if !found {
+		return false
+	}
+	p.n--
+	b = slices.Delete(b, at, at+1)
 	switch {
-	case !found:
-	case len(v.slots) == 2:
-		delete(ix.many, key)
-		ix.one[v.key] = v.slots[1-i]
+	case len(b) == 0:
+		p.blocks = slices.Delete(p.blocks, i, i+1)
+	case i+1 < len(p.blocks) && len(b)+len(p.blocks[i+1]) <= postingBlock:
+		// Merge small neighbours, so that removals cannot leave a long
+		// list of nearly empty blocks.
+		p.blocks[i] = append(b, p.blocks[i+1]...)
+		p.blocks = slices.Delete(p.blocks, i+1, i+2)
 	default:
-		v.slots = slices.Delete(v.slots, i, i+1)
+		p.blocks[i] = b
 	}
+	return true
 }
 
-// all yields every value with its slots.
-func (ix *fieldIndex) all(yield func(key string, slots []int32) bool) {
-	for key, slot := range ix.one {
-		if !yield(key, []int32{slot}) {
-			return
+// page returns the slots at positions offset to offset+size-1.
+func (p postings) page(offset, size int) []int32 {
+	if offset >= p.n {
+		return nil
+	}
+	out := make([]int32, 0, min(size, p.n-offset))
+	for _, b := range p.blocks {
+		if offset >= len(b) {
+			offset -= len(b)
+			continue
+		}
+		take := b[offset:min(len(b), offset+size-len(out))]
+		out = append(out, take...)
+		offset = 0
+		if len(out) == size {
+			break
 		}
 	}
-	for key, v := range ix.many {
-		if !yield(key, v.slots) {
-			return
-		}
-	}
+	return out
 }
 
-// len returns the number of distinct values.
-func (ix *fieldIndex) len() int { return len(ix.one) + len(ix.many) }
+// flat returns every slot in one ascending list. It is the list itself when
+// p has one block, so the caller must not modify it.
+func (p postings) flat() []int32 {
+	if len(p.blocks) == 1 {
+		return p.blocks[0]
+	}
+	out := make([]int32, 0, p.n)
+	for _, b := range p.blocks {
+		out = append(out, b...)
+	}
+	return out
+}
