@@ -27,11 +27,13 @@ import (
 // Version 3 holds every namespace: the header lists them in order with
 // their counts, and the chunks hold their resources one namespace after
 // another. Version 2 files (one directory) still load, into "default".
-// Chunks store resources column by column (snapshotChunk); version 1, still
-// read, stored a []snapshotRecord per chunk.
+// Chunks store resources column by column (snapshotChunk).
 const (
 	snapshotMagic   = "resourcedir snapshot\n"
 	snapshotVersion = 3
+	// oldestSnapshotVersion is the oldest format that still loads; format
+	// 1 never left development.
+	oldestSnapshotVersion = 2
 	// snapshotChunkSize resources go in one gob value: one value per
 	// resource costs a gob message each, one value for all of them a second
 	// copy of the whole directory in memory.
@@ -205,31 +207,6 @@ var lowerHex = func() (t [256]bool) {
 	return t
 }()
 
-// snapshotRecord is a Resource as format version 1 stored it.
-type snapshotRecord struct {
-	Vals    [numStringFields]string
-	Nulls   uint16
-	Types   []uint8
-	Address []byte
-}
-
-func fromRecord(rec *snapshotRecord) (*Resource, error) {
-	r := &Resource{address: rec.Address, types: make([]requestorType, len(rec.Types))}
-	for f := field(0); f < numStringFields; f++ {
-		r.set(f, rec.Vals[f], rec.Nulls&(1<<f) == 0)
-	}
-	for i, t := range rec.Types {
-		r.types[i] = requestorType(t)
-		if !knownRequestorType(r.types[i]) {
-			return nil, fmt.Errorf("resource %s has the unknown requestor type id %d", r.ID(), t)
-		}
-	}
-	if err := checkLoaded(r); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
 func knownRequestorType(t requestorType) bool {
 	for _, e := range requestorTypeTable {
 		if e.id == t {
@@ -308,7 +285,7 @@ func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
 		return nil, errors.New("not a resourcedir snapshot (bad magic)")
 	}
 	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
-	known := version >= 1 && version <= snapshotVersion
+	known := version >= oldestSnapshotVersion && version <= snapshotVersion
 	// The checksum is checked before gob sees the content, so a corrupt file
 	// fails as corrupt rather than as whatever gob makes of it. A version
 	// this resourcedir cannot read is only checksummed, not kept: nothing
@@ -329,13 +306,13 @@ func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
 	sumOK := binary.BigEndian.Uint32(sum[:]) == crc.Sum32()
 	switch {
 	case !known && !sumOK:
-		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads 1 to %d) and checksum mismatch: "+
-			"the file is corrupt, or was written by a newer resourcedir", version, snapshotVersion)
+		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads %d to %d) and checksum mismatch: "+
+			"the file is corrupt, or was written by a newer resourcedir", version, oldestSnapshotVersion, snapshotVersion)
 	case !known && version > snapshotVersion:
-		return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (1 to %d); upgrade resourcedir",
-			version, snapshotVersion)
+		return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (%d to %d); upgrade resourcedir",
+			version, oldestSnapshotVersion, snapshotVersion)
 	case !known:
-		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads 1 to %d)", version, snapshotVersion)
+		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads %d to %d)", version, oldestSnapshotVersion, snapshotVersion)
 	case !sumOK:
 		return nil, errors.New("checksum mismatch: the file is corrupt or truncated")
 	}
@@ -357,17 +334,13 @@ func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
 	for decoded < header.Count {
 		var err error
 		var n int
-		if version == 1 {
-			n, err = decodeRecordsV1(dec, resources[decoded:])
-		} else {
-			var chunk snapshotChunk
-			if err = dec.Decode(&chunk); err == nil {
-				n = chunk.Count
-				if n <= 0 || n > header.Count-decoded {
-					err = fmt.Errorf("a chunk of %d resources", n)
-				} else {
-					build.add(&chunk, decoded)
-				}
+		var chunk snapshotChunk
+		if err = dec.Decode(&chunk); err == nil {
+			n = chunk.Count
+			if n <= 0 || n > header.Count-decoded {
+				err = fmt.Errorf("a chunk of %d resources", n)
+			} else {
+				build.add(&chunk, decoded)
 			}
 		}
 		if err != nil {
@@ -462,25 +435,6 @@ func (b *chunkBuilder) wait() error {
 		return fmt.Errorf("decode resources after %d of %d: %w", b.errStart, len(b.dst), b.err)
 	}
 	return nil
-}
-
-// decodeRecordsV1 decodes one version 1 chunk into dst.
-func decodeRecordsV1(dec *gob.Decoder, dst []*Resource) (int, error) {
-	var chunk []snapshotRecord
-	if err := dec.Decode(&chunk); err != nil {
-		return 0, err
-	}
-	if len(chunk) == 0 || len(chunk) > len(dst) {
-		return 0, fmt.Errorf("a chunk of %d resources", len(chunk))
-	}
-	for i := range chunk {
-		res, err := fromRecord(&chunk[i])
-		if err != nil {
-			return 0, err
-		}
-		dst[i] = res
-	}
-	return len(chunk), nil
 }
 
 // writeSnapshot replaces path atomically with a snapshot of spaces.

@@ -418,36 +418,36 @@ func TestSnapshotRoundTripEmpty(t *testing.T) {
 	}
 }
 
-// snapEncodeV1 is the encoder of format version 1, kept to test that its
-// files still load.
-func snapEncodeV1(t *testing.T, rs []*Resource) []byte {
+// snapEncodeV2 writes format version 2, from before namespaces: a header
+// without Namespaces, then the chunks.
+func snapEncodeV2(t *testing.T, rs []*Resource) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := gob.NewEncoder(&buf)
-	if err := enc.Encode(snapshotHeader{Count: len(rs), Written: time.Now()}); err != nil {
+	if err := enc.Encode(struct {
+		Count   int
+		Written time.Time
+	}{len(rs), time.Now()}); err != nil {
 		t.Fatal(err)
 	}
+	var chunk snapshotChunk
 	for start := 0; start < len(rs); start += snapshotChunkSize {
-		var chunk []snapshotRecord
+		chunk.reset()
 		for _, r := range rs[start:min(start+snapshotChunkSize, len(rs))] {
-			rec := snapshotRecord{Vals: r.vals, Nulls: r.nulls, Address: r.address}
-			for _, ty := range r.types {
-				rec.Types = append(rec.Types, uint8(ty))
-			}
-			chunk = append(chunk, rec)
+			chunk.append(r)
 		}
-		if err := enc.Encode(chunk); err != nil {
+		if err := enc.Encode(&chunk); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return snapFrame(1, buf.Bytes())
+	return snapFrame(2, buf.Bytes())
 }
 
-func TestSnapshotReadsVersion1(t *testing.T) {
+func TestSnapshotReadsVersion2(t *testing.T) {
 	store, _ := snapRoundTripStore(t)
 	want, _ := store.All()
-	path := filepath.Join(t.TempDir(), "v1.gob")
-	if err := os.WriteFile(path, snapEncodeV1(t, want), 0o644); err != nil {
+	path := filepath.Join(t.TempDir(), "v2.gob")
+	if err := os.WriteFile(path, snapEncodeV2(t, want), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := readSnapshotFile(path)
@@ -529,7 +529,8 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"valid frame, an upper-case Id", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 1}, &badIDChunk)), "invalid Id"},
 		{"valid frame, columns of the wrong length", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens[:20], Nulls: three.Nulls, NTypes: three.NTypes, Types: three.Types, AddressLens: three.AddressLens, Address: three.Address})), "wrong length"},
 		{"valid frame, an unknown requestor type", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens, Nulls: three.Nulls, NTypes: three.NTypes, Types: append(slices.Clone(three.Types[:len(three.Types)-1]), 3), AddressLens: three.AddressLens, Address: three.Address})), "unknown requestor type id 3"},
-		{"valid frame, version 1 records under version 2", snapFrame(snapshotVersion, snapEncodeV1(t, rs)[headerLen:len(snapEncodeV1(t, rs))-4]), "decode resources"},
+		{"valid frame, strings where chunks belong", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, []string{"x"})), "decode resources"},
+		{"format 1, which never left development", withVersion(1), "unknown format version 1 "},
 	}
 	dir := t.TempDir()
 	for i, c := range cases {
@@ -1583,7 +1584,7 @@ func TestSnapshotDeclaredSizes(t *testing.T) {
 		})
 	}
 	// What encodeSnapshot writes passes, both versions, empty too.
-	for _, data := range [][]byte{good, snapEncodeV1(t, snapRealistic(5)), snapEncode(t, nil)} {
+	for _, data := range [][]byte{good, snapEncodeV2(t, snapRealistic(5)), snapEncode(t, nil)} {
 		if err := checkDeclaredSizes(bytes.NewReader(data), int64(len(data))); err != nil {
 			t.Errorf("a valid snapshot: %v", err)
 		}
