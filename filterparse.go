@@ -1,0 +1,580 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Parsing the filter language and the sort parameter into the AST of
+// filter.go. Positions in errors are characters, as a client counts them.
+
+// filterError is a malformed or over-limit filter. Pos is the 1-based
+// character (rune) position.
+type filterError struct {
+	Pos int
+	Msg string
+}
+
+func (e *filterError) Error() string {
+	return "filter: at character " + strconv.Itoa(e.Pos) + ": " + e.Msg
+}
+
+// parseFilter parses requestParams.filters; "" (or only spaces) gives
+// (nil, nil).
+func parseFilter(s string) (filterNode, error) {
+	if len(s) > maxFilterBytes {
+		return nil, &filterError{
+			Pos: charAtByte(s, maxFilterBytes),
+			Msg: fmt.Sprintf("the filter is %d bytes long, over the limit of %d bytes", len(s), maxFilterBytes),
+		}
+	}
+	p := &filterParser{s: s}
+	return p.parse()
+}
+
+// charAtByte gives the 1-based rune position of the character holding byte
+// offset b, counting each invalid byte as one character as range does.
+func charAtByte(s string, b int) int {
+	n := 0
+	for i := range s {
+		if i > b {
+			return n
+		}
+		n++
+		if i == b {
+			return n
+		}
+	}
+	if b < len(s) {
+		return n
+	}
+	return n + 1
+}
+
+// Lexing. Tokens are read on demand with one token of lookahead; positions
+// are byte offsets, turned into character positions only for an error.
+
+type tokKind uint8
+
+const (
+	tEOF tokKind = iota
+	tTilde
+	tAnd // ~and~, read as one token so that it can never be a unary operand
+	tOr  // ~or~
+	tLParen
+	tRParen
+	tSym    // = < <= > >=
+	tString // a quoted value; text is unescaped
+	tInt    // -?[0-9]+; text as written
+	tWord   // field names, operators, null, undefined…
+	tErr    // a lexical error; err says what
+)
+
+type token struct {
+	kind     tokKind
+	off, end int // bytes of s
+	text     string
+	err      *filterError // tErr only; Pos holds a byte offset until reported
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func isIdentRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// identEnd returns the end of the run of identifier characters at off.
+func identEnd(s string, off int) int {
+	for off < len(s) {
+		if c := s[off]; c < utf8.RuneSelf {
+			if c == '_' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z' {
+				off++
+				continue
+			}
+			break
+		}
+		r, n := utf8.DecodeRuneInString(s[off:])
+		if r == utf8.RuneError && n <= 1 || !isIdentRune(r) {
+			break
+		}
+		off += n
+	}
+	return off
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func skipSpace(s string, off int) int {
+	for off < len(s) && isSpace(s[off]) {
+		off++
+	}
+	return off
+}
+
+func lexToken(s string, off int) token {
+	off = skipSpace(s, off)
+	if off >= len(s) {
+		return token{kind: tEOF, off: len(s), end: len(s)}
+	}
+	switch c := s[off]; c {
+	case '~':
+		if t, ok := lexLogic(s, off); ok {
+			return t
+		}
+		return token{kind: tTilde, off: off, end: off + 1}
+	case '(':
+		return token{kind: tLParen, off: off, end: off + 1}
+	case ')':
+		return token{kind: tRParen, off: off, end: off + 1}
+	case '=':
+		return token{kind: tSym, off: off, end: off + 1, text: "="}
+	case '<', '>':
+		end := off + 1
+		if end < len(s) && s[end] == '=' {
+			end++
+		}
+		return token{kind: tSym, off: off, end: end, text: s[off:end]}
+	case '\'':
+		return lexString(s, off)
+	case '-':
+		end := identEnd(s, off+1)
+		if allDigits(s[off+1 : end]) {
+			return token{kind: tInt, off: off, end: end, text: s[off:end]}
+		}
+	default:
+		if end := identEnd(s, off); end > off {
+			if allDigits(s[off:end]) {
+				return token{kind: tInt, off: off, end: end, text: s[off:end]}
+			}
+			return token{kind: tWord, off: off, end: end, text: s[off:end]}
+		}
+	}
+	_, n := utf8.DecodeRuneInString(s[off:])
+	return token{kind: tErr, off: off, end: off + n, err: &filterError{
+		Pos: off,
+		Msg: fmt.Sprintf("unexpected character %q", s[off:off+n]),
+	}}
+}
+
+// lexLogic reads ~and~ or ~or~ (any case, spaces allowed inside) at off.
+func lexLogic(s string, off int) (token, bool) {
+	w := skipSpace(s, off+1)
+	we := identEnd(s, w)
+	word := s[w:we]
+	var k tokKind
+	switch {
+	case strings.EqualFold(word, "and"):
+		k = tAnd
+	case strings.EqualFold(word, "or"):
+		k = tOr
+	default:
+		return token{}, false
+	}
+	e := skipSpace(s, we)
+	if e >= len(s) || s[e] != '~' {
+		return token{}, false
+	}
+	return token{kind: k, off: off, end: e + 1, text: word}, true
+}
+
+// lexString reads a quoted value at off, where a doubled quote is one quote.
+// The service's own help writes three quotes for one, so a run of n quotes is
+// read by what follows it: before the end, ~, ) or a space the run is
+// doubling (n/2 quotes, and an odd run's last quote closes the value);
+// before anything else an odd run of 3 or more is (n-1)/2 quotes inside the
+// value. A single quote before anything else closes the value: reading it
+// as nothing would silently turn 'O'Brien' into OBrien.
+func lexString(s string, off int) token {
+	var b []byte // nil until the value needs unescaping
+	seg := off + 1
+	for {
+		j := strings.IndexByte(s[seg:], '\'')
+		if j < 0 {
+			return unterminated(s, off)
+		}
+		j += seg
+		k := j
+		for k < len(s) && s[k] == '\'' {
+			k++
+		}
+		n := k - j
+		closes := n%2 == 1 // odd runs close before the end, ~, ) or a space
+		if k < len(s) && s[k] != '~' && s[k] != ')' && !isSpace(s[k]) {
+			closes = n == 1
+		}
+		if closes {
+			if b == nil && n == 1 {
+				return token{kind: tString, off: off, end: k, text: s[seg:j]}
+			}
+			b = appendQuotes(append(b, s[seg:j]...), n/2)
+			return token{kind: tString, off: off, end: k, text: string(b)}
+		}
+		if k >= len(s) {
+			return unterminated(s, off)
+		}
+		b = appendQuotes(append(b, s[seg:j]...), n/2)
+		seg = k
+	}
+}
+
+func appendQuotes(b []byte, n int) []byte {
+	for range n {
+		b = append(b, '\'')
+	}
+	return b
+}
+
+func unterminated(s string, off int) token {
+	return token{kind: tErr, off: len(s), end: len(s), err: &filterError{
+		Pos: len(s),
+		Msg: fmt.Sprintf("expected ' to close the value that starts at character %d", charAtByte(s, off)),
+	}}
+}
+
+// filterParser is a recursive-descent parser whose recursion is bounded by
+// maxFilterDepth: it refuses the opening parenthesis that would go deeper
+// before recursing.
+type filterParser struct {
+	s     string
+	tok   token
+	prev  token // the token before tok, for hints
+	conds int
+	depth int
+}
+
+func (p *filterParser) next() {
+	p.prev = p.tok
+	p.tok = lexToken(p.s, p.tok.end)
+}
+
+// fail makes an error at byte offset off.
+func (p *filterParser) fail(off int, format string, args ...any) *filterError {
+	return &filterError{Pos: charAtByte(p.s, off), Msg: fmt.Sprintf(format, args...)}
+}
+
+// lexErr reports a tErr token.
+func (p *filterParser) lexErr() *filterError {
+	return &filterError{Pos: charAtByte(p.s, p.tok.err.Pos), Msg: p.tok.err.Msg}
+}
+
+func (p *filterParser) parse() (filterNode, error) {
+	p.tok = lexToken(p.s, 0)
+	if p.tok.kind == tEOF {
+		return nil, nil
+	}
+	n, err := p.parseOr()
+	if err != nil {
+		return nil, err
+	}
+	if p.tok.kind != tEOF {
+		if p.tok.kind == tRParen {
+			return nil, p.fail(p.tok.off, "unexpected ) with no ( before it")
+		}
+		return nil, p.afterTerm("~and~ or ~or~")
+	}
+	return n, nil
+}
+
+// afterTerm explains what was found where a condition or group could have
+// ended.
+func (p *filterParser) afterTerm(want string) error {
+	if p.tok.kind == tErr {
+		return p.lexErr()
+	}
+	hint := ""
+	switch p.tok.kind {
+	case tWord, tInt, tString, tLParen:
+		if p.prev.kind == tString && p.tok.off == p.prev.end {
+			hint = " (a ' inside a value is written '')"
+		}
+	}
+	return p.fail(p.tok.off, "expected %s, found %s%s", want, p.describe(), hint)
+}
+
+func (p *filterParser) describe() string {
+	t := p.tok
+	switch t.kind {
+	case tEOF:
+		return "the end of the filter"
+	case tString:
+		return "a quoted value"
+	case tInt:
+		return "the integer " + t.text
+	case tAnd:
+		return "~and~"
+	case tOr:
+		return "~or~"
+	case tWord:
+		return strconv.Quote(t.text)
+	case tTilde:
+		// Show the word after it: "~xor" says more than "~".
+		return strconv.Quote(p.s[t.off:identEnd(p.s, skipSpace(p.s, t.end))])
+	}
+	return strconv.Quote(p.s[t.off:t.end])
+}
+
+func (p *filterParser) parseOr() (filterNode, error) {
+	return p.parseLogic(true)
+}
+
+// parseLogic parses terms joined by ~or~ (or) or ~and~ (and), splicing
+// nested groups of the same logic into this one.
+func (p *filterParser) parseLogic(or bool) (filterNode, error) {
+	sep := tAnd
+	if or {
+		sep = tOr
+	}
+	var terms []filterNode
+	for {
+		var t filterNode
+		var err error
+		if or {
+			t, err = p.parseLogic(false)
+		} else {
+			t, err = p.parsePrimary()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if l, ok := t.(*filterLogic); ok && l.Or == or {
+			terms = append(terms, l.Terms...)
+		} else {
+			terms = append(terms, t)
+		}
+		if p.tok.kind != sep {
+			break
+		}
+		p.next()
+	}
+	if len(terms) == 1 {
+		return terms[0], nil
+	}
+	return &filterLogic{Or: or, Terms: terms}, nil
+}
+
+func (p *filterParser) parsePrimary() (filterNode, error) {
+	switch p.tok.kind {
+	case tLParen:
+		open := p.tok.off
+		if p.depth == maxFilterDepth {
+			return nil, p.fail(open, "parentheses nested deeper than the limit of %d", maxFilterDepth)
+		}
+		p.depth++
+		p.next()
+		n, err := p.parseOr()
+		if err != nil {
+			return nil, err
+		}
+		if p.tok.kind != tRParen {
+			if p.tok.kind == tEOF {
+				return nil, p.fail(p.tok.off, "expected ) to close the ( at character %d", charAtByte(p.s, open))
+			}
+			return nil, p.afterTerm("~and~, ~or~ or )")
+		}
+		p.depth--
+		p.next()
+		return n, nil
+	case tWord:
+		return p.parseCond()
+	case tErr:
+		return nil, p.lexErr()
+	case tRParen:
+		return nil, p.fail(p.tok.off, "unexpected ), expected a condition such as DisplayName~eq~'Ada'")
+	}
+	where := ""
+	switch p.prev.kind {
+	case tAnd:
+		where = " after ~and~"
+	case tOr:
+		where = " after ~or~"
+	case tLParen:
+		where = " after ("
+	}
+	return nil, p.fail(p.tok.off, "expected a condition such as DisplayName~eq~'Ada'%s, found %s", where, p.describe())
+}
+
+func (p *filterParser) parseCond() (filterNode, error) {
+	ft := p.tok
+	f, ok := lookupField(ft.text)
+	if !ok {
+		return nil, p.fail(ft.off, "unknown field %q; the fields are %s", ft.text, strings.Join(fieldNames[:], ", "))
+	}
+	p.conds++
+	if p.conds > maxFilterConditions {
+		return nil, p.fail(ft.off, "more than the limit of %d conditions", maxFilterConditions)
+	}
+	p.next()
+	var op filterOp
+	switch p.tok.kind {
+	case tSym:
+		switch p.tok.text {
+		case "=":
+			op = opEq
+		case "<":
+			op = opLt
+		case "<=":
+			op = opLte
+		case ">":
+			op = opGt
+		default:
+			op = opGte
+		}
+		p.next()
+		return p.parseValue(f, op)
+	case tTilde:
+		p.next()
+		if p.tok.kind != tWord {
+			if p.tok.kind == tErr {
+				return nil, p.lexErr()
+			}
+			return nil, p.fail(p.tok.off, "expected an operator such as eq after %s~, found %s", f, p.describe())
+		}
+		op, ok = lookupOp(p.tok.text)
+		if !ok {
+			return nil, p.fail(p.tok.off, "unknown operator %q; the operators are %s and notsubstringof",
+				p.tok.text, strings.Join(opNames[:], ", "))
+		}
+		p.next()
+	case tErr:
+		return nil, p.lexErr()
+	default:
+		return nil, p.fail(p.tok.off, "expected an operator such as ~eq~ after field %s, found %s", f, p.describe())
+	}
+	if op.unary() {
+		if p.tok.kind == tTilde {
+			if err := p.skipOperand(op); err != nil {
+				return nil, err
+			}
+		}
+		return &filterCond{Field: f, Op: op}, nil
+	}
+	if p.tok.kind != tTilde {
+		if p.tok.kind == tErr {
+			return nil, p.lexErr()
+		}
+		return nil, p.fail(p.tok.off, "expected ~ and a value after %s~%s, found %s", f, op, p.describe())
+	}
+	p.next()
+	return p.parseValue(f, op)
+}
+
+// skipOperand consumes the operand Kendo writes after a unary operator
+// (undefined, null, an empty string, a number, a datetime), which means
+// nothing. The lexer has already taken ~and~ and ~or~ as logic, so they
+// never get here.
+func (p *filterParser) skipOperand(op filterOp) error {
+	p.next()
+	switch p.tok.kind {
+	case tString, tInt:
+		p.next()
+		return nil
+	case tWord:
+		end := p.tok.end
+		p.next()
+		if p.tok.kind == tString && p.tok.off == end {
+			p.next()
+		}
+		return nil
+	case tErr:
+		return p.lexErr()
+	}
+	return p.fail(p.tok.off, "expected nothing or an ignored operand such as undefined after ~%s~, found %s", op, p.describe())
+}
+
+func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
+	t := p.tok
+	c := &filterCond{Field: f, Op: op}
+	switch t.kind {
+	case tString:
+		if f == fieldStatusID && op.comparison() {
+			v, err := strconv.ParseInt(t.text, 10, 64)
+			if err != nil {
+				return nil, p.fail(t.off, "%s~%s compares integers (1 Active, 2 Inactive), found %q", f, op, t.text)
+			}
+			c.Kind, c.Int = valueInt, v
+			c.Str = strconv.FormatInt(v, 10)
+			c.Fold = c.Str
+			break
+		}
+		c.Kind, c.Str, c.Fold = valueString, t.text, strings.ToLower(t.text)
+	case tInt:
+		v, err := strconv.ParseInt(t.text, 10, 64)
+		if err != nil {
+			return nil, p.fail(t.off, "the integer %s does not fit in 64 bits; quote it to compare it as text", t.text)
+		}
+		c.Kind, c.Int, c.Str, c.Fold = valueInt, v, t.text, t.text
+	case tWord:
+		if !strings.EqualFold(t.text, "null") {
+			return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as '%s', an integer or null, found %q",
+				f, op, t.text, t.text)
+		}
+		switch op {
+		case opEq:
+			c.Op = opIsNull
+		case opNeq:
+			c.Op = opIsNotNull
+		default:
+			return nil, p.fail(t.off, "null can only follow eq or neq (or use isnull and isnotnull), not %s", op)
+		}
+	case tErr:
+		return nil, p.lexErr()
+	default:
+		return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as 'Ada', an integer or null, found %s",
+			f, op, p.describe())
+	}
+	p.next()
+	return c, nil
+}
+
+type sortKey struct {
+	Field field
+	Desc  bool
+}
+
+// parseSorts parses requestParams.sorts: "DisplayName-asc~Surname-desc~Company"
+// (direction optional, default asc, field and direction case-insensitive).
+// A field given twice keeps its first position: the later key could never
+// decide an order, and dropping it bounds the comparator's work to the
+// number of fields.
+func parseSorts(s string) ([]sortKey, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var keys []sortKey
+	var seen [numFields]bool
+	for i, item := range strings.Split(s, "~") {
+		name, dir, hasDir := strings.Cut(strings.TrimSpace(item), "-")
+		name, dir = strings.TrimSpace(name), strings.TrimSpace(dir)
+		if name == "" {
+			return nil, fmt.Errorf("sorts: entry %d of %q has no field; write Field-asc or Field-desc joined by ~", i+1, s)
+		}
+		f, ok := lookupField(name)
+		if !ok {
+			return nil, fmt.Errorf("sorts: unknown field %q; the fields are %s", name, strings.Join(fieldNames[:], ", "))
+		}
+		desc := false
+		switch {
+		case !hasDir || strings.EqualFold(dir, "asc"):
+		case strings.EqualFold(dir, "desc"):
+			desc = true
+		default:
+			return nil, fmt.Errorf("sorts: unknown direction %q after %s; use asc or desc", dir, f)
+		}
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		keys = append(keys, sortKey{Field: f, Desc: desc})
+	}
+	return keys, nil
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// Snapshot files on disk: written atomically, read only when they are
+// regular files.
+
+// writeSnapshot replaces path atomically with a snapshot of spaces.
+func writeSnapshot(path string, spaces []snapshotSpace) (size int64, err error) {
+	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, spaces) })
+}
+
+// writeFileAtomic replaces path atomically: a temporary file in the same
+// folder is written by write, fsynced and renamed over path, then the
+// folder is fsynced so the rename itself survives a crash. On any error
+// path is left as it was and the temporary file is removed. When path is a
+// symbolic link, the file it points to is replaced, in its own folder, and
+// the link stays.
+func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	target, err := resolveLink(path)
+	if err != nil {
+		return 0, err
+	}
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, tempPrefix(target)+"*")
+	if err != nil {
+		return 0, err
+	}
+	renamed := false
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			if !renamed {
+				os.Remove(tmp.Name())
+			}
+		}
+	}()
+	counter := &countingWriter{w: tmp}
+	if err := write(counter); err != nil {
+		return 0, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, err
+	}
+	if err := os.Rename(tmp.Name(), target); err != nil {
+		return 0, err
+	}
+	renamed = true
+	if err := syncDir(dir); err != nil {
+		return 0, err
+	}
+	return counter.n, nil
+}
+
+// resolveLink follows path while it is a symbolic link and returns the file
+// a write must replace; a link to a file that does not exist yet resolves
+// to where it points. Only the last element matters: a rename within a
+// linked folder lands in the real folder anyway.
+func resolveLink(path string) (string, error) {
+	for range 40 {
+		info, err := os.Lstat(path)
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return path, nil // nothing to follow; the write will say what is wrong
+		}
+		if err != nil {
+			return "", err
+		}
+		if info.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			// Not filepath.Join: cleaning "dir/../x" lexically is wrong
+			// when dir is itself a link.
+			dest = filepath.Dir(path) + string(filepath.Separator) + dest
+		}
+		path = dest
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", path)
+}
+
+// tempPrefix is how the names of path's temporary files start.
+func tempPrefix(path string) string {
+	return "." + filepath.Base(path) + ".tmp-"
+}
+
+// removeStaleTemps removes the temporary files that a write interrupted by
+// a crash left beside path, and returns how many it removed.
+func removeStaleTemps(path string) (int, error) {
+	path, err := resolveLink(path)
+	if err != nil {
+		return 0, err
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil // no folder, no temporary files; writes will say so
+	}
+	if err != nil {
+		return 0, err
+	}
+	prefix, removed := tempPrefix(path), 0
+	var errs []error
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(filepath.Dir(path), e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return nil
+}
+
+// readSnapshot loads path without ever writing to it. A missing file
+// gives an error that errors.Is(err, os.ErrNotExist).
+func readSnapshot(path string) ([]snapshotSpace, error) {
+	f, size, err := openRegular(path)
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := checkDeclaredSizes(f, size); err != nil {
+		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
+	}
+	spaces, err := decodeSnapshot(bufio.NewReaderSize(f, 1<<20), size)
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
+	}
+	return spaces, nil
+}
+
+// openRegular opens path for reading only if it is a regular file: a FIFO
+// would block the open until some writer came, a device could be read
+// forever.
+func openRegular(path string) (*os.File, int64, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, 0, notRegular(info.Mode())
+	}
+	// O_NONBLOCK: should a FIFO take the file's place after the check, the
+	// open still returns at once, and the check below refuses it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	info, err = f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = notRegular(info.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, info.Size(), nil
+}
+
+// notRegular says what a file that is not a regular file is.
+func notRegular(mode os.FileMode) error {
+	kind := "not a regular file"
+	switch {
+	case mode.IsDir():
+		kind = "a folder"
+	case mode&os.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case mode&os.ModeSocket != 0:
+		kind = "a socket"
+	case mode&os.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("it is %s, not a regular file", kind)
+}

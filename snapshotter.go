@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// snapshotter writes the store to its file: on a timer when the store has
+// changed, on demand, and once more at shutdown.
+type snapshotter struct {
+	path string
+	dir  snapshotDir
+	log  *slog.Logger
+
+	mu      sync.Mutex // one write at a time
+	written uint64     // the directory's change mark at the last successful write
+
+	lock *fileLock // held from open to close
+}
+
+// snapshotResult describes one write.
+type snapshotResult struct {
+	Path      string
+	Resources int
+	Bytes     int64
+	Duration  time.Duration
+}
+
+// snapshotDir is what a snapshot saves and restores: the Server's
+// namespaces.
+type snapshotDir interface {
+	// snapshotSpaces returns every namespace's resources and a mark that
+	// changes whenever any of them changes.
+	snapshotSpaces() ([]snapshotSpace, uint64)
+	changeMark() uint64
+	restore([]snapshotSpace) error
+}
+
+func newSnapshotter(path string, dir snapshotDir, logger *slog.Logger) *snapshotter {
+	return &snapshotter{path: path, dir: dir, log: logger}
+}
+
+// open makes the snapshotter the file's only user and loads it: the path
+// must be a regular file or not exist yet, its folder must exist and take
+// new files, and no other resourcedir may be using it. A symbolic link is
+// followed: the lock and the checks are on the file it points to, so two
+// servers reaching one file by two names still collide.
+func (s *snapshotter) open() error {
+	target, err := resolveLink(s.path)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	// The file first: a device's folder (/dev) is no place for a probe.
+	info, err := os.Stat(target)
+	switch {
+	case err == nil && !info.Mode().IsRegular():
+		return fmt.Errorf("snapshot %s: %w", s.path, notRegular(info.Mode()))
+	case err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	if err := checkWritableFolder(target); err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	lockPath, err := filepath.Abs(target + ".lock")
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	lock, err := lockFile(lockPath)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.path, err)
+	}
+	if err := s.load(); err != nil {
+		lock.release()
+		return err
+	}
+	s.lock = lock
+	return nil
+}
+
+// close lets another server use the file.
+func (s *snapshotter) close() {
+	s.lock.release()
+	s.lock = nil
+}
+
+// checkWritableFolder checks that the folder of path exists and takes new
+// files, by creating one there as a write would: otherwise every write
+// would fail and the data be lost at exit.
+func checkWritableFolder(path string) error {
+	dir := filepath.Dir(path)
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("the folder %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("the folder %s: %w", dir, err)
+	case !info.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	probe, err := os.CreateTemp(dir, tempPrefix(path)+"probe-*")
+	if err != nil {
+		return fmt.Errorf("the folder %s cannot be written: %w", dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// load reads the snapshot into the store, replacing what it holds. A
+// missing file leaves the store as it is and is not an error.
+func (s *snapshotter) load() error {
+	start := time.Now()
+	spaces, err := readSnapshot(s.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		s.log.Info("no snapshot yet; starting empty", "path", s.path)
+	case err != nil:
+		return err
+	default:
+		if err := s.dir.restore(spaces); err != nil {
+			return fmt.Errorf("load snapshot %s: %w", s.path, err)
+		}
+		n := 0
+		for _, sp := range spaces {
+			n += len(sp.Resources)
+		}
+		s.log.Info("snapshot loaded", "path", s.path, "resources", n, "namespaces", len(spaces), "duration", time.Since(start))
+	}
+	// Nothing has changed yet: an idle run must not write an empty file.
+	s.mu.Lock()
+	s.written = s.dir.changeMark()
+	s.mu.Unlock()
+	// A write interrupted by a crash leaves its temporary file behind.
+	if n, err := removeStaleTemps(s.path); err != nil {
+		s.log.Warn("could not remove the temporary files of an interrupted snapshot", "path", s.path, "error", err)
+	} else if n > 0 {
+		s.log.Info("removed the temporary files of an interrupted snapshot", "path", s.path, "files", n)
+	}
+	return nil
+}
+
+// write writes the snapshot now. Only the copying of the resource pointers
+// holds the store's lock; encoding and I/O do not.
+func (s *snapshotter) write() (snapshotResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeLocked()
+}
+
+func (s *snapshotter) writeLocked() (snapshotResult, error) {
+	start := time.Now()
+	spaces, changes := s.dir.snapshotSpaces()
+	size, err := writeSnapshot(s.path, spaces)
+	if err != nil {
+		return snapshotResult{}, err
+	}
+	s.written = changes
+	n := 0
+	for _, sp := range spaces {
+		n += len(sp.Resources)
+	}
+	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: time.Since(start)}
+	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)
+	return res, nil
+}
+
+// writeFailureReason says in a few words why a snapshot write failed,
+// without the path or the OS's error text: it is for an answer to a client
+// (POST /__admin/snapshot), which has no business knowing the server's
+// folders; the log has the whole error.
+func writeFailureReason(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk quota is used up"
+	case errors.Is(err, syscall.EROFS):
+		return "the file system is read-only"
+	case errors.Is(err, os.ErrPermission):
+		return "permission denied"
+	case errors.Is(err, os.ErrNotExist):
+		return "the snapshot's folder no longer exists"
+	default:
+		return "an input/output error"
+	}
+}
+
+// writeIfChanged writes only when the store changed since the last write.
+func (s *snapshotter) writeIfChanged() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dir.changeMark() == s.written {
+		return false, nil
+	}
+	_, err := s.writeLocked()
+	return err == nil, err
+}
+
+// run writes on every tick until ctx is done. A failed write is logged and
+// retried at the next tick; the old snapshot stays in place meanwhile.
+func (s *snapshotter) run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.writeIfChanged(); err != nil {
+				s.log.Error("snapshot failed; will retry at the next tick", "path", s.path, "error", err)
+			}
+		}
+	}
+}
