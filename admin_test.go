@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -21,225 +20,8 @@ import (
 	"time"
 )
 
-// admEnv is a Server behind a real HTTP listener, as clients see it.
-type admEnv struct {
-	t      *testing.T
-	srv    *Server          // nil for a server started by run
-	ts     *httptest.Server // nil for a server started by run
-	base   string
-	client *http.Client
-}
-
-func admStart(t *testing.T, cfg Config, idSeed *uint64) *admEnv {
-	t.Helper()
-	srv := NewServer(cfg, NewStore(idSeed), nil)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return &admEnv{t: t, srv: srv, ts: ts, base: ts.URL, client: ts.Client()}
-}
-
-// admAt talks to a server already listening at base.
-func admAt(t *testing.T, base string) *admEnv {
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &admEnv{t: t, base: base, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
-}
-
-type admResp struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
-
-// do sends a request; hdr holds header name, value pairs. An empty body
-// sends none.
-func (e *admEnv) do(method, path, body string, hdr ...string) admResp {
-	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, e.base+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	return admResp{Status: resp.StatusCode, Header: resp.Header, Body: b}
-}
-
-// expect sends a request and fails the test unless it answers status.
-func (e *admEnv) expect(status int, method, path, body string, hdr ...string) admResp {
-	e.t.Helper()
-	r := e.do(method, path, body, hdr...)
-	if r.Status != status {
-		e.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.Status, status, r.Body)
-	}
-	return r
-}
-
-// getJSON GETs path, expects 200 and decodes the body into v.
-func (e *admEnv) getJSON(path string, v any) {
-	e.t.Helper()
-	e.expect(http.StatusOK, http.MethodGet, path, "").decode(e.t, v)
-}
-
-func (r admResp) decode(t *testing.T, v any) {
-	t.Helper()
-	if err := json.Unmarshal(r.Body, v); err != nil {
-		t.Fatalf("decode %s: %v", r.Body, err)
-	}
-}
-
-// apiErr decodes the ASP.NET error shape and checks the JSON content type.
-func (r admResp) apiErr(t *testing.T) admAPIError {
-	t.Helper()
-	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
-		t.Errorf("Content-Type %q, want application/json; charset=utf-8", ct)
-	}
-	var e admAPIError
-	r.decode(t, &e)
-	if e.Message == "" {
-		t.Errorf("error without a Message: %s", r.Body)
-	}
-	return e
-}
-
-type admAPIError struct {
-	Message    string
-	ModelState map[string][]string
-}
-
-type admResource struct {
-	Id, DisplayName, Status string
-	FirstName, Surname      *string
-	Company, ExternalID     *string
-	StatusId                int
-	Types                   []struct {
-		Id   int
-		Type string
-	}
-	Address json.RawMessage
-}
-
-func (e *admEnv) health() int {
-	e.t.Helper()
-	var h struct {
-		Status    string
-		Resources int
-	}
-	e.getJSON("/__admin/health", &h)
-	if h.Status != "ok" {
-		e.t.Fatalf("health Status %q, want ok", h.Status)
-	}
-	return h.Resources
-}
-
-func (e *admEnv) journal() []wireEntry {
-	e.t.Helper()
-	var j struct{ Requests []wireEntry }
-	e.getJSON("/__admin/requests", &j)
-	if j.Requests == nil {
-		e.t.Fatal("journal Requests is null, want an array")
-	}
-	return j.Requests
-}
-
-func (e *admEnv) faults() []fault {
-	e.t.Helper()
-	var f struct{ Faults []fault }
-	e.getJSON("/__admin/faults", &f)
-	return f.Faults
-}
-
-func (e *admEnv) addFault(spec string) []fault {
-	e.t.Helper()
-	var f struct{ Faults []fault }
-	e.expect(http.StatusOK, http.MethodPost, "/__admin/faults", spec).decode(e.t, &f)
-	return f.Faults
-}
-
-func (e *admEnv) seed(items string) []admResource {
-	e.t.Helper()
-	var seeded struct {
-		Total int
-		Ids   []string
-	}
-	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", items).decode(e.t, &seeded)
-	if seeded.Total != len(seeded.Ids) {
-		e.t.Fatalf("seed Total %d, but %d Ids", seeded.Total, len(seeded.Ids))
-	}
-	byID := map[string]admResource{}
-	for _, r := range e.all() {
-		byID[r.Id] = r
-	}
-	out := make([]admResource, len(seeded.Ids))
-	for i, id := range seeded.Ids {
-		if out[i] = byID[id]; out[i].Id != id {
-			e.t.Fatalf("seeded Id %s is not in GET /__admin/resources", id)
-		}
-	}
-	return out
-}
-
-// all reads every resource through GET /__admin/resources.
-func (e *admEnv) all() []admResource {
-	e.t.Helper()
-	var out struct {
-		Data  []admResource
-		Total int
-	}
-	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "").decode(e.t, &out)
-	if out.Total != len(out.Data) {
-		e.t.Fatalf("Total %d, but %d in Data", out.Total, len(out.Data))
-	}
-	return out.Data
-}
-
-func (e *admEnv) create(first string) admResource {
-	e.t.Helper()
-	var out struct{ Data []admResource }
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"FirstName":%q,"Surname":"Test"}`, first)).decode(e.t, &out)
-	return out.Data[0]
-}
-
-// admFullBody is a complete PUT body: partial updates are refused.
-func admFullBody(id, first string) string {
-	return fmt.Sprintf(`{"Id":%q,"DisplayName":null,"FirstName":%q,"Surname":"Lovelace","Company":null,"Position":null,`+
-		`"Phone":null,"Mobile":null,"Fax":null,"Email":null,"AddressComment":null,"ExternalID":null,"Status":"Active","Types":[]}`, id, first)
-}
-
-// admEventually polls cond until it holds or timeout passes.
-func admEventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("still waiting after %v for %s", timeout, what)
-		case <-tick.C:
-		}
-	}
-}
-
-var admGUIDv4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
-
 func TestAdminHealthCounts(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "")
 	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("Content-Type %q", ct)
@@ -250,8 +32,8 @@ func TestAdminHealthCounts(t *testing.T) {
 	if string(r.Body) != `{"Status":"ok","Resources":0}` {
 		t.Errorf("health body %s", r.Body)
 	}
-	e.create("Ada")
-	e.create("Grace")
+	e.createPerson("Ada")
+	e.createPerson("Grace")
 	if n := e.health(); n != 2 {
 		t.Errorf("health Resources %d after 2 creates, want 2", n)
 	}
@@ -263,7 +45,7 @@ func TestAdminHealthCounts(t *testing.T) {
 }
 
 func TestSeedThenFilterBySeededID(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const given = "6F9619FF-8B86-D011-B42D-00C04FC964FF"
 	want := strings.ToLower(given)
 	data := e.seed(`[
@@ -288,7 +70,7 @@ func TestSeedThenFilterBySeededID(t *testing.T) {
 		t.Errorf("Address %s", data[0].Address)
 	}
 	for _, r := range data[1:] {
-		if !admGUIDv4.MatchString(r.Id) {
+		if !guidV4.MatchString(r.Id) {
 			t.Errorf("generated Id %q is not a lower-case v4 GUID", r.Id)
 		}
 	}
@@ -299,7 +81,7 @@ func TestSeedThenFilterBySeededID(t *testing.T) {
 	for _, filter := range []string{want, given} {
 		var list struct {
 			TotalResults int
-			ResourceList []admResource
+			ResourceList []seededResource
 		}
 		e.getJSON("/api/v2/resource?requestParams.filters="+urlQueryEscape("Id~eq~'"+filter+"'"), &list)
 		if list.TotalResults != 1 || len(list.ResourceList) != 1 || list.ResourceList[0].Id != want {
@@ -317,7 +99,7 @@ func TestSeedThenFilterBySeededID(t *testing.T) {
 	}
 
 	// A created resource comes after the seeded ones.
-	created := e.create("Alan")
+	created := e.createPerson("Alan")
 	all = e.all()
 	if len(all) != 4 || all[3].Id != created.Id {
 		t.Errorf("created resource not last: %+v", all)
@@ -329,14 +111,14 @@ func urlQueryEscape(s string) string {
 }
 
 func TestSeedDuplicateIDWithinArray(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
 		{"Id": "`+id+`", "Company": "A"},
 		{"Company": "B"},
 		{"Id": "`+strings.ToUpper(id)+`", "Company": "C"}
 	]`)
-	ae := r.apiErr(t)
+	ae := r.wantError(t, 0, "", anyModelState)
 	msgs := ae.ModelState["[2].Id"]
 	if len(msgs) != 1 || !strings.Contains(msgs[0], id) || !strings.Contains(msgs[0], "item 0") {
 		t.Errorf("ModelState %v, want [2].Id naming %s and item 0", ae.ModelState, id)
@@ -350,7 +132,7 @@ func TestSeedDuplicateIDWithinArray(t *testing.T) {
 }
 
 func TestSeedDuplicateIDAgainstExisting(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	e.seed(`[{"Id": "` + id + `", "Company": "A"}]`)
 	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
@@ -358,7 +140,7 @@ func TestSeedDuplicateIDAgainstExisting(t *testing.T) {
 		{"Id": "`+strings.ToUpper(id)+`", "Company": "C"},
 		{"Company": "D"}
 	]`)
-	ae := r.apiErr(t)
+	ae := r.wantError(t, 0, "", anyModelState)
 	msgs := ae.ModelState["[1].Id"]
 	if len(msgs) != 1 || !strings.Contains(msgs[0], id) || !strings.Contains(msgs[0], "nothing was seeded") {
 		t.Errorf("ModelState %v, want [1].Id naming %s", ae.ModelState, id)
@@ -367,14 +149,14 @@ func TestSeedDuplicateIDAgainstExisting(t *testing.T) {
 		t.Errorf("%d resources after a refused seed, want the 1 already there", n)
 	}
 	// A generated Id can never collide with a given one either.
-	e.create("After")
+	e.createPerson("After")
 	if n := e.health(); n != 2 {
 		t.Errorf("%d resources, want 2", n)
 	}
 }
 
 func TestSeedPerItemErrorsNameIndexAndField(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "Existing"}]`)
 	long := strings.Repeat("x", 51)
 	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
@@ -386,7 +168,7 @@ func TestSeedPerItemErrorsNameIndexAndField(t *testing.T) {
 		{"Surname": 42},
 		{}
 	]`)
-	ae := r.apiErr(t)
+	ae := r.wantError(t, 0, "", anyModelState)
 	for _, key := range []string{"[1].FirstName", "[2].Status", "[2].Types[0].Type", "[3]", "[4].Id", "[5].Surname", "[6].Company"} {
 		if len(ae.ModelState[key]) == 0 {
 			t.Errorf("ModelState lacks %s: %v", key, ae.ModelState)
@@ -406,28 +188,28 @@ func TestSeedPerItemErrorsNameIndexAndField(t *testing.T) {
 }
 
 func TestSeedBodyNotAnArray(t *testing.T) {
-	e := admStart(t, Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 100, JournalSize: 10}, nil)
+	e := startServer(t, Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 100, JournalSize: 10}, nil)
 	for _, body := range []string{`{"Company": "A"}`, `null`, `"x"`, `[{"Company": "A"}`, `[{"Company": "A"}] x`, ``} {
 		r := e.do(http.MethodPost, "/__admin/resources", body)
 		if r.Status != http.StatusBadRequest {
 			t.Errorf("seed body %q: status %d, want 400; %s", body, r.Status, r.Body)
 			continue
 		}
-		r.apiErr(t)
+		r.wantError(t, 0, "", anyModelState)
 	}
 	// An empty array is a valid, empty seed.
 	if got := e.seed(`[]`); len(got) != 0 {
 		t.Errorf("empty seed returned %v", got)
 	}
 	big := `[` + strings.Repeat(`{"Company":"A"},`, 20) + `{"Company":"A"}]`
-	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/__admin/resources", big).apiErr(t)
+	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/__admin/resources", big).wantError(t, 0, "", anyModelState)
 	if n := e.health(); n != 0 {
 		t.Errorf("%d resources, want 0", n)
 	}
 }
 
 func TestAdminDeleteResources(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
 	r := e.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
 	if string(r.Body) != `{"Deleted":2}` {
@@ -447,7 +229,7 @@ func TestAdminDeleteResources(t *testing.T) {
 }
 
 func TestAdminMethodNotAllowed(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	tests := []struct {
 		path, method, allow string
 	}{
@@ -468,15 +250,15 @@ func TestAdminMethodNotAllowed(t *testing.T) {
 		if got := r.Header.Get("Allow"); got != tt.allow {
 			t.Errorf("%s %s: Allow %q, want %q", tt.method, tt.path, got, tt.allow)
 		}
-		if ae := r.apiErr(t); !strings.Contains(ae.Message, tt.method) {
+		if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, tt.method) {
 			t.Errorf("%s %s: Message %q does not name the method", tt.method, tt.path, ae.Message)
 		}
 	}
-	e.expect(http.StatusNotFound, http.MethodGet, "/__admin/nope", "").apiErr(t)
+	e.expect(http.StatusNotFound, http.MethodGet, "/__admin/nope", "").wantError(t, 0, "", anyModelState)
 }
 
 func TestJournalEntryFields(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	before := time.Now()
 	created := e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", "{\n  \"FirstName\": \"Ada\",\n  \"Surname\": \"Lovelace\"\n}")
 	list := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=5&requestParams.filters=FirstName~eq~%27Ada%27", "")
@@ -491,7 +273,7 @@ func TestJournalEntryFields(t *testing.T) {
 		t.Fatalf("journal has %d entries, want 4: %+v", len(got), got)
 	}
 	want := []struct {
-		resp                admResp
+		resp                response
 		method, path, query string
 		body                string
 		status              int
@@ -550,7 +332,7 @@ func TestJournalEntryFields(t *testing.T) {
 func TestJournalDropsOldest(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.JournalSize = 3
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 	for i := 1; i <= 5; i++ {
 		e.expect(http.StatusOK, http.MethodGet, fmt.Sprintf("/api/v2/resource?n=%d", i), "")
 		got := e.journal()
@@ -640,7 +422,7 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 // TestJournalEarly413DoesNotWait: a body declared over the limit is refused
 // from its Content-Length at once, though the client has sent none of it.
 func TestJournalEarly413DoesNotWait(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	req, err := http.NewRequest(http.MethodPost, e.ts.URL+"/api/v2/resource", pr)
@@ -669,7 +451,7 @@ func TestJournalEarly413DoesNotWait(t *testing.T) {
 }
 
 func TestJournalUnreadBodyIsCaptured(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "Faulted"}`)
 	e.expect(http.StatusNotFound, http.MethodPost, "/api/v2/nowhere", `{"Company": "Lost"}`)
@@ -685,8 +467,8 @@ func TestJournalUnreadBodyIsCaptured(t *testing.T) {
 func TestJournalOff(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.JournalSize = 0
-	e := admStart(t, cfg, nil)
-	e.create("Ada")
+	e := startServer(t, cfg, nil)
+	e.createPerson("Ada")
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
 	if string(r.Body) != `{"Requests":[],"Count":0,"Journal":"off"}` {
@@ -702,10 +484,10 @@ func TestJournalOff(t *testing.T) {
 // TestJournalPanicIs500 checks that a request whose handler panics is
 // journaled with the 500 the client gets, not 200.
 func TestJournalPanicIs500(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.srv.mux.HandleFunc("GET /api/v2/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
 	r := e.expect(http.StatusInternalServerError, http.MethodGet, "/api/v2/boom", "")
-	ae := r.apiErr(t)
+	ae := r.wantError(t, 0, "", anyModelState)
 	if !strings.Contains(ae.Message, r.Header.Get("X-Request-Id")) {
 		t.Errorf("500 Message %q does not give the request id", ae.Message)
 	}
@@ -716,14 +498,14 @@ func TestJournalPanicIs500(t *testing.T) {
 }
 
 func TestFaultFiresExactlyNTimes(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	added := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 2}`)
 	if len(added) != 1 || added[0].ID < 1 || added[0].Method != "POST" || added[0].Status != 503 || added[0].Times != 2 || added[0].Fired != 0 {
 		t.Fatalf("added %+v", added)
 	}
 	for i := range 2 {
 		r := e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
-		if ae := r.apiErr(t); !strings.Contains(ae.Message, "Injected fault") {
+		if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "Injected fault") {
 			t.Errorf("firing %d: Message %q", i, ae.Message)
 		}
 		if r.Header.Get("X-Request-Id") == "" {
@@ -751,7 +533,7 @@ func TestFaultFiresExactlyNTimes(t *testing.T) {
 }
 
 func TestFaultUntilCleared(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"path": "/api/v2/resource", "status": 500}`) // Times 0; names matched case-insensitively
 	for range 5 {
 		e.expect(http.StatusInternalServerError, http.MethodGet, "/api/v2/resource", "")
@@ -770,7 +552,7 @@ func TestFaultUntilCleared(t *testing.T) {
 }
 
 func TestFaultMethodMatching(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 502, "Times": 2}`) // Method "": any
 	e.expect(http.StatusBadGateway, http.MethodGet, "/api/v2/resource", "")
 	e.expect(http.StatusBadGateway, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
@@ -786,15 +568,15 @@ func TestFaultMethodMatching(t *testing.T) {
 }
 
 func TestFaultIDPatternMatchesPut(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	res := e.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}]`)[0]
 	e.addFault(`{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 409, "Times": 1}`)
 	// Neither the collection path nor a deeper one matches the pattern.
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
-	e.expect(http.StatusNotFound, http.MethodPut, "/api/v2/resource/"+res.Id+"/extra", admFullBody(res.Id, "X"))
-	e.expect(http.StatusConflict, http.MethodPut, "/api/v2/resource/"+res.Id, admFullBody(res.Id, "Augusta"))
-	var updated admResource
-	e.expect(http.StatusOK, http.MethodPut, "/api/v2/resource/"+strings.ToUpper(res.Id), admFullBody(res.Id, "Augusta")).decode(t, &updated)
+	e.expect(http.StatusNotFound, http.MethodPut, "/api/v2/resource/"+res.Id+"/extra", putBody(res.Id, "FirstName", "X"))
+	e.expect(http.StatusConflict, http.MethodPut, "/api/v2/resource/"+res.Id, putBody(res.Id, "FirstName", "Augusta"))
+	var updated seededResource
+	e.expect(http.StatusOK, http.MethodPut, "/api/v2/resource/"+strings.ToUpper(res.Id), putBody(res.Id, "FirstName", "Augusta")).decode(t, &updated)
 	if updated.FirstName == nil || *updated.FirstName != "Augusta" {
 		t.Errorf("update after the fault: %+v", updated)
 	}
@@ -804,7 +586,7 @@ func TestFaultIDPatternMatchesPut(t *testing.T) {
 }
 
 func TestFaultsAppliedInOrderAdded(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	first := e.addFault(`[{"Path": "/api/v2/resource", "Status": 500, "Times": 1}, {"Path": "/api/v2/resource", "Status": 502, "Times": 1}]`)
 	second := e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	if first[0].ID >= first[1].ID || first[1].ID >= second[0].ID {
@@ -820,11 +602,11 @@ func TestFaultsAppliedInOrderAdded(t *testing.T) {
 }
 
 func TestFaultDelayOnlyThenRealAnswer(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 150, "Times": 1}`)
 	start := time.Now()
 	var out struct {
-		Data  []admResource
+		Data  []seededResource
 		Total int
 	}
 	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"FirstName": "Slow"}`).decode(t, &out)
@@ -856,11 +638,11 @@ func TestFaultDelayCutShortByClient(t *testing.T) {
 	}{
 		{"GET", http.MethodGet, "/api/v2/resource", ""},
 		{"POST with a body", http.MethodPost, "/api/v2/resource", `{"FirstName": "Impatient"}`},
-		{"PUT with a body", http.MethodPut, "/api/v2/resource/0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", admFullBody("0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", "Impatient")},
+		{"PUT with a body", http.MethodPut, "/api/v2/resource/0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", putBody("0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", "FirstName", "Impatient")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := admStart(t, DefaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			e.addFault(fmt.Sprintf(`{"Method": %q, "Path": %q, "DelayMs": 10000}`, tt.method, tt.path))
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
@@ -883,7 +665,7 @@ func TestFaultDelayCutShortByClient(t *testing.T) {
 				t.Fatalf("client error %v, want its deadline", err)
 			}
 			var entry wireEntry
-			admEventually(t, 5*time.Second, "the journal entry of the abandoned request", func() bool {
+			eventually(t, 5*time.Second, "the journal entry of the abandoned request", func() bool {
 				got := e.journal()
 				if len(got) == 0 {
 					return false
@@ -925,7 +707,7 @@ func mustCompact(t *testing.T, s string) []byte {
 func TestFaultExpectContinue(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.MaxBody = 1000
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	tr := e.ts.Client().Transport.(*http.Transport).Clone()
 	tr.ExpectContinueTimeout = 10 * time.Second
@@ -961,7 +743,7 @@ func TestFaultExpectContinue(t *testing.T) {
 }
 
 func TestFaultInvalidBodies(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	tests := []struct {
 		body string
 		keys []string // ModelState keys; none: the Message alone
@@ -992,7 +774,7 @@ func TestFaultInvalidBodies(t *testing.T) {
 			t.Errorf("%s: status %d, want 400; %s", tt.body, r.Status, r.Body)
 			continue
 		}
-		ae := r.apiErr(t)
+		ae := r.wantError(t, 0, "", anyModelState)
 		var keys []string
 		for k := range ae.ModelState {
 			keys = append(keys, k)
@@ -1012,9 +794,9 @@ func TestFaultInvalidBodies(t *testing.T) {
 }
 
 func TestAdminSnapshot(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusConflict, http.MethodPost, "/__admin/snapshot", "")
-	if ae := r.apiErr(t); !strings.Contains(ae.Message, "-snapshot") {
+	if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "-snapshot") {
 		t.Errorf("409 Message %q should say how snapshots are turned on", ae.Message)
 	}
 
@@ -1043,15 +825,15 @@ func TestAdminSnapshot(t *testing.T) {
 	// A snapshot that cannot be written is a 500 that says why.
 	e.srv.snap = newSnapshotter(filepath.Join(t.TempDir(), "missing", "dir.gob"), e.srv, slog.New(slog.DiscardHandler))
 	r = e.expect(http.StatusInternalServerError, http.MethodPost, "/__admin/snapshot", "")
-	if ae := r.apiErr(t); !strings.Contains(ae.Message, "snapshot") {
+	if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "snapshot") {
 		t.Errorf("500 Message %q", ae.Message)
 	}
 }
 
 func TestAdminReset(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
-	e.create("Ada")
+	e.createPerson("Ada")
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 503}`)
 	e.expect(http.StatusServiceUnavailable, http.MethodGet, "/api/v2/resource", "")
 	if len(e.journal()) == 0 || len(e.faults()) == 0 {
@@ -1075,22 +857,22 @@ func TestAdminReset(t *testing.T) {
 
 func TestAdminIDSeedRestartsAfterReset(t *testing.T) {
 	seed := uint64(42)
-	ids := func(e *admEnv) []string {
+	ids := func(e *testClient) []string {
 		var out []string
 		for _, r := range e.seed(`[{"Company": "A"}, {"Id": "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", "Company": "B"}, {"Company": "C"}]`) {
 			out = append(out, r.Id)
 		}
-		out = append(out, e.create("D").Id, e.create("E").Id)
+		out = append(out, e.createPerson("D").Id, e.createPerson("E").Id)
 		return out
 	}
-	a := admStart(t, DefaultConfig(), &seed)
+	a := startServer(t, DefaultConfig(), &seed)
 	first := ids(a)
 	for _, id := range first {
-		if !admGUIDv4.MatchString(id) {
+		if !guidV4.MatchString(id) {
 			t.Errorf("Id %q is not a lower-case v4 GUID", id)
 		}
 	}
-	b := admStart(t, DefaultConfig(), &seed)
+	b := startServer(t, DefaultConfig(), &seed)
 	if second := ids(b); !slices.Equal(first, second) {
 		t.Errorf("same seed, different ids:\n%v\n%v", first, second)
 	}
@@ -1105,10 +887,10 @@ func TestAdminIDSeedRestartsAfterReset(t *testing.T) {
 		}
 	}
 	other := uint64(43)
-	if third := ids(admStart(t, DefaultConfig(), &other)); slices.Equal(first, third) {
+	if third := ids(startServer(t, DefaultConfig(), &other)); slices.Equal(first, third) {
 		t.Errorf("seeds 42 and 43 gave the same ids %v", third)
 	}
-	if random := ids(admStart(t, DefaultConfig(), nil)); slices.Equal(first, random) {
+	if random := ids(startServer(t, DefaultConfig(), nil)); slices.Equal(first, random) {
 		t.Errorf("no seed gave the seeded ids %v", random)
 	}
 }
@@ -1116,7 +898,7 @@ func TestAdminIDSeedRestartsAfterReset(t *testing.T) {
 func TestAuthRequired(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Auth = "ci:tok:en" // the token may itself hold a colon
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 	paths := []string{"/api/v2/resource", "/__admin/health", "/__admin/requests", "/unknown"}
 	for _, path := range paths {
 		for _, creds := range []struct {
@@ -1139,7 +921,7 @@ func TestAuthRequired(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			r := admResp{resp.StatusCode, resp.Header, b}
+			r := response{resp.StatusCode, resp.Header, b}
 			if path == "/__admin/health" && !creds.set {
 				// Probes need no secret, and learn nothing but that it is up.
 				if r.Status != http.StatusOK || string(r.Body) != `{"Status":"ok"}` {
@@ -1157,7 +939,7 @@ func TestAuthRequired(t *testing.T) {
 			if r.Header.Get("X-Request-Id") == "" {
 				t.Errorf("%s: 401 without X-Request-Id", path)
 			}
-			if ae := r.apiErr(t); !strings.Contains(ae.Message, "Basic") || ae.ModelState != nil {
+			if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "Basic") || ae.ModelState != nil {
 				t.Errorf("%s: 401 body %s", path, r.Body)
 			}
 		}
@@ -1176,7 +958,7 @@ func TestAuthRequired(t *testing.T) {
 }
 
 func TestAuthOffByDefault(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	if r.Header.Get("WWW-Authenticate") != "" {
 		t.Error("WWW-Authenticate without -auth")
@@ -1186,7 +968,7 @@ func TestAuthOffByDefault(t *testing.T) {
 }
 
 func TestCORSOffByDefault(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://app.test")
 	pre := e.do(http.MethodOptions, "/api/v2/resource", "", "Origin", "http://app.test", "Access-Control-Request-Method", "POST")
 	if pre.Status != http.StatusMethodNotAllowed {
@@ -1205,7 +987,7 @@ func TestCORSOn(t *testing.T) {
 	const origin = "http://app.test"
 	cfg := DefaultConfig()
 	cfg.CORSOrigin = origin
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 
 	pre := e.expect(http.StatusNoContent, http.MethodOptions, "/api/v2/resource/0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", "",
 		"Origin", origin, "Access-Control-Request-Method", "PUT", "Access-Control-Request-Headers", "authorization, content-type")
@@ -1249,7 +1031,7 @@ func TestCORSOn(t *testing.T) {
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "", "Origin", origin)
 
 	// Another origin gets no CORS headers, and no preflight answer.
-	for _, r := range []admResp{
+	for _, r := range []response{
 		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://evil.test"),
 		e.expect(http.StatusMethodNotAllowed, http.MethodOptions, "/api/v2/resource", "", "Origin", "http://evil.test", "Access-Control-Request-Method", "POST"),
 		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", ""), // no Origin: not a browser
@@ -1269,7 +1051,7 @@ func TestCORSPreflightWithAuth(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.CORSOrigin = origin
 	cfg.Auth = "ci:secret"
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 	// Browsers send preflights without credentials.
 	pre := e.expect(http.StatusNoContent, http.MethodOptions, "/api/v2/resource", "",
 		"Origin", origin, "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization")
@@ -1289,7 +1071,7 @@ func TestCORSPreflightWithAuth(t *testing.T) {
 func TestCORSAnyOrigin(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.CORSOrigin = "*"
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 	for _, origin := range []string{"http://a.test", "https://b.test:8443"} {
 		r := e.expect(http.StatusNoContent, http.MethodOptions, "/api/v2/resource", "", "Origin", origin, "Access-Control-Request-Method", "GET")
 		if r.Header.Get("Access-Control-Allow-Origin") != "*" || r.Header.Get("Access-Control-Allow-Credentials") != "" {
@@ -1309,12 +1091,12 @@ func TestFaultDelayEndsAtShutdown(t *testing.T) {
 	httpSrv := newHTTPServer(srv, slog.New(slog.DiscardHandler))
 	httpSrv.RegisterOnShutdown(srv.beginShutdown)
 	go httpSrv.Serve(ln)
-	e := admAt(t, "http://"+ln.Addr().String())
+	e := clientAt(t, "http://"+ln.Addr().String())
 	e.addFault(`{"Path": "/api/v2/resource", "DelayMs": 100000}`)
 
-	answered := make(chan admResp, 1)
+	answered := make(chan response, 1)
 	go func() { answered <- e.do("GET", "/api/v2/resource", "") }()
-	admEventually(t, 10*time.Second, "the delayed request to be in flight", func() bool {
+	eventually(t, 10*time.Second, "the delayed request to be in flight", func() bool {
 		return e.faults()[0].Fired == 1
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -1330,7 +1112,7 @@ func TestFaultDelayEndsAtShutdown(t *testing.T) {
 // A seed large enough to be decoded and answered in parts on several CPUs
 // must come back whole and in order, as GET /__admin/resources lists it.
 func TestSeedLargeKeepsOrder(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	var items []string
 	for i := range 1500 {
 		items = append(items, fmt.Sprintf(`{"Company": "Co %d", "ExternalID": "X-%d"}`, i, i))

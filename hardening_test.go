@@ -6,7 +6,6 @@ package main
 // collide with the other test files of the package.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -18,7 +17,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,239 +25,12 @@ import (
 	"unicode/utf8"
 )
 
-// syncBuffer is a bytes.Buffer that a logger or a child process may write
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var hardDiscard = slog.New(slog.DiscardHandler)
-
-// hardListen serves h with the production settings of newHTTPServer on a
-// real loopback listener; tweak may adjust the *http.Server before it
-// starts. It returns the address.
-func hardListen(t testing.TB, h http.Handler, tweak func(*http.Server)) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := newHTTPServer(h, hardDiscard)
-	if tweak != nil {
-		tweak(hs)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		hs.Serve(ln) //nolint:errcheck // ErrServerClosed at cleanup
-	}()
-	t.Cleanup(func() {
-		hs.Close()
-		<-done
-	})
-	return ln.Addr().String()
-}
-
-// hardRaw sends head and then body on a fresh connection, concurrently with
-// reading the response, and returns the response with its body read. Write
-// errors are ignored: a server that answers early may close before the
-// client has written everything.
-func hardRaw(t testing.TB, addr, head string, body io.Reader) (*http.Response, []byte, error) {
-	t.Helper()
-	return hardRawWithin(t, addr, head, body, 20*time.Second)
-}
-
-// hardRawWithin is hardRaw with a deadline for the whole exchange.
-func hardRawWithin(t testing.TB, addr, head string, body io.Reader, d time.Duration) (*http.Response, []byte, error) {
-	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(d)) //nolint:errcheck // a fresh conn
-	go func() {
-		if _, err := io.WriteString(conn, head); err != nil {
-			return
-		}
-		if body != nil {
-			io.Copy(conn, body) //nolint:errcheck // see above
-		}
-	}()
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp, b, err
-}
-
-// hardAPIError is the error shape of behaviour.md section 6.
-type hardAPIError struct {
-	Message    string
-	ModelState map[string][]string
-}
-
-// hardCheckError checks the error shape of a 4xx or 5xx response and
-// returns the decoded body.
-func hardCheckError(t testing.TB, what string, h http.Header, body []byte) hardAPIError {
-	t.Helper()
-	if ct := h.Get("Content-Type"); ct != "application/json; charset=utf-8" {
-		t.Errorf("%s: Content-Type %q, want application/json; charset=utf-8", what, ct)
-	}
-	if h.Get("X-Request-Id") == "" {
-		t.Errorf("%s: no X-Request-Id header", what)
-	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(body, &keys); err != nil {
-		t.Errorf("%s: error body is not a JSON object: %v: %.300q", what, err, body)
-		return hardAPIError{}
-	}
-	for k := range keys {
-		if k != "Message" && k != "ModelState" {
-			t.Errorf("%s: error body has an extra property %q: %.300s", what, k, body)
-		}
-	}
-	var e hardAPIError
-	if err := json.Unmarshal(body, &e); err != nil {
-		t.Errorf("%s: error body does not have the error shape: %v: %.300s", what, err, body)
-	}
-	if strings.TrimSpace(e.Message) == "" {
-		t.Errorf("%s: error body has no Message: %.300s", what, body)
-	}
-	if _, ok := keys["ModelState"]; ok && len(e.ModelState) == 0 {
-		t.Errorf("%s: ModelState is present but empty: %.300s", what, body)
-	}
-	for k, msgs := range e.ModelState {
-		if len(msgs) == 0 {
-			t.Errorf("%s: ModelState[%q] has no message", what, k)
-		}
-	}
-	if !utf8.Valid(body) {
-		t.Errorf("%s: error body is not valid UTF-8: %.300q", what, body)
-	}
-	return e
-}
-
-// hardDo sends one request through client and returns status, header and
-// body; a transport error fails the test.
-func hardDo(t testing.TB, client *http.Client, method, target string, body []byte, header http.Header) (int, http.Header, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, target, rd)
-	if err != nil {
-		t.Fatalf("%s %.200s: %v", method, target, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %.200s: %v", method, target, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %.200s: reading the body: %v", method, target, err)
-	}
-	return resp.StatusCode, resp.Header, b
-}
-
-// hardHealthy checks that GET /__admin/health still answers 200.
-func hardHealthy(t testing.TB, client *http.Client, base, after string) {
-	t.Helper()
-	status, _, body := hardDo(t, client, http.MethodGet, base+"/__admin/health", nil, nil)
-	if status != http.StatusOK || !bytes.Contains(body, []byte(`"Status":"ok"`)) {
-		t.Fatalf("after %s: GET /__admin/health = %d %.200s", after, status, body)
-	}
-}
-
-// hardCreate creates a resource and returns its Id.
-func hardCreate(t testing.TB, client *http.Client, base string, body string) string {
-	t.Helper()
-	status, _, b := hardDo(t, client, http.MethodPost, base+"/api/v2/resource", []byte(body), nil)
-	if status != http.StatusOK {
-		t.Fatalf("create %s: %d %s", body, status, b)
-	}
-	var out struct{ Data []struct{ Id string } }
-	if err := json.Unmarshal(b, &out); err != nil || len(out.Data) != 1 {
-		t.Fatalf("create %s: %v %s", body, err, b)
-	}
-	return out.Data[0].Id
-}
-
-// hardUpdateBody is a complete PUT body for id; over replaces or adds
-// properties with raw JSON values.
-func hardUpdateBody(id string, over map[string]string) []byte {
-	props := map[string]string{
-		"Id": strconv.Quote(id), "DisplayName": "null", "FirstName": `"Ada"`, "Surname": `"Lovelace"`,
-		"Company": `"Analytical Engines"`, "Position": "null", "Phone": "null", "Mobile": "null", "Fax": "null",
-		"Email": "null", "AddressComment": "null", "ExternalID": "null", "Status": `"Active"`, "Types": "[]",
-	}
-	for k, v := range over {
-		props[k] = v
-	}
-	return hardObject(props)
-}
-
-// hardObject writes a JSON object of raw values, keys in a stable order.
-func hardObject(props map[string]string) []byte {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Quote(k))
-		b.WriteByte(':')
-		b.WriteString(props[k])
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
-// hardPad pads a JSON document with trailing spaces to exactly n bytes.
-func hardPad(doc string, n int64) []byte {
-	if int64(len(doc)) > n {
-		panic("hardPad: document longer than the target")
-	}
-	b := make([]byte, n)
-	copy(b, doc)
-	for i := len(doc); i < len(b); i++ {
-		b[i] = ' '
-	}
-	return b
-}
-
 // TestHardeningHTTPServerSettings pins the settings of newHTTPServer: each
 // is there on purpose (main.go says why), and none may silently go back to
 // net/http's zero value, which means "no limit".
 func TestHardeningHTTPServerSettings(t *testing.T) {
 	h := NewServer(DefaultConfig(), NewStore(nil), nil)
-	hs := newHTTPServer(h, hardDiscard)
+	hs := newHTTPServer(h, discardLogger)
 	if hs.Handler != h {
 		t.Error("Handler is not the Server")
 	}
@@ -288,7 +59,7 @@ func TestHardeningHTTPServerSettings(t *testing.T) {
 // while a prompt client on the same server is served.
 func TestHardeningSlowHeaders(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
 		hs.ReadHeaderTimeout = timeout
 	})
 
@@ -334,7 +105,7 @@ func TestHardeningSlowHeaders(t *testing.T) {
 	t.Logf("trickling client cut off after %v (%q, %v)", elapsed, got, err)
 
 	// A prompt client is unaffected.
-	resp, body, err := hardRaw(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
+	resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("prompt request after the slow one: %v %v %s", resp, err, body)
 	}
@@ -344,7 +115,7 @@ func TestHardeningSlowHeaders(t *testing.T) {
 // trickles the body is cut off by ReadTimeout, and the server keeps serving.
 func TestHardeningSlowBody(t *testing.T) {
 	const timeout = 500 * time.Millisecond
-	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
 		hs.ReadTimeout = timeout
 	})
 	for _, path := range []string{"/api/v2/resource", "/__admin/resources"} {
@@ -392,7 +163,7 @@ func TestHardeningSlowBody(t *testing.T) {
 		}
 		t.Logf("%s: trickled body cut off after %v: %q", path, elapsed.Round(time.Millisecond), got)
 	}
-	resp, body, err := hardRaw(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
+	resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("health: %v %v %s", resp, err, body)
 	}
@@ -402,7 +173,7 @@ func TestHardeningSlowBody(t *testing.T) {
 // the real listener: net/http answers 431 itself (in text/plain: the
 // handler never runs), and the server goes on serving.
 func TestHardeningOversizedHeaders(t *testing.T) {
-	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
 	manySmall := strings.Builder{}
 	for i := 0; i < 10000; i++ {
 		fmt.Fprintf(&manySmall, "X-H%d: v\r\n", i)
@@ -426,7 +197,7 @@ func TestHardeningOversizedHeaders(t *testing.T) {
 		{"60 KiB header is fine", "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " + strings.Repeat("a", 60<<10) + "\r\n\r\n", http.StatusOK},
 	}
 	for _, tt := range tests {
-		resp, body, err := hardRaw(t, addr, tt.head, nil)
+		resp, body, err := rawExchange(t, addr, tt.head, nil)
 		if err != nil {
 			t.Errorf("%s: %v", tt.name, err)
 			continue
@@ -434,7 +205,7 @@ func TestHardeningOversizedHeaders(t *testing.T) {
 		if resp.StatusCode != tt.want {
 			t.Errorf("%s: status %d, want %d: %.200s", tt.name, resp.StatusCode, tt.want, body)
 		}
-		resp, body, err = hardRaw(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
+		resp, body, err = rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("health after %s: %v %v %s", tt.name, resp, err, body)
 		}
@@ -464,7 +235,7 @@ func TestHardeningRecovery(t *testing.T) {
 		if rec.Code != http.StatusInternalServerError {
 			t.Fatalf("%s: status %d, want 500: %s", what, rec.Code, rec.Body)
 		}
-		e := hardCheckError(t, what, rec.Header(), rec.Body.Bytes())
+		e := checkErrorShape(t, what, rec.Header(), rec.Body.Bytes())
 		id := rec.Header().Get("X-Request-Id")
 		if wantID != "" && id != wantID {
 			t.Errorf("%s: X-Request-Id %q, want the client's %q", what, id, wantID)
@@ -518,19 +289,20 @@ func TestHardeningRecovery(t *testing.T) {
 	// Through a real connection: the client gets the 500 and the same
 	// keep-alive connection serves the next request; an aborted handler
 	// drops only its own connection.
-	addr := hardListen(t, srv, nil)
+	addr := serveProduction(t, srv, nil)
 	client := &http.Client{Timeout: 10 * time.Second}
-	base := "http://" + addr
-	status, h, body := hardDo(t, client, http.MethodGet, base+"/boom", nil, nil)
+	api := &testClient{t: t, base: "http://" + addr, client: client}
+	r := api.do(http.MethodGet, "/boom", "")
+	status, h, body := r.Status, r.Header, r.Body
 	if status != http.StatusInternalServerError {
 		t.Fatalf("GET /boom over TCP: %d %s", status, body)
 	}
-	hardCheckError(t, "GET /boom over TCP", h, body)
-	hardHealthy(t, client, base, "GET /boom over TCP")
-	if _, err := client.Get(base + "/abort"); err == nil {
+	checkErrorShape(t, "GET /boom over TCP", h, body)
+	api.health()
+	if _, err := client.Get(api.base + "/abort"); err == nil {
 		t.Error("GET /abort: http.ErrAbortHandler should abort the response, not answer it")
 	}
-	hardHealthy(t, client, base, "GET /abort")
+	api.health()
 }
 
 // TestHardeningPanicJournal: a request on /api/v2 whose handler panics is
@@ -572,10 +344,11 @@ func TestHardeningHostileInput(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	client := ts.Client()
+	api := &testClient{t: t, base: ts.URL, client: client}
 	for i := range 30 {
-		hardCreate(t, client, ts.URL, fmt.Sprintf(`{"FirstName":"F%02d","Surname":"S%02d","Company":"C"}`, i, i))
+		api.create(fmt.Sprintf(`{"FirstName":"F%02d","Surname":"S%02d","Company":"C"}`, i, i))
 	}
-	id := hardCreate(t, client, ts.URL, `{"FirstName":"Ada","Surname":"Lovelace"}`)
+	id, _ := api.create(`{"FirstName":"Ada","Surname":"Lovelace"}`)
 	put := "/api/v2/resource/" + id
 
 	deep := func(open, close string, n int) string {
@@ -640,29 +413,29 @@ func TestHardeningHostileInput(t *testing.T) {
 		{"create: huge number", "POST", createPath, []byte(`{"Company":"x","Bogus":1` + strings.Repeat("0", 100000) + `}`), 200, ""},
 		{"create: 50,000 Types", "POST", createPath, []byte(`{"Company":"x","Types":[` + strings.TrimSuffix(strings.Repeat(`{"Type":"Team"},`, 50000), ",") + `]}`), 200, ""},
 		// Update: the path and the body.
-		{"update: id not a GUID", "PUT", "/api/v2/resource/not-a-guid", hardUpdateBody(id, nil), 400, ""},
-		{"update: NUL id", "PUT", "/api/v2/resource/%00", hardUpdateBody(id, nil), 400, ""},
-		{"update: NUL in a GUID", "PUT", "/api/v2/resource/" + id[:8] + "%00" + id[9:], hardUpdateBody(id, nil), 400, ""},
-		{"update: 10 KiB id", "PUT", "/api/v2/resource/" + strings.Repeat("a", 10<<10), hardUpdateBody(id, nil), 400, ""},
-		{"update: braced GUID of another", "PUT", "/api/v2/resource/{00000000-0000-4000-8000-000000000000}", hardUpdateBody("00000000-0000-4000-8000-000000000000", nil), 404, "-"},
-		{"update: unknown GUID", "PUT", "/api/v2/resource/00000000-0000-4000-8000-000000000000", hardUpdateBody("00000000-0000-4000-8000-000000000000", nil), 404, "-"},
+		{"update: id not a GUID", "PUT", "/api/v2/resource/not-a-guid", []byte(putBody(id)), 400, ""},
+		{"update: NUL id", "PUT", "/api/v2/resource/%00", []byte(putBody(id)), 400, ""},
+		{"update: NUL in a GUID", "PUT", "/api/v2/resource/" + id[:8] + "%00" + id[9:], []byte(putBody(id)), 400, ""},
+		{"update: 10 KiB id", "PUT", "/api/v2/resource/" + strings.Repeat("a", 10<<10), []byte(putBody(id)), 400, ""},
+		{"update: braced GUID of another", "PUT", "/api/v2/resource/{00000000-0000-4000-8000-000000000000}", []byte(putBody("00000000-0000-4000-8000-000000000000")), 404, "-"},
+		{"update: unknown GUID", "PUT", "/api/v2/resource/00000000-0000-4000-8000-000000000000", []byte(putBody("00000000-0000-4000-8000-000000000000")), 404, "-"},
 		{"update: null body", "PUT", put, []byte("null"), 400, "-"},
 		{"update: string body", "PUT", put, []byte(`"x"`), 400, "-"},
-		{"update: array body", "PUT", put, []byte(`[` + string(hardUpdateBody(id, nil)) + `]`), 400, "-"},
+		{"update: array body", "PUT", put, []byte(`[` + putBody(id) + `]`), 400, "-"},
 		{"update: number body", "PUT", put, []byte(`1`), 400, "-"},
 		{"update: empty body", "PUT", put, nil, 400, "-"},
 		{"update: empty object", "PUT", put, []byte(`{}`), 400, "Types"},
 		{"update: 100,000 [ as the body", "PUT", put, []byte(strings.Repeat("[", 100000)), 400, "-"},
 		{"update: 100,000 [ in Position", "PUT", put, []byte(`{"Position":` + deep("[", "]", 100000) + `}`), 400, ""},
-		{"update: raw NUL in a value", "PUT", put, bytes.Replace(hardUpdateBody(id, nil), []byte("Ada"), []byte("A\x00a"), 1), 400, "-"},
-		{"update: escaped NUL in a value", "PUT", put, hardUpdateBody(id, map[string]string{"Position": `"a\u0000b"`}), 200, ""},
-		{"update: invalid UTF-8 in a value", "PUT", put, hardUpdateBody(id, map[string]string{"Position": "\"\xff\""}), 200, ""},
-		{"update: unknown properties", "PUT", put, hardUpdateBody(id, map[string]string{"Bogus": `{"x":[1]}`, "StatusId": `"x"`}), 200, ""},
-		{"update: Id of another", "PUT", put, hardUpdateBody("00000000-0000-4000-8000-000000000000", nil), 400, "Id"},
+		{"update: raw NUL in a value", "PUT", put, bytes.Replace([]byte(putBody(id)), []byte("Ada"), []byte("A\x00a"), 1), 400, "-"},
+		{"update: escaped NUL in a value", "PUT", put, []byte(putBody(id, "Position", rawJSON(`"a\u0000b"`))), 200, ""},
+		{"update: invalid UTF-8 in a value", "PUT", put, []byte(putBody(id, "Position", rawJSON("\"\xff\""))), 200, ""},
+		{"update: unknown properties", "PUT", put, []byte(putBody(id, "Bogus", rawJSON(`{"x":[1]}`), "StatusId", rawJSON(`"x"`))), 200, ""},
+		{"update: Id of another", "PUT", put, []byte(putBody("00000000-0000-4000-8000-000000000000")), 400, "Id"},
 		// Paths.
 		{"NUL in the path", "GET", "/api/v2/resource%00", nil, 404, "-"},
 		{"NUL path", "GET", "/%00", nil, 404, "-"},
-		{"encoded slash", "PUT", "/api/v2/resource/a%2Fb", hardUpdateBody(id, nil), 400, ""},
+		{"encoded slash", "PUT", "/api/v2/resource/a%2Fb", []byte(putBody(id)), 400, ""},
 		{"10 KiB unknown path", "GET", "/" + strings.Repeat("x", 10<<10), nil, 404, "-"},
 		{"wrong method", "DELETE", createPath, nil, 405, "-"},
 		{"wrong method with a body", "PATCH", put, []byte(`{}`), 405, "-"},
@@ -747,14 +520,14 @@ func TestHardeningHostileInput(t *testing.T) {
 		for _, v := range wrong {
 			cases = append(cases, hardCase{
 				name: fmt.Sprintf("create: %s is %s", name, v), method: "POST", target: createPath,
-				body: hardObject(map[string]string{"FirstName": `"Ada"`, "Company": `"x"`, name: v}), want: 400, ms: name,
+				body: rawObject(map[string]string{"FirstName": `"Ada"`, "Company": `"x"`, name: v}), want: 400, ms: name,
 			})
 			if p == propAddress {
 				continue // ignored on update
 			}
 			cases = append(cases, hardCase{
 				name: fmt.Sprintf("update: %s is %s", name, v), method: "PUT", target: put,
-				body: hardUpdateBody(id, map[string]string{name: v}), want: 400, ms: name,
+				body: []byte(putBody(id, name, rawJSON(v))), want: 400, ms: name,
 			})
 		}
 	}
@@ -772,9 +545,9 @@ func TestHardeningHostileInput(t *testing.T) {
 	} {
 		cases = append(cases,
 			hardCase{name: "create: Types " + tc.types, method: "POST", target: createPath,
-				body: hardObject(map[string]string{"Company": `"x"`, "Types": tc.types}), want: 400, ms: tc.key},
+				body: rawObject(map[string]string{"Company": `"x"`, "Types": tc.types}), want: 400, ms: tc.key},
 			hardCase{name: "update: Types " + tc.types, method: "PUT", target: put,
-				body: hardUpdateBody(id, map[string]string{"Types": tc.types}), want: 400, ms: tc.key})
+				body: []byte(putBody(id, "Types", rawJSON(tc.types))), want: 400, ms: tc.key})
 	}
 
 	// Seeds go through a different decoder.
@@ -806,7 +579,8 @@ func TestHardeningHostileInput(t *testing.T) {
 	}
 
 	for _, c := range cases {
-		status, h, body := hardDo(t, client, c.method, ts.URL+c.target, c.body, nil)
+		r := api.do(c.method, c.target, string(c.body))
+		status, h, body := r.Status, r.Header, r.Body
 		what := c.name
 		if status >= 500 {
 			t.Errorf("%s: %d %.300s", what, status, body)
@@ -823,7 +597,7 @@ func TestHardeningHostileInput(t *testing.T) {
 			t.Errorf("%s: no X-Request-Id", what)
 		}
 		if status >= 400 {
-			e := hardCheckError(t, what, h, body)
+			e := checkErrorShape(t, what, h, body)
 			switch c.ms {
 			case "":
 			case "-":
@@ -842,7 +616,7 @@ func TestHardeningHostileInput(t *testing.T) {
 		if status == 200 && c.method == "GET" {
 			hardCheckListPage(t, what, body, -1)
 		}
-		hardHealthy(t, client, ts.URL, what)
+		api.health()
 	}
 }
 
@@ -894,8 +668,9 @@ func TestHardeningListPageEdges(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	client := ts.Client()
+	api := &testClient{t: t, base: ts.URL, client: client}
 	for i := range 45 {
-		hardCreate(t, client, ts.URL, fmt.Sprintf(`{"Company":"C%02d"}`, i))
+		api.create(fmt.Sprintf(`{"Company":"C%02d"}`, i))
 	}
 	tests := []struct {
 		query            string
@@ -916,7 +691,8 @@ func TestHardeningListPageEdges(t *testing.T) {
 		{"requestParams.filters=&requestParams.sorts=&requestParams.page=3", 3, 20, 45, 3},
 	}
 	for _, tt := range tests {
-		status, _, body := hardDo(t, client, http.MethodGet, ts.URL+"/api/v2/resource?"+tt.query, nil, nil)
+		r := api.do(http.MethodGet, "/api/v2/resource?"+tt.query, "")
+		status, _, body := r.Status, r.Header, r.Body
 		if status != http.StatusOK {
 			t.Errorf("%s: %d %.300s", tt.query, status, body)
 			continue
@@ -965,8 +741,9 @@ func TestHardeningListQuerySemicolon(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	client := ts.Client()
-	hardCreate(t, client, ts.URL, `{"Company":"Smith; Jones"}`)
-	hardCreate(t, client, ts.URL, `{"Company":"Smith"}`)
+	api := &testClient{t: t, base: ts.URL, client: client}
+	api.create(`{"Company":"Smith; Jones"}`)
+	api.create(`{"Company":"Smith"}`)
 	for _, tt := range []struct {
 		query string
 		want  int
@@ -977,7 +754,8 @@ func TestHardeningListQuerySemicolon(t *testing.T) {
 		{"utm=a;b&requestParams.pageSize=1", 200, 2},
 		{"requestParams.page=1;2", 400, 0},
 	} {
-		status, h, body := hardDo(t, client, http.MethodGet, ts.URL+"/api/v2/resource?"+tt.query, nil, nil)
+		r := api.do(http.MethodGet, "/api/v2/resource?"+tt.query, "")
+		status, h, body := r.Status, r.Header, r.Body
 		if status != tt.want {
 			t.Errorf("%s: %d %.300s, want %d", tt.query, status, body, tt.want)
 			continue
@@ -987,7 +765,7 @@ func TestHardeningListQuerySemicolon(t *testing.T) {
 				t.Errorf("%s: TotalResults %d, want %d", tt.query, p.TotalResults, tt.total)
 			}
 		} else {
-			hardCheckError(t, tt.query, h, body)
+			checkErrorShape(t, tt.query, h, body)
 		}
 	}
 }
@@ -1002,7 +780,8 @@ func TestHardeningBodyLimits(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	client := ts.Client()
-	id := hardCreate(t, client, ts.URL, `{"Company":"x"}`)
+	api := &testClient{t: t, base: ts.URL, client: client}
+	id, _ := api.create(`{"Company":"x"}`)
 
 	send := func(what, method, path string, body []byte, chunked bool) (int, http.Header, []byte) {
 		t.Helper()
@@ -1032,36 +811,36 @@ func TestHardeningBodyLimits(t *testing.T) {
 		limit                   int64
 	}{
 		{"create", "POST", "/api/v2/resource", `{"Company":"x"}`, cfg.MaxBody},
-		{"update", "PUT", "/api/v2/resource/" + id, string(hardUpdateBody(id, nil)), cfg.MaxBody},
+		{"update", "PUT", "/api/v2/resource/" + id, putBody(id), cfg.MaxBody},
 		{"seed", "POST", "/__admin/resources", `[{"Company":"x"}]`, cfg.MaxSeedBody},
 		{"fault", "POST", "/__admin/faults", `{"Path":"/api/v2/resource/{id}","Status":503}`, cfg.MaxBody},
 	}
 	for _, tt := range tests {
 		for _, chunked := range []bool{false, true} {
 			what := fmt.Sprintf("%s (chunked %v)", tt.name, chunked)
-			if status, _, body := send(what, tt.method, tt.path, hardPad(tt.doc, tt.limit), chunked); status != http.StatusOK {
+			if status, _, body := send(what, tt.method, tt.path, padJSON(tt.doc, tt.limit), chunked); status != http.StatusOK {
 				t.Errorf("%s: a body of exactly the limit, %d bytes: %d %.300s", what, tt.limit, status, body)
 			}
-			status, h, body := send(what, tt.method, tt.path, hardPad(tt.doc, tt.limit+1), chunked)
+			status, h, body := send(what, tt.method, tt.path, padJSON(tt.doc, tt.limit+1), chunked)
 			if status != http.StatusRequestEntityTooLarge {
 				t.Errorf("%s: a body one byte over the limit: %d %.300s", what, status, body)
 			} else {
-				e := hardCheckError(t, what, h, body)
+				e := checkErrorShape(t, what, h, body)
 				if !strings.Contains(e.Message, strconv.FormatInt(tt.limit, 10)) {
 					t.Errorf("%s: the 413 Message does not give the limit: %q", what, e.Message)
 				}
 			}
 			// Invalid JSON just under the limit is a 400, not a 413.
-			if status, _, body := send(what, tt.method, tt.path, hardPad(tt.doc[:len(tt.doc)-1], tt.limit), chunked); status != http.StatusBadRequest {
+			if status, _, body := send(what, tt.method, tt.path, padJSON(tt.doc[:len(tt.doc)-1], tt.limit), chunked); status != http.StatusBadRequest {
 				t.Errorf("%s: broken JSON of exactly the limit: %d %.300s, want 400", what, status, body)
 			}
-			hardHealthy(t, client, ts.URL, what)
+			api.health()
 		}
 	}
 
 	// The seed limit is its own: a seed over MaxBody but under MaxSeedBody is
 	// accepted.
-	if status, _, body := send("seed over MaxBody", "POST", "/__admin/resources", hardPad(`[{"Company":"y"}]`, 200<<10), false); status != http.StatusOK {
+	if status, _, body := send("seed over MaxBody", "POST", "/__admin/resources", padJSON(`[{"Company":"y"}]`, 200<<10), false); status != http.StatusOK {
 		t.Errorf("a seed body between MaxBody and MaxSeedBody: %d %.300s", status, body)
 	}
 
@@ -1071,7 +850,7 @@ func TestHardeningBodyLimits(t *testing.T) {
 	// more of the body after the handler (TestHardeningEarly413WithJournal).
 	defCfg := DefaultConfig()
 	defCfg.JournalSize = 0
-	addr := hardListen(t, NewServer(defCfg, NewStore(nil), nil), nil)
+	addr := serveProduction(t, NewServer(defCfg, NewStore(nil), nil), nil)
 	for _, tt := range []struct {
 		method, path string
 		limit        int64
@@ -1081,7 +860,7 @@ func TestHardeningBodyLimits(t *testing.T) {
 		{"POST", "/__admin/resources", DefaultConfig().MaxSeedBody},
 	} {
 		head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", tt.method, tt.path, tt.limit+1)
-		resp, body, err := hardRaw(t, addr, head, strings.NewReader(`{"Company":`))
+		resp, body, err := rawExchange(t, addr, head, strings.NewReader(`{"Company":`))
 		if err != nil {
 			t.Errorf("%s %s with Content-Length %d: %v", tt.method, tt.path, tt.limit+1, err)
 			continue
@@ -1090,14 +869,14 @@ func TestHardeningBodyLimits(t *testing.T) {
 			t.Errorf("%s %s with Content-Length %d: %d %.300s", tt.method, tt.path, tt.limit+1, resp.StatusCode, body)
 			continue
 		}
-		hardCheckError(t, tt.path, resp.Header, body)
+		checkErrorShape(t, tt.path, resp.Header, body)
 	}
 	// A Content-Length of 2^63-1 and a malformed one.
 	for _, cl := range []string{"9223372036854775807", "99999999999999999999", "-1", "1, 2"} {
 		// No body is sent: a server that refuses the header closes the
 		// connection, and unread bytes would turn that close into a reset.
 		head := "POST /api/v2/resource HTTP/1.1\r\nHost: x\r\nContent-Length: " + cl + "\r\n\r\n"
-		resp, body, err := hardRaw(t, addr, head, nil)
+		resp, body, err := rawExchange(t, addr, head, nil)
 		if err != nil {
 			t.Errorf("Content-Length %s: %v", cl, err)
 			continue
@@ -1106,7 +885,7 @@ func TestHardeningBodyLimits(t *testing.T) {
 			t.Errorf("Content-Length %s: %d %.300s", cl, resp.StatusCode, body)
 		}
 	}
-	if resp, body, err := hardRaw(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil); err != nil || resp.StatusCode != 200 {
+	if resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("health: %v %v %s", resp, err, body)
 	}
 }
@@ -1119,12 +898,12 @@ func TestHardeningBodyLimits(t *testing.T) {
 // handler, before the response was flushed, so such a client hung until it
 // had sent 64 KiB or ReadTimeout passed.)
 func TestHardeningEarly413WithJournal(t *testing.T) {
-	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
 	for _, target := range []string{"POST /api/v2/resource", "PUT /api/v2/resource/00000000-0000-4000-8000-000000000000"} {
 		for _, cl := range []int64{DefaultConfig().MaxBody + 1, 1<<63 - 1} {
 			head := fmt.Sprintf("%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", target, cl)
 			start := time.Now()
-			resp, body, err := hardRawWithin(t, addr, head, strings.NewReader(`{"Company":`), 3*time.Second)
+			resp, body, err := rawExchangeWithin(t, addr, head, strings.NewReader(`{"Company":`), 3*time.Second)
 			if err != nil {
 				t.Errorf("%s with Content-Length %d: no answer after %v: %v", target, cl, time.Since(start).Round(time.Millisecond), err)
 				continue
@@ -1144,17 +923,18 @@ func TestHardeningConcurrency(t *testing.T) {
 	store := NewStore(nil)
 	srv := NewServer(DefaultConfig(), store, nil)
 	snapPath := filepath.Join(t.TempDir(), "s.gob")
-	srv.snap = newSnapshotter(snapPath, storeDir{store}, hardDiscard)
+	srv.snap = newSnapshotter(snapPath, storeDir{store}, discardLogger)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	tr := ts.Client().Transport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 64
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	api := &testClient{t: t, base: ts.URL, client: client}
 	defer tr.CloseIdleConnections()
 
 	// shared is updated by every writer at once: the last write wins, and a
 	// reader must never see half of one write and half of another.
-	shared := hardCreate(t, client, ts.URL, `{"FirstName":"w","Surname":"w","Position":"w"}`)
+	shared, _ := api.create(`{"FirstName":"w","Surname":"w","Position":"w"}`)
 
 	const (
 		writers   = 8
@@ -1217,18 +997,13 @@ func TestHardeningConcurrency(t *testing.T) {
 					o.first = fmt.Sprintf("w%d-r%d-u%d", w, i, u)
 					o.position = fmt.Sprintf("pos %d/%d/%d", w, i, u)
 					o.status = []string{"Active", "Inactive"}[(w+i+u)%2]
-					status, b := do("PUT", "/api/v2/resource/"+o.id, hardUpdateBody(o.id, map[string]string{
-						"FirstName": strconv.Quote(o.first), "Position": strconv.Quote(o.position),
-						"Status": strconv.Quote(o.status), "Company": `"Concurrent"`,
-					}))
+					status, b := do("PUT", "/api/v2/resource/"+o.id, []byte(putBody(o.id, "FirstName", o.first, "Position", o.position, "Status", o.status, "Company", "Concurrent")))
 					if status != 200 {
 						fail("update %s: %d %s", o.id, status, b)
 						return
 					}
 					tag := strconv.Quote(fmt.Sprintf("w%d-%d-%d", w, i, u))
-					status, b = do("PUT", "/api/v2/resource/"+shared, hardUpdateBody(shared, map[string]string{
-						"FirstName": tag, "Surname": tag, "Position": tag, "Company": "null",
-					}))
+					status, b = do("PUT", "/api/v2/resource/"+shared, []byte(putBody(shared, "FirstName", rawJSON(tag), "Surname", rawJSON(tag), "Position", rawJSON(tag), "Company", nil)))
 					if status != 200 {
 						fail("update shared: %d %s", status, b)
 						return
@@ -1317,12 +1092,14 @@ func TestHardeningConcurrency(t *testing.T) {
 	}
 
 	total := 1 + writers*perWriter
-	status, _, body := hardDo(t, client, "GET", ts.URL+"/__admin/health", nil, nil)
+	r := api.do("GET", "/__admin/health", "")
+	status, _, body := r.Status, r.Header, r.Body
 	var health struct{ Resources int }
 	if status != 200 || json.Unmarshal(body, &health) != nil || health.Resources != total {
 		t.Fatalf("health: %d %s, want %d resources", status, body, total)
 	}
-	status, _, body = hardDo(t, client, "GET", ts.URL+"/api/v2/resource?requestParams.pageSize=500", nil, nil)
+	r = api.do("GET", "/api/v2/resource?requestParams.pageSize=500", "")
+	status, _, body = r.Status, r.Header, r.Body
 	if status != 200 {
 		t.Fatalf("list all: %d %s", status, body)
 	}
@@ -1358,8 +1135,9 @@ func TestHardeningConcurrency(t *testing.T) {
 				t.Errorf("%s: listed as %v, but the last write was FirstName %q Position %q Status %q", o.id, r, o.first, o.position, o.status)
 			}
 			// The exact-match index must agree with the rows.
-			status, _, body := hardDo(t, client, "GET", ts.URL+"/api/v2/resource?requestParams.filters="+
-				url.QueryEscape("FirstName~eq~'"+o.first+"'~and~Company~eq~'Concurrent'"), nil, nil)
+			filtered := api.on(t).do("GET", "/api/v2/resource?requestParams.filters="+
+				url.QueryEscape("FirstName~eq~'"+o.first+"'~and~Company~eq~'Concurrent'"), "")
+			status, body := filtered.Status, filtered.Body
 			p := hardCheckListPage(t, o.first, body, 20)
 			if status != 200 || p.TotalResults != 1 || p.ResourceList[0]["Id"] != o.id {
 				t.Errorf("FirstName eq %q: %d %.300s, want only %s", o.first, status, body, o.id)
@@ -1369,13 +1147,15 @@ func TestHardeningConcurrency(t *testing.T) {
 	if r := byID[shared]; r == nil || r["FirstName"] != r["Surname"] || r["FirstName"] != r["Position"] {
 		t.Errorf("shared resource: %v", r)
 	}
-	status, _, body = hardDo(t, client, "GET", ts.URL+"/api/v2/resource?requestParams.filters="+url.QueryEscape("Status~eq~'Inactive'"), nil, nil)
+	r = api.do("GET", "/api/v2/resource?requestParams.filters="+url.QueryEscape("Status~eq~'Inactive'"), "")
+	status, _, body = r.Status, r.Header, r.Body
 	if p := hardCheckListPage(t, "inactive", body, 20); status != 200 || p.TotalResults != inactive {
 		t.Errorf("Status eq Inactive: %d results, want %d", p.TotalResults, inactive)
 	}
 
 	// A final snapshot holds everything, and reads back to the same rows.
-	status, _, body = hardDo(t, client, "POST", ts.URL+"/__admin/snapshot", nil, nil)
+	r = api.do("POST", "/__admin/snapshot", "")
+	status, _, body = r.Status, r.Header, r.Body
 	var snap struct{ Resources int }
 	if status != 200 || json.Unmarshal(body, &snap) != nil || snap.Resources != total {
 		t.Fatalf("final snapshot: %d %s, want %d resources", status, body, total)
@@ -1488,7 +1268,7 @@ func FuzzListQuery(f *testing.F) {
 			t.Fatalf("%q: parseListQuery says %v, the handler %d %s", raw, err, rec.Code, body)
 		}
 		if err != nil {
-			hardCheckError(t, raw, rec.Header(), body)
+			checkErrorShape(t, raw, rec.Header(), body)
 			return
 		}
 		if rec.Code != http.StatusOK {
@@ -1524,7 +1304,7 @@ func TestHardeningUncleanPath(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: status %d, want 404: %s", p, resp.StatusCode, body)
 		}
-		hardCheckError(t, "GET "+p, resp.Header, body)
+		checkErrorShape(t, "GET "+p, resp.Header, body)
 	}
 }
 
@@ -1548,5 +1328,5 @@ func TestHardeningPanicAfterWriteAborts(t *testing.T) {
 	if err == nil {
 		t.Fatal("a response cut by a panic was read without error")
 	}
-	hardHealthy(t, ts.Client(), ts.URL, "a panic after writing")
+	clientAt(t, ts.URL).health()
 }

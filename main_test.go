@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,134 +19,19 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// runLog is the stdout given to run: safe for the server's goroutines, and
-// it tells the test the address once run logs that it is serving.
-type runLog struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	addr  string
-	ready chan struct{} // closed when the "serving" line has been written
-}
-
-func newRunLog() *runLog { return &runLog{ready: make(chan struct{})} }
-
-// runServingLine matches the "serving" line in the text and JSON formats.
-var runServingLine = regexp.MustCompile(`msg"?[=:]"?serving"?[ ,]"?addr"?[=:]"?(http://[^"\s]+)`)
-
-func (l *runLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(p)
-	if l.addr == "" {
-		if m := runServingLine.FindSubmatch(l.buf.Bytes()); m != nil {
-			l.addr = string(m[1])
-			close(l.ready)
-		}
-	}
-	return len(p), nil
-}
-
-func (l *runLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// runProc is one run call in a goroutine.
-type runProc struct {
-	t      *testing.T
-	url    string
-	stdout *runLog
-	stderr *runLog
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
-}
-
-// runStart calls run in a goroutine with args and the environment env, and
-// waits (with a deadline) for it to log the address it serves on.
-func runStart(t *testing.T, args []string, env map[string]string) *runProc {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &runProc{t: t, stdout: newRunLog(), stderr: newRunLog(), cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- run(ctx, args, runEnviron(env), p.stdout, p.stderr) }()
-	t.Cleanup(func() { p.stop() })
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	select {
-	case <-p.stdout.ready:
-		p.url = p.stdout.addr
-		return p
-	case err := <-p.done:
-		p.once.Do(func() { p.err = err })
-		t.Fatalf("run %q returned before serving: %v\nstdout:\n%s\nstderr:\n%s", args, err, p.stdout, p.stderr)
-	case <-deadline.C:
-		t.Fatalf("run %q did not log its address within 10s; stdout:\n%s", args, p.stdout)
-	}
-	return nil
-}
-
-// stop cancels run's context and returns what run returned.
-func (p *runProc) stop() error {
-	p.t.Helper()
-	p.once.Do(func() {
-		p.cancel()
-		select {
-		case p.err = <-p.done:
-		case <-time.After(40 * time.Second):
-			p.err = errors.New("run did not return within 40s of its context being cancelled")
-		}
-	})
-	return p.err
-}
-
-// stopClean stops run and fails the test unless it returned nil.
-func (p *runProc) stopClean() {
-	p.t.Helper()
-	if err := p.stop(); err != nil {
-		p.t.Fatalf("run returned %v, want nil; stdout:\n%s", err, p.stdout)
-	}
-}
-
-// runEnviron is env as os.Environ would give it.
-func runEnviron(env map[string]string) []string {
-	var environ []string
-	for _, name := range slices.Sorted(maps.Keys(env)) {
-		environ = append(environ, name+"="+env[name])
-	}
-	return environ
-}
-
-// runArgs puts the flags every test needs (a free port, no snapshot file
-// in the working directory) before args, which may override them.
-func runArgs(args ...string) []string {
-	return append([]string{"-addr", "127.0.0.1:0", "-snapshot", ""}, args...)
-}
-
-func runWriteFile(t *testing.T, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // runIDs seeds two resources without an Id and creates one, and returns
 // the three Ids.
-func runIDs(e *admEnv) []string {
+func runIDs(e *testClient) []string {
 	var ids []string
 	for _, r := range e.seed(`[{"Company": "A"}, {"Company": "B"}]`) {
 		ids = append(ids, r.Id)
 	}
-	return append(ids, e.create("C").Id)
+	return append(ids, e.createPerson("C").Id)
 }
 
 func TestRunServesAndStops(t *testing.T) {
@@ -155,11 +39,11 @@ func TestRunServesAndStops(t *testing.T) {
 	if !strings.HasPrefix(p.url, "http://127.0.0.1:") || strings.HasSuffix(p.url, ":0") {
 		t.Errorf("serving address %q", p.url)
 	}
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	if n := e.health(); n != 0 {
 		t.Errorf("%d resources at start", n)
 	}
-	e.create("Ada")
+	e.createPerson("Ada")
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	p.stopClean()
 	out := p.stdout.String()
@@ -182,7 +66,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 		"-max-page-size", "3", "-max-body", "300", "-max-seed-body", "2000",
 		"-id-seed", "7", "-log-format", "json",
 	}, nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	auth := []string{"Authorization", "Basic Y2k6czNjcmV0"} // ci:s3cret
 
 	// -auth
@@ -203,7 +87,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", `[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`, auth...).decode(t, &seeded)
 	// -id-seed: the same ids as a Store with that seed.
 	seed := uint64(7)
-	ref := admStart(t, DefaultConfig(), &seed)
+	ref := startServer(t, DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`) {
 		if seeded.Ids[i] != r.Id {
 			t.Errorf("resource %d: Id %s with -id-seed 7, %s from NewStore(7)", i, seeded.Ids[i], r.Id)
@@ -212,7 +96,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	// -max-page-size
 	var list struct {
 		TotalResults, TotalPages int
-		ResourceList             []admResource
+		ResourceList             []seededResource
 	}
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=100", "", auth...).decode(t, &list)
 	if list.TotalResults != 5 || list.TotalPages != 2 || len(list.ResourceList) != 3 {
@@ -228,7 +112,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 		t.Errorf("-journal-size 2: %+v", j.Requests)
 	}
 	// -snapshot and -snapshot-interval: written in the background.
-	admEventually(t, 10*time.Second, "the snapshot written by its interval", func() bool {
+	eventually(t, 10*time.Second, "the snapshot written by its interval", func() bool {
 		res, err := readSnapshotFile(snap)
 		return err == nil && len(res) == 6
 	})
@@ -257,11 +141,11 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 func TestRunSnapshotWrittenAtShutdownAndLoaded(t *testing.T) {
 	snap := filepath.Join(t.TempDir(), "dir.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
-	e := admAt(t, p.url)
-	id := e.create("Kept").Id
+	e := clientAt(t, p.url)
+	id := e.createPerson("Kept").Id
 	p.stopClean()
 	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap}, nil)
-	e = admAt(t, p.url)
+	e = clientAt(t, p.url)
 	all := e.all()
 	if len(all) != 1 || all[0].Id != id {
 		t.Errorf("after a restart: %+v, want the resource %s", all, id)
@@ -287,7 +171,7 @@ func TestRunEnvironment(t *testing.T) {
 		"RESOURCEDIR_CORS":              "*",
 	}
 	p := runStart(t, nil, env)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	auth := []string{"Authorization", "Basic ZW52OnRvaw=="} // env:tok
 	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "")
 	var h struct{ Resources int }
@@ -299,7 +183,7 @@ func TestRunEnvironment(t *testing.T) {
 	if r.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("RESOURCEDIR_CORS: %v", r.Header)
 	}
-	var list struct{ ResourceList []admResource }
+	var list struct{ ResourceList []seededResource }
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=10", "", auth...).decode(t, &list)
 	if len(list.ResourceList) != 1 {
 		t.Errorf("RESOURCEDIR_MAX_PAGE_SIZE 1: %d on a page", len(list.ResourceList))
@@ -316,11 +200,11 @@ func TestRunEnvironment(t *testing.T) {
 	if sn.Path != env["RESOURCEDIR_SNAPSHOT"] {
 		t.Errorf("RESOURCEDIR_SNAPSHOT: snapshot written to %q", sn.Path)
 	}
-	var listed struct{ Data []admResource }
+	var listed struct{ Data []seededResource }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "", auth...).decode(t, &listed)
 	all := listed.Data
 	seed := uint64(5)
-	ref := admStart(t, DefaultConfig(), &seed)
+	ref := startServer(t, DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`) {
 		if all[i].Id != r.Id {
 			t.Errorf("RESOURCEDIR_ID_SEED 5: Id %s, want %s", all[i].Id, r.Id)
@@ -341,7 +225,7 @@ func TestRunFlagWinsOverEnvironment(t *testing.T) {
 		"RESOURCEDIR_AUTH":         "env:tok",
 	}
 	p := runStart(t, runArgs("-journal-size", "3", "-auth", "flag:tok"), env)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	auth := []string{"Authorization", "Basic ZmxhZzp0b2s="} // flag:tok
 	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "", "Authorization", "Basic ZW52OnRvaw==")
 	for range 5 {
@@ -535,10 +419,10 @@ func TestMainParseIDSeed(t *testing.T) {
 
 func TestRunIDSeedIdenticalAcrossRuns(t *testing.T) {
 	p := runStart(t, runArgs("-id-seed", "42"), nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	first := runIDs(e)
 	for _, id := range first {
-		if !admGUIDv4.MatchString(id) {
+		if !guidV4.MatchString(id) {
 			t.Errorf("Id %q is not a lower-case v4 GUID", id)
 		}
 	}
@@ -550,14 +434,14 @@ func TestRunIDSeedIdenticalAcrossRuns(t *testing.T) {
 	p.stopClean()
 
 	p = runStart(t, runArgs("-id-seed", "42"), nil)
-	if second := runIDs(admAt(t, p.url)); !slices.Equal(first, second) {
+	if second := runIDs(clientAt(t, p.url)); !slices.Equal(first, second) {
 		t.Errorf("two runs with -id-seed 42:\n%v\n%v", first, second)
 	}
 	p.stopClean()
 
 	for _, args := range [][]string{runArgs("-id-seed", "43"), runArgs()} {
 		p = runStart(t, args, nil)
-		if other := runIDs(admAt(t, p.url)); slices.Equal(first, other) {
+		if other := runIDs(clientAt(t, p.url)); slices.Equal(first, other) {
 			t.Errorf("%q gave the ids of -id-seed 42", args)
 		}
 		p.stopClean()
@@ -572,13 +456,13 @@ func TestRunSeedFileAtBoot(t *testing.T) {
 		{"FirstName": "Grace", "Surname": "Hopper"}
 	]`)
 	p := runStart(t, runArgs("-seed", seedFile), nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	if n := e.health(); n != 3 {
 		t.Errorf("%d resources after -seed, want 3", n)
 	}
 	var list struct {
 		TotalResults int
-		ResourceList []admResource
+		ResourceList []seededResource
 	}
 	e.getJSON("/api/v2/resource?requestParams.filters="+urlQueryEscape("Id~eq~'"+id+"'"), &list)
 	if list.TotalResults != 1 || list.ResourceList[0].DisplayName != "Ada Lovelace" {
@@ -595,15 +479,15 @@ func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
 	seedFile := runWriteFile(t, "people.json", `[{"Company": "A"}, {"Company": "B"}]`)
 	args := []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-seed", seedFile}
 	p := runStart(t, args, nil)
-	e := admAt(t, p.url)
-	e.create("Extra")
+	e := clientAt(t, p.url)
+	e.createPerson("Extra")
 	if n := e.health(); n != 3 {
 		t.Fatalf("%d resources, want 2 seeded + 1", n)
 	}
 	p.stopClean() // writes the snapshot
 
 	p = runStart(t, args, nil)
-	if n := admAt(t, p.url).health(); n != 3 {
+	if n := clientAt(t, p.url).health(); n != 3 {
 		t.Errorf("%d resources after a restart with -seed, want the snapshot's 3 (seeded once)", n)
 	}
 	p.stopClean()
@@ -613,11 +497,11 @@ func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
 
 	// An empty snapshot is an empty store: the seed loads again.
 	p = runStart(t, args, nil)
-	e = admAt(t, p.url)
+	e = clientAt(t, p.url)
 	e.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
 	p.stopClean()
 	p = runStart(t, args, nil)
-	if n := admAt(t, p.url).health(); n != 2 {
+	if n := clientAt(t, p.url).health(); n != 2 {
 		t.Errorf("%d resources after a restart on an empty snapshot, want the 2 seeded", n)
 	}
 	p.stopClean()
@@ -660,7 +544,7 @@ func TestRunSeedBadFileStops(t *testing.T) {
 // needed and no CORS headers are sent.
 func TestRunAuthAndCORSOffByDefault(t *testing.T) {
 	p := runStart(t, runArgs(), nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://app.test")
 	for name := range r.Header {
 		if strings.HasPrefix(name, "Access-Control-") || name == "Www-Authenticate" {
@@ -832,7 +716,7 @@ func mainTestAddrFile(t *testing.T, bin string) {
 		go func() { done <- cmd.Wait() }()
 		t.Cleanup(func() { cmd.Process.Kill() })
 		var url []byte
-		admEventually(t, 15*time.Second, "the -addr-file", func() bool {
+		eventually(t, 15*time.Second, "the -addr-file", func() bool {
 			var err error
 			url, err = os.ReadFile(addrFile)
 			return err == nil
@@ -891,8 +775,8 @@ func TestRunSnapshotOff(t *testing.T) {
 			dir := t.TempDir()
 			t.Chdir(dir)
 			p := runStart(t, tc.args, tc.env)
-			e := admAt(t, p.url)
-			e.create("Ephemeral")
+			e := clientAt(t, p.url)
+			e.createPerson("Ephemeral")
 			e.expect(http.StatusConflict, http.MethodPost, "/__admin/snapshot", "")
 			p.stopClean()
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -907,7 +791,7 @@ func TestRunSnapshotOff(t *testing.T) {
 		dir := t.TempDir()
 		t.Chdir(dir)
 		p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", "./off"}, nil)
-		admAt(t, p.url).create("Kept")
+		clientAt(t, p.url).createPerson("Kept")
 		p.stopClean()
 		if rs, err := readSnapshotFile(filepath.Join(dir, "off")); err != nil || len(rs) != 1 {
 			t.Errorf("./off: %d resources, %v; want a snapshot of 1", len(rs), err)
@@ -966,11 +850,11 @@ func TestRunSnapshotThroughSymlink(t *testing.T) {
 	}
 	for i, name := range []string{"First", "Second"} {
 		p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", link, "-snapshot-interval", "1h"}, nil)
-		e := admAt(t, p.url)
+		e := clientAt(t, p.url)
 		if n := e.health(); n != i {
 			t.Errorf("boot %d: %d resources, want %d", i+1, n, i)
 		}
-		e.create(name)
+		e.createPerson(name)
 		p.stopClean()
 		info, err := os.Lstat(link)
 		if err != nil || info.Mode()&os.ModeSymlink == 0 {
@@ -1018,7 +902,7 @@ func TestRunSeedFileBounded(t *testing.T) {
 		io.WriteString(f, `[{"Company": "Piped"}, {"Company": "In"}]`)
 	}()
 	p := runStart(t, runArgs("-seed", fifo, "-max-seed-body", "1000"), nil)
-	if n := admAt(t, p.url).health(); n != 2 {
+	if n := clientAt(t, p.url).health(); n != 2 {
 		t.Errorf("%d resources seeded from a FIFO, want 2", n)
 	}
 	p.stopClean()
@@ -1106,7 +990,7 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set values: %+v", got)
 	}
-	e := admStart(t, Config{}, nil)
+	e := startServer(t, Config{}, nil)
 	if got := e.seed(`[{"Company": "A"}, {"Company": "B"}]`); len(got) != 2 {
 		t.Errorf("seeded %d resources, want 2", len(got))
 	}
@@ -1123,8 +1007,8 @@ func TestRunFailedSnapshotRequestHidesThePath(t *testing.T) {
 	}
 	path := filepath.Join(sub, "rd.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path, "-snapshot-interval", "1h"}, nil)
-	e := admAt(t, p.url)
-	e.create("Doomed")
+	e := clientAt(t, p.url)
+	e.createPerson("Doomed")
 	if err := os.RemoveAll(sub); err != nil {
 		t.Fatal(err)
 	}

@@ -217,8 +217,8 @@ func checkDecode(t *testing.T, body []byte, mode writeMode) {
 	if links {
 		wantKeys = append(slices.Clip(wantKeys), "_links", "_embedded")
 	}
-	if keys := apiTopKeys(t, out); !slices.Equal(keys, wantKeys) {
-		t.Fatalf("%q: properties %v", body, keys)
+	if keys, err := topKeys(out); err != nil || !slices.Equal(keys, wantKeys) {
+		t.Fatalf("%q: properties %v (%v)", body, keys, err)
 	}
 
 	res2, err := buildBody(out, mode, rtFuzzID)
@@ -279,8 +279,8 @@ func rtSeeds() []string {
 	}
 	return []string{
 		apiAda,
-		apiUpdateBody(rtFuzzID),
-		apiUpdateBody(strings.ToUpper(rtFuzzID), "Status", "inactive", "Types", nil, "DisplayName", nil),
+		putBody(rtFuzzID),
+		putBody(strings.ToUpper(rtFuzzID), "Status", "inactive", "Types", nil, "DisplayName", nil),
 		`{"id":"` + rtFuzzID + `","displayname":null,"firstname":null,"surname":null,"company":"Acme","position":null,"phone":null,"mobile":null,"fax":null,"email":null,"addresscomment":null,"externalid":null,"status":"Active","types":null}`,
 		`{"FirstName":"  Ada\t","Surname":"\nLovelace ","Company":" "}`,
 		`{"FirstName":"` + strings.Repeat("é", 50) + `","Surname":"` + strings.Repeat("ж", 49) + `"}`,
