@@ -1,13 +1,14 @@
 package main
 
+// Tests of handlers.go: create, update and list over HTTP, checked against
+// behaviour.md sections 1 to 4 and 6 rule by rule.
+
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -15,9 +16,6 @@ import (
 	"testing"
 	"unicode/utf8"
 )
-
-// These tests drive the emulator over HTTP, as a client of the real service
-// would, and check behaviour.md sections 1 to 4 and 6 rule by rule.
 
 // wantResource is an expected resource; the test writes it in the
 // contract's property order itself rather than trusting the encoder.
@@ -323,172 +321,6 @@ func TestCreateGeneratesID(t *testing.T) {
 	r := a.on(t).do(http.MethodGet, "/api/v2/resource?requestParams.filters="+url.QueryEscape("Id~eq~'"+sent+"'"), "")
 	if r.Status != http.StatusOK || !bytes.HasPrefix(r.Body, []byte(`{"TotalResults":0,`)) {
 		t.Errorf("the body's Id was stored: %d %s", r.Status, r.Body)
-	}
-}
-
-// apiWrongTypes are JSON values that are not strings (and not null).
-var apiWrongTypes = []string{`1`, `-1.5e3`, `true`, `false`, `{}`, `{"a":"b"}`, `[]`, `["x"]`}
-
-func TestCreateValidation(t *testing.T) {
-	type vcase struct {
-		name string
-		body string
-		msg  string
-		ms   map[string]string
-	}
-	cases := []vcase{
-		{"unknown requestor type", `{"Company":"C","Types":[{"Type":"Manager"}]}`, "The request is invalid.",
-			map[string]string{"Types[0].Type": `Unknown requestor type "Manager"; it must be one of Team, Customer, Contractor, Employee, Company.`}},
-		{"requestor type by Id only", `{"Company":"C","Types":[{"Id":16}]}`, "invalid",
-			map[string]string{"Types[0].Type": "Type is required"}},
-		{"null Type", `{"Company":"C","Types":[{"Type":null,"Id":2}]}`, "invalid",
-			map[string]string{"Types[0].Type": "Type is required"}},
-		{"Type not a string", `{"Company":"C","Types":[{"Type":16}]}`, "invalid",
-			map[string]string{"Types[0].Type": "Type must be a string"}},
-		{"empty Type", `{"Company":"C","Types":[{"Type":""}]}`, "invalid",
-			map[string]string{"Types[0].Type": `Unknown requestor type ""`}},
-		{"Types entry not an object", `{"Company":"C","Types":["Employee"]}`, "invalid",
-			map[string]string{"Types[0].Type": "must be an object"}},
-		{"every bad entry is named", `{"Company":"C","Types":[{"Type":"Team"},{"Type":"Nope"},{"Type":"Team"},null]}`, "invalid",
-			map[string]string{"Types[1].Type": `"Nope"`, "Types[3].Type": "must be an object"}},
-		{"unknown Status", `{"Company":"C","Status":"Enabled"}`, "invalid",
-			map[string]string{"Status": `Status must be 'Active' or 'Inactive', not "Enabled".`}},
-		{"empty Status", `{"Company":"C","Status":""}`, "invalid", map[string]string{"Status": "'Active' or 'Inactive'"}},
-		{"padded Status", `{"Company":"C","Status":" Active"}`, "invalid", map[string]string{"Status": "'Active' or 'Inactive'"}},
-		{"no name at all", `{}`, "invalid",
-			map[string]string{"Company": "Company is required when FirstName and Surname are both empty."}},
-		{"only white space names", `{"FirstName":" ","Surname":"\t\n","Company":"   "}`, "invalid",
-			map[string]string{"Company": "Company is required"}},
-		{"DisplayName does not replace the Company rule", `{"DisplayName":"D","FirstName":null,"Surname":""}`, "invalid",
-			map[string]string{"Company": "Company is required"}},
-		{"FirstName one over", `{"FirstName":"` + apiRep("é", 51) + `"}`, "invalid",
-			map[string]string{"FirstName": "FirstName is 51 characters long; the limit is 50."}},
-		{"Surname one over", `{"Surname":"` + apiRep("ж", 51) + `"}`, "invalid",
-			map[string]string{"Surname": "Surname is 51 characters long; the limit is 50."}},
-		{"Company one over", `{"Company":"` + apiRep("語", 101) + `","DisplayName":"D"}`, "invalid",
-			map[string]string{"Company": "Company is 101 characters long; the limit is 100."}},
-		{"DisplayName one over", `{"Company":"C","DisplayName":"` + apiRep("ß", 101) + `"}`, "invalid",
-			map[string]string{"DisplayName": "DisplayName is 101 characters long; the limit is 100."}},
-		{"DisplayName one over outside the BMP", `{"Company":"C","DisplayName":"` + apiRep("😀", 101) + `"}`, "invalid",
-			map[string]string{"DisplayName": "DisplayName is 101 characters long"}},
-		{"generated DisplayName one over", `{"FirstName":"` + apiRep("é", 50) + `","Surname":"` + apiRep("ж", 50) + `"}`, "invalid",
-			map[string]string{"DisplayName": "DisplayName was not sent, and the one generated from FirstName, Surname and Company is 101 characters long; the limit is 100. Send a DisplayName of at most 100 characters."}},
-		{"generated DisplayName far over", `{"FirstName":"` + apiRep("é", 50) + `","Surname":"` + apiRep("ж", 50) + `","Company":"` + apiRep("x", 100) + `"}`,
-			"invalid", map[string]string{"DisplayName": "generated"}},
-		{"every violation at once",
-			`{"FirstName":"` + apiRep("é", 51) + `","Surname":"` + apiRep("ж", 51) + `","Company":"` + apiRep("語", 101) + `","Status":"x",
-			"Types":[{"Type":"x"}],"Phone":1,"Address":"x","Fax":{}}`, "The request is invalid.",
-			map[string]string{"FirstName": "51 characters", "Surname": "51 characters", "Company": "101 characters",
-				"DisplayName": "generated", "Status": `not "x"`, "Types[0].Type": `"x"`, "Phone": "Phone must be a string or null.",
-				"Address": "Address must be a JSON object or null.", "Fax": "Fax must be a string or null."}},
-		{"a wrong type under a lower-case name is reported under the canonical one", `{"Company":"C","firstname":1}`, "invalid",
-			map[string]string{"FirstName": "FirstName must be a string or null."}},
-	}
-	// Every property of the wrong JSON type is named.
-	for _, prop := range []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "ExternalID",
-		"Phone", "Mobile", "Fax", "Email", "AddressComment"} {
-		for _, v := range apiWrongTypes {
-			cases = append(cases, vcase{prop + " " + v, `{"FirstName":"F",` + strconv.Quote(prop) + `:` + v + `}`, "The request is invalid.",
-				map[string]string{prop: prop + " must be a string or null."}})
-		}
-	}
-	for _, v := range []string{`1`, `true`, `"Employee"`, `{}`, `{"Type":"Team"}`} {
-		cases = append(cases, vcase{"Types " + v, `{"Company":"C","Types":` + v + `}`, "The request is invalid.",
-			map[string]string{"Types": `Types must be an array of objects such as {"Type": "Employee"}, or null.`}})
-	}
-	for _, v := range []string{`1`, `true`, `"1 Main St"`, `[]`, `[{"Street":"x"}]`} {
-		cases = append(cases, vcase{"Address " + v, `{"Company":"C","Address":` + v + `}`, "The request is invalid.",
-			map[string]string{"Address": "Address must be a JSON object or null."}})
-	}
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			a.on(t).do(http.MethodPost, "/api/v2/resource", c.body).wantError(t, http.StatusBadRequest, c.msg, c.ms)
-		})
-	}
-	if n := a.store.Len(); n != 0 {
-		t.Errorf("%d invalid resources were stored", n)
-	}
-}
-
-// apiBodyErrors are bodies that are not a JSON object, with a fragment of
-// the Message that says what and where.
-var apiBodyErrors = []struct {
-	name, body, msg string
-}{
-	{"empty", ``, "The request body is empty; expected a JSON object."},
-	{"white space", " \r\n\t", "The request body is empty; expected a JSON object."},
-	{"ends early", `{"DisplayName":`, "The request body is not valid JSON: it ends early, at byte 15."},
-	{"ends inside a string", `{"DisplayName":"Ada`, "it ends early, at byte"},
-	{"no closing brace", `{"DisplayName":"Ada"`, "it ends early, at byte 20."},
-	{"missing colon", `{"DisplayName" "Ada"}`, "The request body is not valid JSON: expected colon after object key (at byte 15)."},
-	{"trailing comma", `{"Company":"C",}`, "not valid JSON: invalid character '}' looking for beginning of object key string (at byte 15)."},
-	{"bare word", `nope`, "not valid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 1)."},
-	{"single quotes", `{'Company':'C'}`, "not valid JSON: invalid character '\\'' looking for beginning of object key string (at byte 1)."},
-	{"raw control character in a string", "{\"Company\":\"a\x01b\"}", "not valid JSON: invalid character '\\x01' in string literal (at byte"},
-	{"array", `[{"Company":"C"}]`, "The request body must be a JSON object, not an array."},
-	{"string", `"{\"Company\":\"C\"}"`, "The request body must be a JSON object, not a string."},
-	{"null", `null`, "The request body must be a JSON object, not null."},
-	{"number", `42`, "The request body must be a JSON object, not a number."},
-	{"boolean", `true`, "The request body must be a JSON object, not a boolean."},
-	{"two objects", `{"Company":"C"} {"Company":"D"}`, "The request body has data after the JSON object, at byte 16."},
-	{"garbage after the object", `{"Company":"C"}x`, "The request body has data after the JSON object, at byte 15."},
-	{"garbage after white space", "{\"Company\":\"C\"}\n\t x", "The request body has data after the JSON object, at byte 18."},
-}
-
-func TestBodyNotAJSONObject(t *testing.T) {
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
-	id, _ := a.on(t).create(`{"Company":"C"}`)
-	for _, c := range apiBodyErrors {
-		t.Run(c.name, func(t *testing.T) {
-			a.on(t).do(http.MethodPost, "/api/v2/resource", c.body).wantError(t, http.StatusBadRequest, c.msg, nil)
-			a.on(t).do(http.MethodPut, "/api/v2/resource/"+id, c.body).wantError(t, http.StatusBadRequest, c.msg, nil)
-		})
-	}
-	if n := a.store.Len(); n != 1 {
-		t.Errorf("the store has %d resources, want 1", n)
-	}
-}
-
-// apiPadded returns a create body of exactly n bytes.
-func apiPadded(n int) string {
-	const head, tail = `{"Company":"C","AddressComment":"`, `"}`
-	return head + apiRep("x", n-len(head)-len(tail)) + tail
-}
-
-func TestBodyLimit(t *testing.T) {
-	for _, limit := range []int64{400, DefaultConfig().MaxBody} {
-		t.Run(strconv.FormatInt(limit, 10), func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.MaxBody = limit
-			a := startServer(t, cfg, nil).checkingEvery()
-			n := int(limit)
-			tooLarge := fmt.Sprintf("The request body is larger than the limit of %d bytes.", limit)
-
-			a.on(t).create(apiPadded(n))
-			if r := a.on(t).stream(http.MethodPost, "/api/v2/resource", chunked(apiPadded(n))); r.Status != http.StatusOK {
-				t.Errorf("chunked body at the limit: %d %s", r.Status, r.Body)
-			}
-			a.on(t).do(http.MethodPost, "/api/v2/resource", apiPadded(n+1)).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
-			a.on(t).stream(http.MethodPost, "/api/v2/resource", chunked(apiPadded(n+1))).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
-			a.on(t).do(http.MethodPost, "/api/v2/resource", apiPadded(2*n)).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
-			if got := a.store.Len(); got != 2 {
-				t.Errorf("the store has %d resources, want 2", got)
-			}
-
-			id, _ := a.on(t).create(`{"Company":"C"}`)
-			put := putBody(id, "AddressComment", "")
-			put = strings.Replace(put, `"AddressComment":""`, `"AddressComment":"`+apiRep("x", n+1-len(put))+`"`, 1)
-			if len(put) != n+1 {
-				t.Fatalf("PUT body of %d bytes, want %d", len(put), n+1)
-			}
-			a.on(t).do(http.MethodPut, "/api/v2/resource/"+id, put).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
-			a.on(t).stream(http.MethodPut, "/api/v2/resource/"+id, chunked(put)).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
-			atLimit := strings.Replace(put, `"x`, `"`, 1)
-			if r := a.on(t).do(http.MethodPut, "/api/v2/resource/"+id, atLimit); r.Status != http.StatusOK {
-				t.Errorf("PUT at the limit: %d %s", r.Status, r.Body)
-			}
-		})
 	}
 }
 
@@ -1061,18 +893,6 @@ func TestListPageSizeClamp(t *testing.T) {
 	}
 }
 
-// TestZeroConfig: a Config left at zero serves with the default limits.
-func TestZeroConfig(t *testing.T) {
-	a := startServer(t, Config{}, nil).checkingEvery()
-	apiSeed(t, a.store, apiNumbered(3)...)
-	a.on(t).create(apiPadded(1 << 20))
-	if l := a.on(t).list("requestParams.pageSize=1000"); l.TotalResults != 4 || l.TotalPages != 1 || len(l.ResourceList) != 4 {
-		t.Errorf("TotalResults %d TotalPages %d, %d items", l.TotalResults, l.TotalPages, len(l.ResourceList))
-	}
-	a.on(t).do(http.MethodPost, "/api/v2/resource", apiPadded(1<<20+1)).wantError(t, http.StatusRequestEntityTooLarge,
-		"The request body is larger than the limit of 1048576 bytes.", nil)
-}
-
 func TestListBadPaging(t *testing.T) {
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
@@ -1213,74 +1033,6 @@ func TestListFilters(t *testing.T) {
 	} {
 		r := a.on(t).do(http.MethodGet, "/api/v2/resource?requestParams.filters="+q(c.filter), "")
 		r.wantError(t, http.StatusBadRequest, c.frag, map[string]string{"requestParams.filters": c.frag})
-	}
-}
-
-func TestRoutingErrors(t *testing.T) {
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
-	id, _ := a.on(t).create(`{"Company":"C"}`)
-	for _, c := range []struct {
-		method, path string
-		status       int
-		allow, msg   string
-	}{
-		{"POST", "/", 405, "GET, HEAD", "The method POST is not allowed on /; allowed: GET, HEAD."}, // GET / is the console
-		{"GET", "/nothing", 404, "", "No resource matches the path /nothing."},
-		{"GET", "/api/v2/nothing", 404, "", "No resource matches the path /api/v2/nothing."},
-		{"POST", "/api/v1/resource", 404, "", "No resource matches the path /api/v1/resource."},
-		{"GET", "/api/v2/resource/" + id + "/types", 404, "", "No resource matches the path"},
-		{"PUT", "/api/v2/resource/", 405, "GET, HEAD, POST", "The method PUT is not allowed on /api/v2/resource; allowed: GET, HEAD, POST."},
-		{"PUT", "/api/v2/resource", 405, "GET, HEAD, POST", "The method PUT is not allowed on /api/v2/resource; allowed: GET, HEAD, POST."},
-		{"DELETE", "/api/v2/resource", 405, "GET, HEAD, POST", "The method DELETE is not allowed"},
-		{"PATCH", "/api/v2/resource", 405, "GET, HEAD, POST", "The method PATCH is not allowed"},
-		{"GET", "/api/v2/resource/" + id, 405, "PUT", "The method GET is not allowed on /api/v2/resource/" + id + "; allowed: PUT."},
-		{"POST", "/api/v2/resource/" + id, 405, "PUT", "The method POST is not allowed"},
-		{"DELETE", "/api/v2/resource/" + id, 405, "PUT", "The method DELETE is not allowed"},
-		{"PATCH", "/api/v2/resource/not-a-guid", 405, "PUT", "The method PATCH is not allowed"},
-	} {
-		r := a.on(t).do(c.method, c.path, "")
-		r.wantError(t, c.status, c.msg, nil)
-		if got := r.Header.Get("Allow"); got != c.allow {
-			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
-		}
-	}
-	// HEAD has the headers of GET.
-	if r := a.on(t).do(http.MethodHead, "/api/v2/resource", ""); r.Status != http.StatusOK {
-		t.Errorf("HEAD: %d", r.Status)
-	}
-}
-
-// TestUnexpectedError: an error that is not an API error is a 500 whose
-// Message gives the request id and nothing of the error itself.
-func TestUnexpectedError(t *testing.T) {
-	rec := httptest.NewRecorder()
-	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
-	srv.writeError(&exchange{ResponseWriter: rec, requestID: "abc-7"}, fmt.Errorf("create resource: %w", io.ErrUnexpectedEOF))
-	rec.Header().Set("X-Request-Id", "abc-7")
-	r := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
-	r.wantError(t, http.StatusInternalServerError, "An unexpected error occurred; quote request id abc-7 when reporting it.", nil)
-	if ct := rec.Header().Get("Content-Type"); ct != jsonContentType {
-		t.Errorf("Content-Type %q", ct)
-	}
-	if bytes.Contains(r.Body, []byte("EOF")) || bytes.Contains(r.Body, []byte("create resource")) {
-		t.Errorf("the 500 tells what went wrong inside: %s", r.Body)
-	}
-}
-
-func TestRequestID(t *testing.T) {
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
-	seen := map[string]bool{}
-	for _, path := range []string{"/api/v2/resource", "/api/v2/resource", "/nope", "/api/v2/resource?requestParams.page=0"} {
-		r := a.on(t).do(http.MethodGet, path, "")
-		id := r.Header.Get("X-Request-Id")
-		if seen[id] {
-			t.Errorf("X-Request-Id %q given twice", id)
-		}
-		seen[id] = true
-	}
-	r := a.on(t).stream(http.MethodPost, "/api/v2/resource", strings.NewReader(`[]`), "X-Request-Id", "client-42")
-	if got := r.Header.Get("X-Request-Id"); got != "client-42" {
-		t.Errorf("the client's X-Request-Id came back as %q", got)
 	}
 }
 
