@@ -14,6 +14,7 @@ import (
 )
 
 func TestAdminHealthCounts(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "")
 	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
@@ -38,6 +39,7 @@ func TestAdminHealthCounts(t *testing.T) {
 }
 
 func TestAdminDeleteResources(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
 	r := e.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
@@ -58,6 +60,7 @@ func TestAdminDeleteResources(t *testing.T) {
 }
 
 func TestAdminMethodNotAllowed(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	tests := []struct {
 		path, method, allow string
@@ -87,6 +90,7 @@ func TestAdminMethodNotAllowed(t *testing.T) {
 }
 
 func TestAdminSnapshot(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusConflict, http.MethodPost, "/__admin/snapshot", "")
 	if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "-snapshot") {
@@ -124,6 +128,7 @@ func TestAdminSnapshot(t *testing.T) {
 }
 
 func TestAdminReset(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
 	e.createPerson("Ada")
@@ -149,6 +154,7 @@ func TestAdminReset(t *testing.T) {
 }
 
 func TestAdminIDSeedRestartsAfterReset(t *testing.T) {
+	t.Parallel()
 	seed := uint64(42)
 	ids := func(e *testClient) []string {
 		var out []string

@@ -38,6 +38,7 @@ type hostileCase struct {
 // so, accepted) with the documented status and error shape, never a 5xx,
 // and that the server is healthy afterwards.
 func TestHostileInput(t *testing.T) {
+	t.Parallel()
 	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -323,6 +324,7 @@ func TestHostileInput(t *testing.T) {
 // the total, the last value written to every resource, a list by an
 // indexed field, and the snapshot. Run it with -race.
 func TestConcurrentClients(t *testing.T) {
+	t.Parallel()
 	store := NewStore(nil)
 	srv := NewServer(DefaultConfig(), store, nil)
 	snapPath := filepath.Join(t.TempDir(), "s.gob")
@@ -622,6 +624,7 @@ func checkListPage(t testing.TB, what string, body []byte, pageSize int) listPag
 // TestListPageEdges checks the values behind the edge cases that
 // are accepted: whitespace around a page, pages past the end, clamping.
 func TestListPageEdges(t *testing.T) {
+	t.Parallel()
 	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
@@ -668,6 +671,7 @@ func TestListPageEdges(t *testing.T) {
 // a query can name one parameter twice in different cases; which value
 // counts must not depend on Go's random map order.
 func TestListQueryDeterministic(t *testing.T) {
+	t.Parallel()
 	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
 	for _, raw := range []string{
 		"requestParams.page=1&REQUESTPARAMS.PAGE=0",
@@ -695,6 +699,7 @@ func TestListQueryDeterministic(t *testing.T) {
 // since Go 1.17. A filter value holding an unencoded ';' must not turn the
 // whole request into a 400.
 func TestListQuerySemicolon(t *testing.T) {
+	t.Parallel()
 	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
 	ts := httptest.NewServer(srv)
 	defer ts.Close()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestAuthRequired(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Auth = "ci:tok:en" // the token may itself hold a colon
 	e := startServer(t, cfg, nil)
@@ -73,6 +74,7 @@ func TestAuthRequired(t *testing.T) {
 }
 
 func TestAuthOffByDefault(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	if r.Header.Get("WWW-Authenticate") != "" {
@@ -83,6 +85,7 @@ func TestAuthOffByDefault(t *testing.T) {
 }
 
 func TestCORSOffByDefault(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://app.test")
 	pre := e.do(http.MethodOptions, "/api/v2/resource", "", "Origin", "http://app.test", "Access-Control-Request-Method", "POST")
@@ -99,6 +102,7 @@ func TestCORSOffByDefault(t *testing.T) {
 }
 
 func TestCORSOn(t *testing.T) {
+	t.Parallel()
 	const origin = "http://app.test"
 	cfg := DefaultConfig()
 	cfg.CORSOrigin = origin
@@ -162,6 +166,7 @@ func TestCORSOn(t *testing.T) {
 }
 
 func TestCORSPreflightWithAuth(t *testing.T) {
+	t.Parallel()
 	const origin = "http://app.test"
 	cfg := DefaultConfig()
 	cfg.CORSOrigin = origin
@@ -184,6 +189,7 @@ func TestCORSPreflightWithAuth(t *testing.T) {
 }
 
 func TestCORSAnyOrigin(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.CORSOrigin = "*"
 	e := startServer(t, cfg, nil)

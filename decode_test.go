@@ -42,6 +42,7 @@ var apiBodyErrors = []struct {
 }
 
 func TestBodyNotAJSONObject(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id, _ := a.on(t).create(`{"Company":"C"}`)
 	for _, c := range apiBodyErrors {
@@ -59,6 +60,7 @@ func TestBodyNotAJSONObject(t *testing.T) {
 // spellings is read the same way every time, the last one winning as it does
 // for the properties of the body.
 func TestDecodeTypesDuplicateKeys(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"Company":"C","Types":[{"type":"Team","Type":"Employee","TYPE":"Customer"},{"Type":"Contractor","tYpE":null}]}`)
 	for range 100 {
 		in, err := decodeResource(body)
@@ -78,6 +80,7 @@ func TestDecodeTypesDuplicateKeys(t *testing.T) {
 // response must still be UTF-8, so invalid bytes become U+FFFD as they do in
 // string properties.
 func TestDecodeAddressInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	r, err := buildBody([]byte("{\"Company\":\"C\",\"Address\":{\"Street\xff\":\"a\xc3b\",\"n\":1.0}}"), modeCreate, "")
 	if err != nil {
 		t.Fatal(err)

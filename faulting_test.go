@@ -20,6 +20,7 @@ import (
 )
 
 func TestFaultFiresExactlyNTimes(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	added := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 2}`)
 	if len(added) != 1 || added[0].ID < 1 || added[0].Method != "POST" || added[0].Status != 503 || added[0].Times != 2 || added[0].Fired != 0 {
@@ -55,6 +56,7 @@ func TestFaultFiresExactlyNTimes(t *testing.T) {
 }
 
 func TestFaultUntilCleared(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"path": "/api/v2/resource", "status": 500}`) // Times 0; names matched case-insensitively
 	for range 5 {
@@ -74,6 +76,7 @@ func TestFaultUntilCleared(t *testing.T) {
 }
 
 func TestFaultMethodMatching(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 502, "Times": 2}`) // Method "": any
 	e.expect(http.StatusBadGateway, http.MethodGet, "/api/v2/resource", "")
@@ -90,6 +93,7 @@ func TestFaultMethodMatching(t *testing.T) {
 }
 
 func TestFaultIDPatternMatchesPut(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	res := e.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}]`)[0]
 	e.addFault(`{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 409, "Times": 1}`)
@@ -108,6 +112,7 @@ func TestFaultIDPatternMatchesPut(t *testing.T) {
 }
 
 func TestFaultsAppliedInOrderAdded(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	first := e.addFault(`[{"Path": "/api/v2/resource", "Status": 500, "Times": 1}, {"Path": "/api/v2/resource", "Status": 502, "Times": 1}]`)
 	second := e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
@@ -124,6 +129,7 @@ func TestFaultsAppliedInOrderAdded(t *testing.T) {
 }
 
 func TestFaultDelayOnlyThenRealAnswer(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 150, "Times": 1}`)
 	start := time.Now()
@@ -155,6 +161,7 @@ func TestFaultDelayOnlyThenRealAnswer(t *testing.T) {
 // TestFaultDelayCutShortByClient checks that a client giving up during an
 // injected delay frees the handler at once: the journal shows 499.
 func TestFaultDelayCutShortByClient(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, method, path, body string
 	}{
@@ -227,6 +234,7 @@ func mustCompact(t *testing.T, s string) []byte {
 // for 100 Continue before sending its body is answered at once, not after
 // the client's wait.
 func TestFaultExpectContinue(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.MaxBody = 1000
 	e := startServer(t, cfg, nil)
@@ -265,6 +273,7 @@ func TestFaultExpectContinue(t *testing.T) {
 }
 
 func TestFaultInvalidBodies(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	tests := []struct {
 		body string
@@ -318,6 +327,7 @@ func TestFaultInvalidBodies(t *testing.T) {
 // Shutdown waits for in-flight requests, so an injected delay must end when
 // it begins, or Ctrl-C would hang for the length of the delay.
 func TestFaultDelayEndsAtShutdown(t *testing.T) {
+	t.Parallel()
 	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -80,6 +80,7 @@ func (w wantResource) created() string { return `{"Data":[` + w.wire(false) + `]
 var apiRep = strings.Repeat
 
 func TestCreate(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		body string
@@ -307,6 +308,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestCreateGeneratesID(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	const sent = "00000000-0000-4000-8000-000000000001"
 	seen := map[string]bool{sent: true}
@@ -336,6 +338,7 @@ func apiAdaWant(id string) wantResource {
 }
 
 func TestUpdate(t *testing.T) {
+	t.Parallel()
 	const unknown = "00000000-0000-4000-8000-00000000abcd"
 	allKeys := map[string]string{}
 	for _, k := range []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Phone", "Mobile", "Fax",
@@ -646,6 +649,7 @@ func TestUpdate(t *testing.T) {
 }
 
 func TestUpdateStatusTransitions(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id, _ := a.on(t).create(apiAda)
 	for _, status := range []string{"Inactive", "Inactive", "Active", "inactive", "active", "Active"} {
@@ -659,6 +663,7 @@ func TestUpdateStatusTransitions(t *testing.T) {
 }
 
 func TestUpdateKeepsCreationOrder(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	var ids []string
 	for _, name := range []string{"A", "B", "C", "D"} {
@@ -777,6 +782,7 @@ func apiNames(from, to int) []string {
 }
 
 func TestListEmpty(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, q := range []string{"", "requestParams.page=3&requestParams.pageSize=7", "requestParams.filters=" + url.QueryEscape("DisplayName~eq~'x'")} {
 		r := a.on(t).do(http.MethodGet, "/api/v2/resource?"+q, "")
@@ -791,6 +797,7 @@ func TestListEmpty(t *testing.T) {
 }
 
 func TestListExactBody(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id1, _ := a.on(t).create(apiAda)
 	id2, _ := a.on(t).create(`{"Company":"Acme","Status":"Inactive","Types":[{"Type":"Team"},{"Type":"Company"}],"Phone":"","Fax":""}`)
@@ -804,6 +811,7 @@ func TestListExactBody(t *testing.T) {
 }
 
 func TestListPaging(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(45)...)
 	cases := []struct {
@@ -844,6 +852,7 @@ func TestListPaging(t *testing.T) {
 }
 
 func TestListPageSizeClamp(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(1001)...)
 	for _, c := range []struct {
@@ -894,6 +903,7 @@ func TestListPageSizeClamp(t *testing.T) {
 }
 
 func TestListBadPaging(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
 	for _, name := range []string{"requestParams.page", "requestParams.pageSize"} {
@@ -916,6 +926,7 @@ func TestListBadPaging(t *testing.T) {
 // TestListDuplicateParameter: a parameter sent twice, in two spellings, is
 // read the same way every time (the first one).
 func TestListDuplicateParameter(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
 	for range 30 {
@@ -927,6 +938,7 @@ func TestListDuplicateParameter(t *testing.T) {
 }
 
 func TestListSorts(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, body := range []string{
 		`{"DisplayName":"zola","Position":null,"Surname":"B"}`,
@@ -984,6 +996,7 @@ func TestListSorts(t *testing.T) {
 }
 
 func TestListFilters(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, body := range []string{
 		`{"DisplayName":"Ada Lovelace","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Email":"ada@example.org","ExternalID":"E-1","Fax":null}`,
@@ -1040,6 +1053,7 @@ func TestListFilters(t *testing.T) {
 // from its indexes and pages early, against a plain scan of every resource
 // with filterNode.match, the same comparator and slicing.
 func TestListIndexedMatchesScan(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	seed := uint64(42)
 	s := NewStore(&seed)

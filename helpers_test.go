@@ -622,7 +622,8 @@ func serveProduction(t testing.TB, h http.Handler, tweak func(*http.Server)) str
 // rawExchange sends head and then body on a fresh connection, concurrently with
 // reading the response, and returns the response with its body read. Write
 // errors are ignored: a server that answers early may close before the
-// client has written everything.
+// client has written everything. A failed dial is returned, not fatal, so
+// goroutines may call it.
 func rawExchange(t testing.TB, addr, head string, body io.Reader) (*http.Response, []byte, error) {
 	t.Helper()
 	return rawExchangeWithin(t, addr, head, body, 20*time.Second)
@@ -633,7 +634,7 @@ func rawExchangeWithin(t testing.TB, addr, head string, body io.Reader, d time.D
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(d)) //nolint:errcheck // a fresh conn

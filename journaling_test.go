@@ -17,6 +17,7 @@ import (
 )
 
 func TestJournalEntryFields(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	before := time.Now()
 	created := e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", "{\n  \"FirstName\": \"Ada\",\n  \"Surname\": \"Lovelace\"\n}")
@@ -89,6 +90,7 @@ func TestJournalEntryFields(t *testing.T) {
 }
 
 func TestJournalDropsOldest(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.JournalSize = 3
 	e := startServer(t, cfg, nil)
@@ -179,6 +181,7 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 }
 
 func TestJournalUnreadBodyIsCaptured(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "Faulted"}`)
@@ -193,6 +196,7 @@ func TestJournalUnreadBodyIsCaptured(t *testing.T) {
 }
 
 func TestJournalOff(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.JournalSize = 0
 	e := startServer(t, cfg, nil)

@@ -87,6 +87,7 @@ func writeLines(t *testing.T, w *logWriter, from, to int) {
 }
 
 func TestLogWriterBatchesWhatArrivesDuringAWrite(t *testing.T) {
+	t.Parallel()
 	d := newGatedDest()
 	w := newLogWriterBounded(d, logPendingLimit, 10*time.Second)
 	writeLines(t, w, 0, 1)
@@ -106,6 +107,7 @@ func TestLogWriterBatchesWhatArrivesDuringAWrite(t *testing.T) {
 }
 
 func TestLogWriterIdleLineWrittenWithoutClose(t *testing.T) {
+	t.Parallel()
 	d := openDest()
 	w := newLogWriter(d)
 	t.Cleanup(func() { w.Close() })
@@ -116,6 +118,7 @@ func TestLogWriterIdleLineWrittenWithoutClose(t *testing.T) {
 }
 
 func TestLogWriterKeepsEachWritersOrder(t *testing.T) {
+	t.Parallel()
 	d := openDest()
 	w := newLogWriter(d)
 	const writers, lines = 8, 500
@@ -150,6 +153,7 @@ func TestLogWriterKeepsEachWritersOrder(t *testing.T) {
 }
 
 func TestLogWriterCloseDrains(t *testing.T) {
+	t.Parallel()
 	d := openDest()
 	w := newLogWriter(d)
 	writeLines(t, w, 0, 1000)
@@ -167,6 +171,7 @@ func TestLogWriterCloseDrains(t *testing.T) {
 }
 
 func TestLogWriterDropsBeyondTheLimit(t *testing.T) {
+	t.Parallel()
 	d := newGatedDest()
 	const lineLen = len("line 0000\n")
 	w := newLogWriterBounded(d, 10*lineLen, 10*time.Second)
@@ -189,6 +194,7 @@ func TestLogWriterDropsBeyondTheLimit(t *testing.T) {
 }
 
 func TestLogWriterCloseGivesUpOnABlockedDestination(t *testing.T) {
+	t.Parallel()
 	d := newGatedDest()
 	t.Cleanup(func() { close(d.gate) }) // lets the writing goroutine end
 	w := newLogWriterBounded(d, logPendingLimit, 50*time.Millisecond)
@@ -211,6 +217,7 @@ func TestLogWriterCloseGivesUpOnABlockedDestination(t *testing.T) {
 }
 
 func TestLogWriterCountsLinesTheDestinationRefuses(t *testing.T) {
+	t.Parallel()
 	d := openDest()
 	d.err = errors.New("broken pipe")
 	w := newLogWriter(d)
@@ -226,6 +233,7 @@ func TestLogWriterCountsLinesTheDestinationRefuses(t *testing.T) {
 // TestLogWriterCarriesRequestLines serves a request through a Server whose
 // logger writes through a logWriter, in both formats and at each level.
 func TestLogWriterCarriesRequestLines(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		format string
 		level  slog.Level

@@ -37,6 +37,7 @@ func runIDs(e *testClient) []string {
 }
 
 func TestRunServesAndStops(t *testing.T) {
+	t.Parallel()
 	p := runStart(t, runArgs(), nil)
 	if !strings.HasPrefix(p.url, "http://127.0.0.1:") || strings.HasSuffix(p.url, ":0") {
 		t.Errorf("serving address %q", p.url)
@@ -60,6 +61,7 @@ func TestRunServesAndStops(t *testing.T) {
 }
 
 func TestRunFlagsEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	snap := filepath.Join(dir, "flags.gob")
 	p := runStart(t, []string{
@@ -141,6 +143,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 }
 
 func TestRunSnapshotWrittenAtShutdownAndLoaded(t *testing.T) {
+	t.Parallel()
 	snap := filepath.Join(t.TempDir(), "dir.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
 	e := clientAt(t, p.url)
@@ -156,6 +159,7 @@ func TestRunSnapshotWrittenAtShutdownAndLoaded(t *testing.T) {
 }
 
 func TestRunEnvironment(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedFile := runWriteFile(t, "people.json", `[{"FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`)
 	env := map[string]string{
@@ -219,6 +223,7 @@ func TestRunEnvironment(t *testing.T) {
 }
 
 func TestRunFlagWinsOverEnvironment(t *testing.T) {
+	t.Parallel()
 	envSnap := filepath.Join(t.TempDir(), "env.gob")
 	env := map[string]string{
 		"RESOURCEDIR_ADDR":         "203.0.113.1:1", // not ours: listening there would fail
@@ -279,6 +284,7 @@ func runEnvName(flagName string) string {
 }
 
 func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
+	t.Parallel()
 	var noEnv []string
 	// Every flag that parseOptions defines has a case above.
 	var usage bytes.Buffer
@@ -324,6 +330,7 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 }
 
 func TestMainDefaults(t *testing.T) {
+	t.Parallel()
 	o, err := parseOptions(nil, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -342,6 +349,7 @@ func TestMainDefaults(t *testing.T) {
 }
 
 func TestMainBadFlagValues(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "missing.json")
 	tests := []struct {
 		args []string
@@ -395,6 +403,7 @@ func TestMainBadFlagValues(t *testing.T) {
 }
 
 func TestMainHelp(t *testing.T) {
+	t.Parallel()
 	var stderr bytes.Buffer
 	err := run(context.Background(), []string{"-h"}, nil, io.Discard, &stderr)
 	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
@@ -408,6 +417,7 @@ func TestMainHelp(t *testing.T) {
 }
 
 func TestMainParseIDSeed(t *testing.T) {
+	t.Parallel()
 	if p, err := parseIDSeed(""); p != nil || err != nil {
 		t.Errorf(`parseIDSeed(""): %v %v, want nil nil`, p, err)
 	}
@@ -420,6 +430,7 @@ func TestMainParseIDSeed(t *testing.T) {
 }
 
 func TestRunIDSeedIdenticalAcrossRuns(t *testing.T) {
+	t.Parallel()
 	p := runStart(t, runArgs("-id-seed", "42"), nil)
 	e := clientAt(t, p.url)
 	first := runIDs(e)
@@ -451,6 +462,7 @@ func TestRunIDSeedIdenticalAcrossRuns(t *testing.T) {
 }
 
 func TestRunSeedFileAtBoot(t *testing.T) {
+	t.Parallel()
 	const id = "6f9619ff-8b86-d011-b42d-00c04fc964ff"
 	seedFile := runWriteFile(t, "people.json", `[
 		{"Id": "`+strings.ToUpper(id)+`", "FirstName": "Ada", "Surname": "Lovelace", "Types": [{"Type": "Employee"}]},
@@ -477,6 +489,7 @@ func TestRunSeedFileAtBoot(t *testing.T) {
 }
 
 func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
+	t.Parallel()
 	snap := filepath.Join(t.TempDir(), "dir.gob")
 	seedFile := runWriteFile(t, "people.json", `[{"Company": "A"}, {"Company": "B"}]`)
 	args := []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-seed", seedFile}
@@ -510,6 +523,7 @@ func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
 }
 
 func TestRunSeedBadFileStops(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 51)
 	tests := []struct {
 		name, content string
@@ -545,6 +559,7 @@ func TestRunSeedBadFileStops(t *testing.T) {
 // TestRunAuthAndCORSOffByDefault: with neither flag, no credentials are
 // needed and no CORS headers are sent.
 func TestRunAuthAndCORSOffByDefault(t *testing.T) {
+	t.Parallel()
 	p := runStart(t, runArgs(), nil)
 	e := clientAt(t, p.url)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://app.test")
@@ -805,6 +820,7 @@ func TestRunSnapshotOff(t *testing.T) {
 // the server failed at every tick and lost everything at exit. The boot
 // stops now, naming the folder; so does a path that is not a regular file.
 func TestRunSnapshotPathChecked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := runWriteFile(t, "plain.txt", "not a folder")
 	folder := filepath.Join(dir, "folder.gob")
@@ -840,6 +856,7 @@ func TestRunSnapshotPathChecked(t *testing.T) {
 // A symbolic link as -snapshot was replaced by a regular file at the first
 // write; now the file it points to is replaced, in its own folder.
 func TestRunSnapshotThroughSymlink(t *testing.T) {
+	t.Parallel()
 	linkDir, dataDir := t.TempDir(), t.TempDir()
 	target := filepath.Join(dataDir, "real.gob")
 	link := filepath.Join(linkDir, "rd.gob")
@@ -878,6 +895,7 @@ func TestRunSnapshotThroughSymlink(t *testing.T) {
 // -seed read the whole file whatever its size: now at most -max-seed-body
 // bytes are read, from a regular file or a pipe alike.
 func TestRunSeedFileBounded(t *testing.T) {
+	t.Parallel()
 	big := runWriteFile(t, "big.json", `[`+strings.Repeat(`{"Company": "A"},`, 100)+`{}]`)
 	for _, path := range []string{big, "/dev/zero"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -935,6 +953,7 @@ func TestRunSeedFileBounded(t *testing.T) {
 // A RESOURCEDIR_ variable with a typo passed silently; it is a warning
 // that names the closest flag.
 func TestRunWarnsAboutUnknownEnvironmentVariables(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		environ []string
 		want    []string
@@ -967,6 +986,7 @@ func TestRunWarnsAboutUnknownEnvironmentVariables(t *testing.T) {
 }
 
 func TestMainEditDistance(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		a, b string
 		want int
@@ -983,6 +1003,7 @@ func TestMainEditDistance(t *testing.T) {
 // NewServer(Config{}, …) answered every seed 413 "larger than the limit of
 // 0 bytes": the zero limits take the defaults that the flags have.
 func TestMainConfigDefaultsAgree(t *testing.T) {
+	t.Parallel()
 	want := DefaultConfig()
 	want.JournalSize = 0 // 0 turns the journal off, on the command line too
 	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
@@ -1003,6 +1024,7 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 // A failed POST /__admin/snapshot answered the internal path and the OS's
 // error text; it answers the reason, and the log has the path and the error.
 func TestRunFailedSnapshotRequestHidesThePath(t *testing.T) {
+	t.Parallel()
 	sub := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
@@ -1038,6 +1060,7 @@ func TestRunFailedSnapshotRequestHidesThePath(t *testing.T) {
 // Two servers in one process collide on the lock too (flock is per open
 // file), and the second one's refusal names the file and this PID.
 func TestRunSecondServerOnSnapshotRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "one.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -1060,6 +1083,7 @@ func TestRunSecondServerOnSnapshotRefused(t *testing.T) {
 // is there on purpose (main.go says why), and none may silently go back to
 // net/http's zero value, which means "no limit".
 func TestHTTPServerSettings(t *testing.T) {
+	t.Parallel()
 	h := NewServer(DefaultConfig(), NewStore(nil), nil)
 	hs := newHTTPServer(h, discardLogger)
 	if hs.Handler != h {
@@ -1089,6 +1113,7 @@ func TestHTTPServerSettings(t *testing.T) {
 // its headers byte by byte is cut off once ReadHeaderTimeout has passed,
 // while a prompt client on the same server is served.
 func TestSlowHeaders(t *testing.T) {
+	t.Parallel()
 	const timeout = 300 * time.Millisecond
 	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
 		hs.ReadHeaderTimeout = timeout
@@ -1145,6 +1170,7 @@ func TestSlowHeaders(t *testing.T) {
 // TestSlowBody: a client that sends its headers promptly and then
 // trickles the body is cut off by ReadTimeout, and the server keeps serving.
 func TestSlowBody(t *testing.T) {
+	t.Parallel()
 	const timeout = 500 * time.Millisecond
 	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
 		hs.ReadTimeout = timeout
@@ -1204,6 +1230,7 @@ func TestSlowBody(t *testing.T) {
 // the real listener: net/http answers 431 itself (in text/plain: the
 // handler never runs), and the server goes on serving.
 func TestOversizedHeaders(t *testing.T) {
+	t.Parallel()
 	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
 	manySmall := strings.Builder{}
 	for i := 0; i < 10000; i++ {

@@ -44,6 +44,7 @@ var (
 func longTests() bool { return os.Getenv("RESOURCEDIR_LONG") != "" }
 
 func TestModel(t *testing.T) {
+	t.Parallel()
 	steps := *modelSteps
 	if steps == 0 {
 		steps = 2000

@@ -46,6 +46,7 @@ func (e *testClient) namespaces() []nsEntry {
 // once: each sees only its own resources, requests and faults, and the
 // totals add up.
 func TestNamespacesIsolated(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, nsConfig(t), nil)
 	const clients, creates = 32, 5
 	var wg sync.WaitGroup
@@ -147,6 +148,7 @@ func TestNamespacesIsolated(t *testing.T) {
 // TestNamespaceLifecycle: created on first use from the seed, listed,
 // deleted, limited, and named plainly.
 func TestNamespaceLifecycle(t *testing.T) {
+	t.Parallel()
 	cfg := nsConfig(t)
 	cfg.MaxNamespaces = 3
 	e := startServer(t, cfg, nil)
@@ -189,6 +191,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 // TestNamespaceIDSeed: with -id-seed every namespace repeats the same
 // GUIDs, so a test sees the same ids whichever namespace it got.
 func TestNamespaceIDSeed(t *testing.T) {
+	t.Parallel()
 	seed := uint64(11)
 	e := startServer(t, DefaultConfig(), &seed)
 	var ids [][]string
@@ -204,6 +207,7 @@ func TestNamespaceIDSeed(t *testing.T) {
 
 // TestNamespacesSurviveRestart: the snapshot holds every namespace.
 func TestNamespacesSurviveRestart(t *testing.T) {
+	t.Parallel()
 	snap := filepath.Join(t.TempDir(), "ns.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
 	e := clientAt(t, p.url)

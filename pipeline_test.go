@@ -20,6 +20,7 @@ import (
 // names the request id and nothing internal; the panic is logged with its
 // stack, and the server goes on serving.
 func TestPanicRecovery(t *testing.T) {
+	t.Parallel()
 	const secret = "secret-detail /home/build/handlers.go:42"
 	var logs syncBuffer
 	srv := NewServer(DefaultConfig(), NewStore(nil), slog.New(slog.NewTextHandler(&logs, nil)))
@@ -112,6 +113,7 @@ func TestPanicRecovery(t *testing.T) {
 // A handler that panics after it started writing cannot turn the answer into
 // a 500; the connection must be cut so that the client sees a failure.
 func TestPanicAfterWriteAborts(t *testing.T) {
+	t.Parallel()
 	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
 	srv.mux.HandleFunc("GET /half", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
@@ -134,6 +136,7 @@ func TestPanicAfterWriteAborts(t *testing.T) {
 
 // An unclean path must not get ServeMux's HTML redirect: every response is JSON.
 func TestUncleanPath(t *testing.T) {
+	t.Parallel()
 	ts := httptest.NewServer(NewServer(DefaultConfig(), NewStore(nil), nil))
 	defer ts.Close()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -160,6 +163,7 @@ func TestUncleanPath(t *testing.T) {
 }
 
 func TestRoutingErrors(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id, _ := a.on(t).create(`{"Company":"C"}`)
 	for _, c := range []struct {
@@ -194,6 +198,7 @@ func TestRoutingErrors(t *testing.T) {
 }
 
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	seen := map[string]bool{}
 	for _, path := range []string{"/api/v2/resource", "/api/v2/resource", "/nope", "/api/v2/resource?requestParams.page=0"} {
@@ -213,6 +218,7 @@ func TestRequestID(t *testing.T) {
 // TestUnexpectedError: an error that is not an API error is a 500 whose
 // Message gives the request id and nothing of the error itself.
 func TestUnexpectedError(t *testing.T) {
+	t.Parallel()
 	rec := httptest.NewRecorder()
 	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
 	srv.writeError(&exchange{ResponseWriter: rec, requestID: "abc-7"}, fmt.Errorf("create resource: %w", io.ErrUnexpectedEOF))

@@ -54,6 +54,7 @@ func rtStrings() []string {
 }
 
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, s := range rtStrings() {
 		got := appendJSONString([]byte("prefix:"), s)
 		if !bytes.HasPrefix(got, []byte("prefix:")) {
@@ -81,6 +82,7 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 }
 
 func TestAppendJSONStringEscapes(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"", `""`},
 		{`a"b\c`, `"a\"b\\c"`},

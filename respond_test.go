@@ -133,33 +133,49 @@ func TestBodyLimits(t *testing.T) {
 	}
 
 	// The default limits, with a declared Content-Length and only a little
-	// of the body sent: the handlers answer 413 from the length alone rather
-	// than wait for (or buffer) the rest. The journal is off here: it reads
-	// more of the body after the handler (TestEarly413DoesNotWaitForTheBody).
+	// of the body sent: the server gives the client up to discardTimeout to
+	// send the rest (so that a client not waiting for 100 Continue reads the
+	// 413 rather than a reset), never buffers it, and answers 413. The three
+	// wait at once, in goroutines: rawExchange does not call t.Fatal. The journal is off here: it reads more of the body after
+	// the handler (TestEarly413DoesNotWaitForTheBody).
 	defCfg := DefaultConfig()
 	defCfg.JournalSize = 0
 	addr := serveProduction(t, NewServer(defCfg, NewStore(nil), nil), nil)
-	for _, tt := range []struct {
+	type exchange struct {
+		what string
+		resp *http.Response
+		body []byte
+		err  error
+	}
+	targets := []struct {
 		method, path string
 		limit        int64
 	}{
 		{"POST", "/api/v2/resource", DefaultConfig().MaxBody},
 		{"PUT", "/api/v2/resource/" + id, DefaultConfig().MaxBody},
 		{"POST", "/__admin/resources", DefaultConfig().MaxSeedBody},
-	} {
-		head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", tt.method, tt.path, tt.limit+1)
-		resp, body, err := rawExchange(t, addr, head, strings.NewReader(`{"Company":`))
-		if err != nil {
-			t.Errorf("%s %s with Content-Length %d: %v", tt.method, tt.path, tt.limit+1, err)
-			continue
-		}
-		if resp.StatusCode != http.StatusRequestEntityTooLarge {
-			t.Errorf("%s %s with Content-Length %d: %d %.300s", tt.method, tt.path, tt.limit+1, resp.StatusCode, body)
-			continue
-		}
-		checkErrorShape(t, tt.path, resp.Header, body)
 	}
-	// A Content-Length of 2^63-1 and a malformed one.
+	results := make(chan exchange, len(targets))
+	for _, tt := range targets {
+		go func() {
+			head := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", tt.method, tt.path, tt.limit+1)
+			resp, body, err := rawExchange(t, addr, head, strings.NewReader(`{"Company":`))
+			results <- exchange{fmt.Sprintf("%s %s with Content-Length %d", tt.method, tt.path, tt.limit+1), resp, body, err}
+		}()
+	}
+	for range targets {
+		x := <-results
+		if x.err != nil {
+			t.Errorf("%s: %v", x.what, x.err)
+			continue
+		}
+		if x.resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s: %d %.300s", x.what, x.resp.StatusCode, x.body)
+			continue
+		}
+		checkErrorShape(t, x.what, x.resp.Header, x.body)
+	}
+	// A Content-Length of 2^63-1 and malformed ones.
 	for _, cl := range []string{"9223372036854775807", "99999999999999999999", "-1", "1, 2"} {
 		// No body is sent: a server that refuses the header closes the
 		// connection, and unread bytes would turn that close into a reset.

@@ -12,6 +12,7 @@ import (
 var apiWrongTypes = []string{`1`, `-1.5e3`, `true`, `false`, `{}`, `{"a":"b"}`, `[]`, `["x"]`}
 
 func TestCreateValidation(t *testing.T) {
+	t.Parallel()
 	type vcase struct {
 		name string
 		body string

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSeedThenFilterBySeededID(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	const given = "6F9619FF-8B86-D011-B42D-00C04FC964FF"
 	want := strings.ToLower(given)
@@ -77,6 +78,7 @@ func urlQueryEscape(s string) string {
 }
 
 func TestSeedDuplicateIDWithinArray(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
@@ -98,6 +100,7 @@ func TestSeedDuplicateIDWithinArray(t *testing.T) {
 }
 
 func TestSeedDuplicateIDAgainstExisting(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	e.seed(`[{"Id": "` + id + `", "Company": "A"}]`)
@@ -122,6 +125,7 @@ func TestSeedDuplicateIDAgainstExisting(t *testing.T) {
 }
 
 func TestSeedPerItemErrorsNameIndexAndField(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "Existing"}]`)
 	long := strings.Repeat("x", 51)
@@ -154,6 +158,7 @@ func TestSeedPerItemErrorsNameIndexAndField(t *testing.T) {
 }
 
 func TestSeedBodyNotAnArray(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 100, JournalSize: 10}, nil)
 	for _, body := range []string{`{"Company": "A"}`, `null`, `"x"`, `[{"Company": "A"}`, `[{"Company": "A"}] x`, ``} {
 		r := e.do(http.MethodPost, "/__admin/resources", body)
@@ -177,6 +182,7 @@ func TestSeedBodyNotAnArray(t *testing.T) {
 // A seed large enough to be decoded and answered in parts on several CPUs
 // must come back whole and in order, as GET /__admin/resources lists it.
 func TestSeedLargeKeepsOrder(t *testing.T) {
+	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	var items []string
 	for i := range 1500 {

@@ -9,6 +9,7 @@ import (
 
 // TestZeroConfig: a Config left at zero serves with the default limits.
 func TestZeroConfig(t *testing.T) {
+	t.Parallel()
 	a := startServer(t, Config{}, nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
 	a.on(t).create(apiPadded(1 << 20))
