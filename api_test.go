@@ -39,11 +39,7 @@ type hostileCase struct {
 // and that the server is healthy afterwards.
 func TestHostileInput(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	client := ts.Client()
-	api := &testClient{t: t, base: ts.URL, client: client}
+	api := startServer(t, DefaultConfig(), nil)
 	for i := range 30 {
 		api.create(fmt.Sprintf(`{"FirstName":"F%02d","Surname":"S%02d","Company":"C"}`, i, i))
 	}
@@ -625,11 +621,7 @@ func checkListPage(t testing.TB, what string, body []byte, pageSize int) listPag
 // are accepted: whitespace around a page, pages past the end, clamping.
 func TestListPageEdges(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	client := ts.Client()
-	api := &testClient{t: t, base: ts.URL, client: client}
+	api := startServer(t, DefaultConfig(), nil)
 	for i := range 45 {
 		api.create(fmt.Sprintf(`{"Company":"C%02d"}`, i))
 	}
@@ -700,11 +692,7 @@ func TestListQueryDeterministic(t *testing.T) {
 // whole request into a 400.
 func TestListQuerySemicolon(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	client := ts.Client()
-	api := &testClient{t: t, base: ts.URL, client: client}
+	api := startServer(t, DefaultConfig(), nil)
 	api.create(`{"Company":"Smith; Jones"}`)
 	api.create(`{"Company":"Smith"}`)
 	for _, tt := range []struct {

@@ -29,14 +29,16 @@ type nsEntry struct {
 	Resources int
 }
 
+// nsList is GET /__admin/namespaces.
+type nsList struct {
+	Namespaces []nsEntry
+	Total      int
+}
+
 func (e *testClient) namespaces() []nsEntry {
 	e.t.Helper()
-	var out struct {
-		Namespaces []nsEntry
-		Total      int
-	}
-	e.getJSON("/__admin/namespaces", &out)
-	if out.Total != len(out.Namespaces) {
+	var out nsList
+	if e.getJSON("/__admin/namespaces", &out); out.Total != len(out.Namespaces) {
 		e.t.Fatalf("Total %d for %d namespaces", out.Total, len(out.Namespaces))
 	}
 	return out.Namespaces

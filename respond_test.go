@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,11 +63,8 @@ func TestBodyLimits(t *testing.T) {
 
 	cfg := DefaultConfig()
 	cfg.MaxSeedBody = 256 << 10 // the default 64 MiB is tried below with a declared length only
-	srv := NewServer(cfg, NewStore(nil), nil)
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	client := ts.Client()
-	api := &testClient{t: t, base: ts.URL, client: client}
+	api := startServer(t, cfg, nil)
+	ts, client := api.ts, api.client
 	id, _ := api.create(`{"Company":"x"}`)
 
 	send := func(what, method, path string, body []byte, chunked bool) (int, http.Header, []byte) {
