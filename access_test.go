@@ -69,7 +69,7 @@ func accForbidden(t *testing.T, what string, status int, h http.Header, body []b
 		t.Errorf("%s: %d %s, want 403", what, status, body)
 		return
 	}
-	if e := hardCheckError(t, what, h, body); !strings.Contains(e.Message, want) {
+	if e := checkErrorShape(t, what, h, body); !strings.Contains(e.Message, want) {
 		t.Errorf("%s: Message %q does not say %q", what, e.Message, want)
 	}
 }
@@ -117,7 +117,7 @@ func TestAccessAllowedHosts(t *testing.T) {
 // TestAccessHostNotCheckedOffLoopback: a server that listens on other
 // interfaces is reached by names of its own; only Origin is checked.
 func TestAccessHostNotCheckedOffLoopback(t *testing.T) {
-	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
 	base := "http://" + addr
 	if status, _, body := accSend(t, base, http.MethodGet, "/api/v2/resource", "directory.corp.example", "", "", ""); status != http.StatusOK {
 		t.Errorf("LoopbackOnly off, a foreign Host: %d %s", status, body)
@@ -182,13 +182,13 @@ func TestAccessOrigin(t *testing.T) {
 // TestAccessOptionsStar: OPTIONS * goes through the pipeline of the real
 // http.Server, not net/http's own plain answer.
 func TestAccessOptionsStar(t *testing.T) {
-	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
-	resp, body, err := hardRaw(t, addr, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", nil)
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	resp, body, err := rawExchange(t, addr, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("OPTIONS *: %d %s, want 404", resp.StatusCode, body)
 	}
-	hardCheckError(t, "OPTIONS *", resp.Header, body)
+	checkErrorShape(t, "OPTIONS *", resp.Header, body)
 }

@@ -26,6 +26,7 @@ func serve(h http.Handler, method, target string, header http.Header) *httptest.
 }
 
 func TestConsolePage(t *testing.T) {
+	t.Parallel()
 	h := consoleHandler(t)
 	rec := serve(h, http.MethodGet, "/", nil)
 	if rec.Code != http.StatusOK {
@@ -79,6 +80,7 @@ func TestConsolePage(t *testing.T) {
 }
 
 func TestConsoleAssets(t *testing.T) {
+	t.Parallel()
 	h := consoleHandler(t)
 	page := serve(h, http.MethodGet, "/", nil).Body.String()
 	refs := regexp.MustCompile(`"(/__admin/console/([a-z.]+)\?v=([0-9a-f]{12}))"`).FindAllStringSubmatch(page, -1)
@@ -112,6 +114,7 @@ func TestConsoleAssets(t *testing.T) {
 }
 
 func TestConsoleErrors(t *testing.T) {
+	t.Parallel()
 	h := consoleHandler(t)
 	tests := []struct {
 		method, target string
@@ -138,6 +141,7 @@ func TestConsoleErrors(t *testing.T) {
 }
 
 func TestConsoleRequiresAuth(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultConfig()
 	cfg.Auth = "svc:token"
 	h := NewServer(cfg, NewStore(nil), nil)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -18,10 +20,10 @@ import (
 // Faults as a client sees them, each through a real TCP connection
 // (behaviour.md 7, "Faults").
 
-// rawExchange sends req on a new TCP connection and reads until the server
+// rawConnExchange sends req on a new TCP connection and reads until the server
 // ends it: what arrived, and the error that ended the reading (io.EOF for a
 // close, ECONNRESET for a reset).
-func rawExchange(t *testing.T, base, req string) ([]byte, error) {
+func rawConnExchange(t *testing.T, base, req string) ([]byte, error) {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 5*time.Second)
 	if err != nil {
@@ -55,10 +57,10 @@ func freshClient(timeout time.Duration) *http.Client {
 // journalOf waits until the journal holds n entries and returns them: the
 // entry of a request answered without HTTP is added after the client has
 // seen the connection end.
-func journalOf(e *admEnv, n int) []wireEntry {
+func journalOf(e *testClient, n int) []wireEntry {
 	e.t.Helper()
 	var entries []wireEntry
-	admEventually(e.t, 10*time.Second, fmt.Sprintf("%d journal entries", n), func() bool {
+	eventually(e.t, 10*time.Second, fmt.Sprintf("%d journal entries", n), func() bool {
 		entries = e.journal()
 		return len(entries) >= n
 	})
@@ -141,7 +143,7 @@ func TestFaultResponse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := admStart(t, DefaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			id := e.addFault(tt.fault)[0].ID
 			resp, err := freshClient(10 * time.Second).Get(e.base + "/api/v2/resource")
 			if err != nil {
@@ -183,10 +185,10 @@ func TestFaultResponse(t *testing.T) {
 
 // TestFaultResetKind: the client sees a TCP reset, not an HTTP answer.
 func TestFaultResetKind(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	id := e.addFault(`{"Path": "/api/v2/resource", "Kind": "reset", "Times": 2}`)[0].ID
 
-	got, err := rawExchange(t, e.base, rawPost("/api/v2/resource", `{"FirstName": "Reset"}`))
+	got, err := rawConnExchange(t, e.base, rawPost("/api/v2/resource", `{"FirstName": "Reset"}`))
 	if !errors.Is(err, syscall.ECONNRESET) || len(got) != 0 {
 		t.Errorf("raw read: %q then %v, want nothing then ECONNRESET", got, err)
 	}
@@ -213,7 +215,7 @@ func TestFaultResetKind(t *testing.T) {
 
 // TestFaultEmptyKind: the connection closes with nothing written.
 func TestFaultEmptyKind(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Kind": "empty", "Times": 3}`)
 	for _, req := range []string{
 		rawGet("/api/v2/resource"),
@@ -221,7 +223,7 @@ func TestFaultEmptyKind(t *testing.T) {
 		// or closing with it unread would be a reset.
 		rawPost("/api/v2/resource", `{"FirstName": "`+strings.Repeat("e", 40<<10)+`"}`),
 	} {
-		got, err := rawExchange(t, e.base, req)
+		got, err := rawConnExchange(t, e.base, req)
 		if err != io.EOF || len(got) != 0 {
 			t.Errorf("raw read: %q then %v, want nothing then EOF", got, err)
 		}
@@ -238,9 +240,9 @@ func TestFaultEmptyKind(t *testing.T) {
 
 // TestFaultGarbageKind: bytes that are not HTTP, then the close.
 func TestFaultGarbageKind(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Kind": "garbage", "Times": 2}`)
-	got, err := rawExchange(t, e.base, rawGet("/api/v2/resource"))
+	got, err := rawConnExchange(t, e.base, rawGet("/api/v2/resource"))
 	if err != io.EOF || string(got) != string(garbageBytes) {
 		t.Errorf("raw read: %q then %v, want the garbage then EOF", got, err)
 	}
@@ -258,7 +260,7 @@ func TestFaultGarbageKind(t *testing.T) {
 // the connection closes without an answer after it.
 func TestFaultHangKind(t *testing.T) {
 	t.Run("until the client gives up", func(t *testing.T) {
-		e := admStart(t, DefaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)[0].ID
 		resp, err := freshClient(300*time.Millisecond).Post(e.base+"/api/v2/resource", "application/json", strings.NewReader(`{"FirstName": "Patient"}`))
 		if err == nil {
@@ -282,7 +284,7 @@ func TestFaultHangKind(t *testing.T) {
 		// read, so a hang reads and throws away what it could not keep.
 		cfg := DefaultConfig()
 		cfg.MaxBody = 1 << 10
-		e := admStart(t, cfg, nil)
+		e := startServer(t, cfg, nil)
 		e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)
 		for _, body := range []io.Reader{
 			strings.NewReader(`{"Company": "` + strings.Repeat("x", 1<<20) + `"}`),
@@ -301,10 +303,10 @@ func TestFaultHangKind(t *testing.T) {
 		}
 	})
 	t.Run("with DelayMs", func(t *testing.T) {
-		e := admStart(t, DefaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		e.addFault(`{"Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 200}`)
 		start := time.Now()
-		got, err := rawExchange(t, e.base, rawGet("/api/v2/resource"))
+		got, err := rawConnExchange(t, e.base, rawGet("/api/v2/resource"))
 		if err != io.EOF || len(got) != 0 {
 			t.Errorf("raw read: %q then %v, want nothing then EOF", got, err)
 		}
@@ -330,7 +332,7 @@ func TestFaultDelayMs(t *testing.T) {
 		{`{"Path": "/api/v2/resource", "DelayMs": 150, "Status": 504}`, 504, `{"Message":"Injected fault`},
 	}
 	for _, tt := range tests {
-		e := admStart(t, DefaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		e.addFault(tt.fault)
 		start := time.Now()
 		r := e.do(http.MethodGet, "/api/v2/resource", "")
@@ -344,7 +346,7 @@ func TestFaultDelayMs(t *testing.T) {
 }
 
 func TestFaultTimes(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Times": 3}`)
 	var statuses []int
 	for range 5 {
@@ -363,7 +365,7 @@ func TestFaultTimes(t *testing.T) {
 func TestFaultChanceSeed(t *testing.T) {
 	const n = 200
 	fired := func(fault string) []int {
-		e := admStart(t, DefaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		added := e.addFault(fault)[0]
 		var out []int
 		for i := range n {
@@ -396,7 +398,7 @@ func TestFaultChanceSeed(t *testing.T) {
 	}
 
 	// Without a Seed one is chosen, shown, and repeats the run when given.
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	f := e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Chance": 0.5}`)[0]
 	if f.Seed < 0 || f.Seed >= 1<<53 {
 		t.Errorf("chosen Seed %d: a JavaScript client cannot copy it exactly", f.Seed)
@@ -406,7 +408,7 @@ func TestFaultChanceSeed(t *testing.T) {
 // TestFaultAfter: the write is applied and journaled with its real status,
 // and the client gets the fault; a client that retries makes a duplicate.
 func TestFaultAfter(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "reset", "After": true, "Times": 1}`)[0].ID
 
 	// A client that retries a create whose answer it lost.
@@ -430,7 +432,7 @@ func TestFaultAfter(t *testing.T) {
 	}
 	var list struct {
 		TotalResults int
-		ResourceList []admResource
+		ResourceList []seededResource
 	}
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "").decode(t, &list)
 	if list.TotalResults != 2 || list.ResourceList[0].DisplayName != "Twice Made" || list.ResourceList[1].DisplayName != "Twice Made" {
@@ -453,11 +455,11 @@ func TestFaultAfter(t *testing.T) {
 	// With a Status, the client gets it instead of the 200.
 	id = e.addFault(`{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 503, "After": true}`)[0].ID
 	target := list.ResourceList[0].Id
-	r := e.do(http.MethodPut, "/api/v2/resource/"+target, admFullBody(target, "Changed"))
+	r := e.do(http.MethodPut, "/api/v2/resource/"+target, putBody(target, "FirstName", "Changed"))
 	if r.Status != 503 {
 		t.Fatalf("PUT answered %d %s, want the fault's 503", r.Status, r.Body)
 	}
-	if ae := r.apiErr(t); strings.Contains(ae.Message, "Changed") {
+	if ae := r.wantError(t, 0, "", anyModelState); strings.Contains(ae.Message, "Changed") {
 		t.Errorf("the 503 leaks the real answer: %s", r.Body)
 	}
 	if all := e.all(); all[0].FirstName == nil || *all[0].FirstName != "Changed" {
@@ -478,7 +480,7 @@ func TestFaultAfter(t *testing.T) {
 // TestFaultOrder: the first fault added that fires answers; one that does
 // not match, is spent, or loses its draw leaves the request to the next.
 func TestFaultOrder(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`[
 		{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 409},
 		{"Path": "/api/v2/resource", "Status": 500, "Times": 1},
@@ -515,7 +517,7 @@ func TestFaultPathMatching(t *testing.T) {
 		{"/api/v2/resource/" + id, "PUT", "/api/v2/resource/" + strings.ToUpper(id), false},
 	}
 	for _, tt := range tests {
-		e := admStart(t, DefaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		e.addFault(fmt.Sprintf(`{"Path": %q, "Status": 418}`, tt.faultPath))
 		r := e.do(tt.method, tt.path, "")
 		if fired := r.Status == 418; fired != tt.fires {
@@ -525,7 +527,7 @@ func TestFaultPathMatching(t *testing.T) {
 }
 
 func TestFaultDeleteOne(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	fs := e.addFault(`[{"Path": "/api/v2/resource", "Status": 500}, {"Path": "/api/v2/resource", "Status": 502}]`)
 	r := e.expect(http.StatusOK, http.MethodDelete, fmt.Sprintf("/__admin/faults/%d", fs[0].ID), "")
 	if want := fmt.Sprintf(`{"Deleted":%d}`, fs[0].ID); string(r.Body) != want {
@@ -537,12 +539,12 @@ func TestFaultDeleteOne(t *testing.T) {
 	}
 	for _, path := range []string{fmt.Sprintf("/__admin/faults/%d", fs[0].ID), "/__admin/faults/999", "/__admin/faults/abc"} {
 		r := e.expect(http.StatusNotFound, http.MethodDelete, path, "")
-		if ae := r.apiErr(t); !strings.Contains(ae.Message, strings.TrimPrefix(path, "/__admin/faults/")) {
+		if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, strings.TrimPrefix(path, "/__admin/faults/")) {
 			t.Errorf("DELETE %s: Message %q does not name the id", path, ae.Message)
 		}
 	}
 	r = e.expect(http.StatusBadRequest, http.MethodDelete, fmt.Sprintf("/__admin/faults/%d?force=1", fs[1].ID), "")
-	if ae := r.apiErr(t); len(ae.ModelState["force"]) != 1 {
+	if ae := r.wantError(t, 0, "", anyModelState); len(ae.ModelState["force"]) != 1 {
 		t.Errorf("an unknown parameter: %s, want ModelState naming force", r.Body)
 	}
 	if left := e.faults(); len(left) != 1 {
@@ -551,7 +553,7 @@ func TestFaultDeleteOne(t *testing.T) {
 }
 
 func TestFaultListShowsEverything(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "post", "Path": "/API/V2/Resource/", "Status": 429, "Headers": {"retry-after": "3"}, "Body": {"a": [1, 2]}, "Times": 2, "Chance": 0.75, "Seed": 7, "DelayMs": 5, "After": true}`)
 	e.addFault(`{"Path": "/api/v2/resource/{id}", "Kind": "reset"}`)
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/faults", "")
@@ -566,13 +568,32 @@ func TestFaultListShowsEverything(t *testing.T) {
 }
 
 func TestFaultInvalid(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const ok = `"Path": "/api/v2/resource", "Status": 503`
 	tests := []struct {
 		body string
 		keys []string // the ModelState keys; none: the Message alone
 		says string   // in the Message or the ModelState
 	}{
+		{`{"Path": "/api/v2/resource"}`, []string{"Status"}, ""},
+		{`{"Status": 503}`, []string{"Path"}, ""},
+		{`{"Path": "api/v2/resource", "Status": 503}`, []string{"Path"}, ""},
+		{`{"Path": "/__admin/reset", "Status": 503}`, []string{"Path"}, ""},
+		{`{"Path": "/api/v2/resource", "Status": 42}`, []string{"Status"}, ""},
+		{`{"Path": "/api/v2/resource", "Status": 600}`, []string{"Status"}, ""},
+		{`{"Path": "/api/v2/resource", "Status": 99}`, []string{"Status"}, ""},
+		{`{"Path": "/api/v2/resource", "Status": "503"}`, []string{"Status"}, ""},
+		{`{"Path": "/api/v2/resource", "Status": 503, "DelayMs": -1}`, []string{"DelayMs"}, ""},
+		{`{"Path": "/api/v2/resource", "DelayMs": 120001}`, []string{"DelayMs"}, ""},
+		{`{"Path": "/api/v2/resource", "Status": 503, "Times": -1}`, []string{"Times"}, ""},
+		{`{"Path": "/api/v2/resource", "Status": 503, "times": "once"}`, []string{"Times"}, ""},
+		{`{"Path": 7, "Status": 503}`, []string{"Path"}, ""},
+		{`{"Method": 1, "Path": "/api/v2/resource", "Status": 503}`, []string{"Method"}, ""},
+		{`[{"Path": "/api/v2/resource", "Status": 503}, {"Status": 503}]`, []string{"[1].Path"}, ""},
+		{`not json`, nil, ""},
+		{`{"Path": "/api/v2/resource", "Status": 503}, {"Path": "/api/v2/resource", "Status": 500}`, nil, ""},
+		{`[1]`, nil, ""},
+		{``, nil, ""},
 		{`{` + ok + `, "Statuss": 1}`, []string{"Statuss"}, "Statuss"},
 		{`{` + ok + `, "Retry": true, "Delay": 5}`, []string{"Delay", "Retry"}, "Unknown property"},
 		{`{"Path": "/api/v2/resource", "Status": "503"}`, []string{"Status"}, "wrong JSON type"},
@@ -620,7 +641,7 @@ func TestFaultInvalid(t *testing.T) {
 			t.Errorf("%s: status %d, want 400; %s", tt.body, r.Status, r.Body)
 			continue
 		}
-		ae := r.apiErr(t)
+		ae := r.wantError(t, 0, "", anyModelState)
 		var keys []string
 		for k := range ae.ModelState {
 			keys = append(keys, k)
@@ -636,25 +657,29 @@ func TestFaultInvalid(t *testing.T) {
 	if fs := e.faults(); len(fs) != 0 {
 		t.Errorf("invalid bodies added faults: %+v", fs)
 	}
+	// An empty array adds nothing and is not an error.
+	if got := e.addFault(`[]`); len(got) != 0 {
+		t.Errorf("[] added %+v", got)
+	}
 }
 
 // TestFaultLimit: at most 1,000 faults exist, whether asked for at once or
 // across requests.
 func TestFaultLimit(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	many := func(n int) string {
 		one := `{"Path": "/api/v2/resource", "Status": 503}`
 		return "[" + strings.Repeat(one+",", n-1) + one + "]"
 	}
 	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/faults", many(1001))
-	if ae := r.apiErr(t); !strings.Contains(ae.Message, "1000") || !strings.Contains(ae.Message, "1001") {
+	if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "1000") || !strings.Contains(ae.Message, "1001") {
 		t.Errorf("1001 at once: %q, want the limit and the count named", ae.Message)
 	}
 	if got := e.addFault(many(600)); len(got) != 600 {
 		t.Fatalf("added %d, want 600", len(got))
 	}
 	r = e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/faults", many(401))
-	if ae := r.apiErr(t); !strings.Contains(ae.Message, "1000") || !strings.Contains(ae.Message, "600") {
+	if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "1000") || !strings.Contains(ae.Message, "600") {
 		t.Errorf("past the total: %q, want the limit and those that exist named", ae.Message)
 	}
 	if got := e.addFault(many(400)); len(got) != 400 {
@@ -717,7 +742,7 @@ func FuzzParseFaults(f *testing.F) {
 // TestFaultCutShortAtShutdown: a hang without DelayMs ends when the server
 // shuts down, so that it never holds the drain.
 func TestFaultHangEndsAtShutdown(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Kind": "hang"}`)
 	done := make(chan error, 1)
 	go func() {
@@ -730,7 +755,7 @@ func TestFaultHangEndsAtShutdown(t *testing.T) {
 		}
 		done <- err
 	}()
-	admEventually(t, 10*time.Second, "the hang to begin", func() bool { return e.faults()[0].Fired == 1 })
+	eventually(t, 10*time.Second, "the hang to begin", func() bool { return e.faults()[0].Fired == 1 })
 	e.srv.beginShutdown()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -747,9 +772,9 @@ func TestFaultHangEndsAtShutdown(t *testing.T) {
 // TestFaultInformationalStatus: a 1xx is no final answer; it is sent, then
 // the connection is cut, as a broken upstream would.
 func TestFaultInformationalStatus(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 103, "Headers": {"Link": "</a.css>; rel=preload"}, "Times": 2}`)
-	got, err := rawExchange(t, e.base, rawGet("/api/v2/resource"))
+	got, err := rawConnExchange(t, e.base, rawGet("/api/v2/resource"))
 	head, _, _ := strings.Cut(string(got), "X-Request-Id:")
 	if err != io.EOF || head != "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n" || !strings.HasSuffix(string(got), "\r\n\r\n") {
 		t.Errorf("raw read: %q then %v, want the 103 alone then EOF", got, err)
@@ -761,5 +786,288 @@ func TestFaultInformationalStatus(t *testing.T) {
 	}
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("http.Client error %v, want an unexpected EOF", err)
+	}
+}
+
+func TestFaultFiresExactlyNTimes(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	added := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 2}`)
+	if len(added) != 1 || added[0].ID < 1 || added[0].Method != "POST" || added[0].Status != 503 || added[0].Times != 2 || added[0].Fired != 0 {
+		t.Fatalf("added %+v", added)
+	}
+	for i := range 2 {
+		r := e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
+		if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "Injected fault") {
+			t.Errorf("firing %d: Message %q", i, ae.Message)
+		}
+		if r.Header.Get("X-Request-Id") == "" {
+			t.Errorf("firing %d: no X-Request-Id", i)
+		}
+	}
+	// Other methods on the path are not affected.
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "B"}`)
+	if n := e.health(); n != 2 {
+		t.Errorf("%d resources, want 2: faulted requests must not reach the store", n)
+	}
+	fs := e.faults()
+	if len(fs) != 1 || fs[0].Fired != 2 || fs[0].Times != 2 || fs[0].ID != added[0].ID {
+		t.Errorf("GET /__admin/faults: %+v, want the fault with Fired 2", fs)
+	}
+	var statuses []int
+	for _, g := range e.journal() {
+		statuses = append(statuses, g.Status)
+	}
+	if !slices.Equal(statuses, []int{503, 503, 200, 200, 200}) {
+		t.Errorf("journal statuses %v", statuses)
+	}
+}
+
+func TestFaultUntilCleared(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	e.addFault(`{"path": "/api/v2/resource", "status": 500}`) // Times 0; names matched case-insensitively
+	for range 5 {
+		e.expect(http.StatusInternalServerError, http.MethodGet, "/api/v2/resource", "")
+	}
+	if fs := e.faults(); len(fs) != 1 || fs[0].Fired != 5 || fs[0].Times != 0 {
+		t.Errorf("faults %+v", fs)
+	}
+	r := e.expect(http.StatusOK, http.MethodDelete, "/__admin/faults", "")
+	if string(r.Body) != `{"Cleared":1}` {
+		t.Errorf("DELETE /__admin/faults: %s", r.Body)
+	}
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	if r := e.expect(http.StatusOK, http.MethodGet, "/__admin/faults", ""); string(r.Body) != `{"Faults":[]}` {
+		t.Errorf("faults after clear: %s", r.Body)
+	}
+}
+
+func TestFaultMethodMatching(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	e.addFault(`{"Path": "/api/v2/resource", "Status": 502, "Times": 2}`) // Method "": any
+	e.expect(http.StatusBadGateway, http.MethodGet, "/api/v2/resource", "")
+	e.expect(http.StatusBadGateway, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+
+	fs := e.addFault(`[{"Method": "*", "Path": "/api/v2/resource", "Status": 504, "Times": 1}, {"Method": "get", "Path": "/api/v2/resource", "Status": 429, "Times": 1}]`)
+	if fs[0].Method != "" || fs[1].Method != "GET" {
+		t.Errorf("methods normalised to %q and %q, want \"\" and GET", fs[0].Method, fs[1].Method)
+	}
+	e.expect(http.StatusGatewayTimeout, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`) // the GET-only fault waits
+	e.expect(http.StatusTooManyRequests, http.MethodGet, "/api/v2/resource", "")
+}
+
+func TestFaultIDPatternMatchesPut(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	res := e.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}]`)[0]
+	e.addFault(`{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 409, "Times": 1}`)
+	// Neither the collection path nor a deeper one matches the pattern.
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	e.expect(http.StatusNotFound, http.MethodPut, "/api/v2/resource/"+res.Id+"/extra", putBody(res.Id, "FirstName", "X"))
+	e.expect(http.StatusConflict, http.MethodPut, "/api/v2/resource/"+res.Id, putBody(res.Id, "FirstName", "Augusta"))
+	var updated seededResource
+	e.expect(http.StatusOK, http.MethodPut, "/api/v2/resource/"+strings.ToUpper(res.Id), putBody(res.Id, "FirstName", "Augusta")).decode(t, &updated)
+	if updated.FirstName == nil || *updated.FirstName != "Augusta" {
+		t.Errorf("update after the fault: %+v", updated)
+	}
+	if fs := e.faults(); fs[0].Fired != 1 {
+		t.Errorf("Fired %d, want 1", fs[0].Fired)
+	}
+}
+
+func TestFaultsAppliedInOrderAdded(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	first := e.addFault(`[{"Path": "/api/v2/resource", "Status": 500, "Times": 1}, {"Path": "/api/v2/resource", "Status": 502, "Times": 1}]`)
+	second := e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
+	if first[0].ID >= first[1].ID || first[1].ID >= second[0].ID {
+		t.Errorf("fault ids not increasing: %+v %+v", first, second)
+	}
+	for _, want := range []int{500, 502, 503, 200} {
+		e.expect(want, http.MethodGet, "/api/v2/resource", "")
+	}
+	fs := e.faults()
+	if len(fs) != 3 || fs[0].Status != 500 || fs[1].Status != 502 || fs[2].Status != 503 {
+		t.Errorf("GET /__admin/faults not in the order added: %+v", fs)
+	}
+}
+
+func TestFaultDelayOnlyThenRealAnswer(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 150, "Times": 1}`)
+	start := time.Now()
+	var out struct {
+		Data  []seededResource
+		Total int
+	}
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"FirstName": "Slow"}`).decode(t, &out)
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Errorf("delayed request answered after %v, want at least 150ms", took)
+	}
+	if out.Total != 1 || out.Data[0].DisplayName != "Slow" {
+		t.Errorf("delay-only fault did not serve the real answer: %+v", out)
+	}
+	got := e.journal()
+	if len(got) != 1 || got[0].Status != 200 || got[0].DurationMs < 150 || string(got[0].Body) != `{"FirstName":"Slow"}` {
+		t.Errorf("journal %+v", got)
+	}
+
+	// With a Status too, the delay comes first.
+	e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "DelayMs": 100, "Times": 1}`)
+	start = time.Now()
+	e.expect(http.StatusServiceUnavailable, http.MethodGet, "/api/v2/resource", "")
+	if took := time.Since(start); took < 100*time.Millisecond {
+		t.Errorf("delayed 503 answered after %v, want at least 100ms", took)
+	}
+}
+
+// TestFaultDelayCutShortByClient checks that a client giving up during an
+// injected delay frees the handler at once: the journal shows 499.
+func TestFaultDelayCutShortByClient(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, method, path, body string
+	}{
+		{"GET", http.MethodGet, "/api/v2/resource", ""},
+		{"POST with a body", http.MethodPost, "/api/v2/resource", `{"FirstName": "Impatient"}`},
+		{"PUT with a body", http.MethodPut, "/api/v2/resource/0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", putBody("0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", "FirstName", "Impatient")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startServer(t, DefaultConfig(), nil)
+			e.addFault(fmt.Sprintf(`{"Method": %q, "Path": %q, "DelayMs": 10000}`, tt.method, tt.path))
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			var body io.Reader
+			if tt.body != "" {
+				body = strings.NewReader(tt.body)
+			}
+			req, err := http.NewRequestWithContext(ctx, tt.method, e.ts.URL+tt.path, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			start := time.Now()
+			resp, err := e.ts.Client().Do(req)
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("request answered %d during a 10 s delay", resp.StatusCode)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("client error %v, want its deadline", err)
+			}
+			var entry wireEntry
+			eventually(t, 5*time.Second, "the journal entry of the abandoned request", func() bool {
+				got := e.journal()
+				if len(got) == 0 {
+					return false
+				}
+				entry = got[0]
+				return true
+			})
+			if entry.Status != statusClientClosed {
+				t.Errorf("journal status %d, want %d", entry.Status, statusClientClosed)
+			}
+			if entry.DurationMs >= 5000 {
+				t.Errorf("handler ran %v ms of a 10 s delay after the client left", entry.DurationMs)
+			}
+			if time.Since(start) >= 5*time.Second {
+				t.Errorf("took %v", time.Since(start))
+			}
+			if tt.body != "" && string(entry.Body) != string(mustCompact(t, tt.body)) {
+				t.Errorf("journal body %s, want %s", entry.Body, tt.body)
+			}
+			if n := e.health(); n != 0 {
+				t.Errorf("%d resources: the abandoned request was served", n)
+			}
+		})
+	}
+}
+
+func mustCompact(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestFaultExpectContinue checks that a faulted request whose client waits
+// for 100 Continue before sending its body is answered at once, not after
+// the client's wait.
+func TestFaultExpectContinue(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.MaxBody = 1000
+	e := startServer(t, cfg, nil)
+	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
+	tr := e.ts.Client().Transport.(*http.Transport).Clone()
+	tr.ExpectContinueTimeout = 10 * time.Second
+	client := &http.Client{Transport: tr}
+	defer tr.CloseIdleConnections()
+	for _, tt := range []struct {
+		body   string
+		status int
+	}{
+		{`{"Company": "Faulted"}`, http.StatusServiceUnavailable},
+		{`{"Company": "` + strings.Repeat("x", 2000) + `"}`, http.StatusRequestEntityTooLarge},
+	} {
+		req, err := http.NewRequest(http.MethodPost, e.ts.URL+"/api/v2/resource", strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Expect", "100-continue")
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("status %d, want %d", resp.StatusCode, tt.status)
+		}
+		if took := time.Since(start); took >= 5*time.Second {
+			t.Errorf("%d answered after %v: the server waited for a body it had refused", tt.status, took)
+		}
+	}
+}
+
+// Shutdown waits for in-flight requests, so an injected delay must end when
+// it begins, or Ctrl-C would hang for the length of the delay.
+func TestFaultDelayEndsAtShutdown(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpSrv := newHTTPServer(srv, slog.New(slog.DiscardHandler))
+	httpSrv.RegisterOnShutdown(srv.beginShutdown)
+	go httpSrv.Serve(ln)
+	e := clientAt(t, "http://"+ln.Addr().String())
+	e.addFault(`{"Path": "/api/v2/resource", "DelayMs": 100000}`)
+
+	answered := make(chan response, 1)
+	go func() { answered <- e.do("GET", "/api/v2/resource", "") }()
+	eventually(t, 10*time.Second, "the delayed request to be in flight", func() bool {
+		return e.faults()[0].Fired == 1
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := httpSrv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with a delay pending: %v", err)
+	}
+	if r := <-answered; r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("the delayed request got %d, want 503: %s", r.Status, r.Body)
 	}
 }

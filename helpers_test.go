@@ -1,9 +1,28 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // wireEntry is a journal entry as GET /__admin/requests shows it.
@@ -92,3 +111,673 @@ func readSnapshotFile(path string) ([]*Resource, error) {
 
 // jsonInto decodes body into v, for goroutines that cannot call t.Fatal.
 func jsonInto(body []byte, v any) error { return json.Unmarshal(body, v) }
+
+// jsonContentType is what every API and admin JSON response declares.
+const jsonContentType = "application/json; charset=utf-8"
+
+// testClient talks to a Server over a real HTTP connection, as clients of
+// the real service would. Its methods fail t on transport errors.
+type testClient struct {
+	t      testing.TB
+	srv    *Server          // nil for a server started by run
+	store  *Store           // nil for a server started by run
+	ts     *httptest.Server // nil for a server started by run
+	base   string
+	client *http.Client
+	// strict checks on every response what the API promises for all of
+	// them: the JSON content type, an X-Request-Id and a JSON body in UTF-8.
+	strict bool
+}
+
+// startServer serves NewServer(cfg) from a fresh store behind httptest.
+// Redirects are not followed: the emulator must not send any.
+func startServer(t testing.TB, cfg Config, idSeed *uint64) *testClient {
+	t.Helper()
+	store := NewStore(idSeed)
+	srv := NewServer(cfg, store, nil)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	client := ts.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &testClient{t: t, srv: srv, store: store, ts: ts, base: ts.URL, client: client}
+}
+
+// clientAt talks to a server already listening at base.
+func clientAt(t testing.TB, base string) *testClient {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &testClient{t: t, base: base, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+}
+
+// on is c reporting to t, for subtests that share a server.
+func (c *testClient) on(t testing.TB) *testClient {
+	cc := *c
+	cc.t = t
+	return &cc
+}
+
+// checkingEvery is c with the checks of strict on every response.
+func (c *testClient) checkingEvery() *testClient {
+	cc := *c
+	cc.strict = true
+	return &cc
+}
+
+// in is c as a client handed the base URL of namespace name sees it.
+func (c *testClient) in(name string) *testClient {
+	cc := *c
+	cc.base = c.base + "/ns/" + name
+	return &cc
+}
+
+// response is an answer with its body read.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// do sends a request with Content-Type application/json; hdr holds header
+// name, value pairs. An empty body sends none.
+func (c *testClient) do(method, path, body string, hdr ...string) response {
+	c.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	return c.stream(method, path, rd, hdr...)
+}
+
+// stream is do with a body read from rd; a reader that hides its length
+// (see chunked) is sent chunked.
+func (c *testClient) stream(method, path string, rd io.Reader, hdr ...string) response {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %.200s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("%s %.200s: read body: %v", method, path, err)
+	}
+	r := response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	if c.strict {
+		if ct := resp.Header.Get("Content-Type"); ct != jsonContentType {
+			c.t.Errorf("%s %s: Content-Type %q, want %q", method, path, ct, jsonContentType)
+		}
+		if resp.Header.Get("X-Request-Id") == "" {
+			c.t.Errorf("%s %s: no X-Request-Id header", method, path)
+		}
+		if method != http.MethodHead && (!json.Valid(b) || !utf8.Valid(b)) {
+			c.t.Errorf("%s %s: the body is not JSON in UTF-8: %q", method, path, b)
+		}
+	}
+	return r
+}
+
+// chunked hides a body's length, so that it is sent chunked, without a
+// Content-Length.
+func chunked(s string) io.Reader { return struct{ io.Reader }{strings.NewReader(s)} }
+
+// expect sends a request and fails the test unless it answers status.
+func (c *testClient) expect(status int, method, path, body string, hdr ...string) response {
+	c.t.Helper()
+	r := c.do(method, path, body, hdr...)
+	if r.Status != status {
+		c.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.Status, status, r.Body)
+	}
+	return r
+}
+
+// getJSON GETs path, expects 200 and decodes the body into v.
+func (c *testClient) getJSON(path string, v any) {
+	c.t.Helper()
+	c.expect(http.StatusOK, http.MethodGet, path, "").decode(c.t, v)
+}
+
+func (r response) decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// healthy checks that GET /__admin/health answers 200 "ok", and returns
+// the number of resources it counts.
+func (c *testClient) health() int {
+	c.t.Helper()
+	var h struct {
+		Status    string
+		Resources int
+	}
+	c.getJSON("/__admin/health", &h)
+	if h.Status != "ok" {
+		c.t.Fatalf("health Status %q, want ok", h.Status)
+	}
+	return h.Resources
+}
+
+func (c *testClient) journal() []wireEntry {
+	c.t.Helper()
+	var j struct{ Requests []wireEntry }
+	c.getJSON("/__admin/requests", &j)
+	if j.Requests == nil {
+		c.t.Fatal("journal Requests is null, want an array")
+	}
+	return j.Requests
+}
+
+func (c *testClient) faults() []fault {
+	c.t.Helper()
+	var f struct{ Faults []fault }
+	c.getJSON("/__admin/faults", &f)
+	return f.Faults
+}
+
+func (c *testClient) addFault(spec string) []fault {
+	c.t.Helper()
+	var f struct{ Faults []fault }
+	c.expect(http.StatusOK, http.MethodPost, "/__admin/faults", spec).decode(c.t, &f)
+	return f.Faults
+}
+
+// seededResource is a resource as GET /__admin/resources shows it.
+type seededResource struct {
+	Id, DisplayName, Status string
+	FirstName, Surname      *string
+	Company, ExternalID     *string
+	StatusId                int
+	Types                   []struct {
+		Id   int
+		Type string
+	}
+	Address json.RawMessage
+}
+
+// seed posts items to /__admin/resources and returns them as stored.
+func (c *testClient) seed(items string) []seededResource {
+	c.t.Helper()
+	var seeded struct {
+		Total int
+		Ids   []string
+	}
+	c.expect(http.StatusOK, http.MethodPost, "/__admin/resources", items).decode(c.t, &seeded)
+	if seeded.Total != len(seeded.Ids) {
+		c.t.Fatalf("seed Total %d, but %d Ids", seeded.Total, len(seeded.Ids))
+	}
+	byID := map[string]seededResource{}
+	for _, r := range c.all() {
+		byID[r.Id] = r
+	}
+	out := make([]seededResource, len(seeded.Ids))
+	for i, id := range seeded.Ids {
+		if out[i] = byID[id]; out[i].Id != id {
+			c.t.Fatalf("seeded Id %s is not in GET /__admin/resources", id)
+		}
+	}
+	return out
+}
+
+// all reads every resource through GET /__admin/resources.
+func (c *testClient) all() []seededResource {
+	c.t.Helper()
+	var out struct {
+		Data  []seededResource
+		Total int
+	}
+	c.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "").decode(c.t, &out)
+	if out.Total != len(out.Data) {
+		c.t.Fatalf("Total %d, but %d in Data", out.Total, len(out.Data))
+	}
+	return out.Data
+}
+
+// createPerson creates the person first Test and returns it.
+func (c *testClient) createPerson(first string) seededResource {
+	c.t.Helper()
+	var out struct{ Data []seededResource }
+	c.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"FirstName":%q,"Surname":"Test"}`, first)).decode(c.t, &out)
+	return out.Data[0]
+}
+
+var guidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// create posts body, requires a 200, and returns the new Id and the response
+// with that Id replaced by "ID".
+func (c *testClient) create(body string) (string, []byte) {
+	c.t.Helper()
+	r := c.do(http.MethodPost, "/api/v2/resource", body)
+	if r.Status != http.StatusOK {
+		c.t.Fatalf("create %s: status %d: %s", body, r.Status, r.Body)
+	}
+	var env struct {
+		Data  []struct{ Id string }
+		Total int
+	}
+	if err := json.Unmarshal(r.Body, &env); err != nil || len(env.Data) != 1 || env.Total != 1 {
+		c.t.Fatalf("create %s: %s (%v)", body, r.Body, err)
+	}
+	id := env.Data[0].Id
+	if !guidV4.MatchString(id) {
+		c.t.Errorf("generated Id %q is not a lower-case hyphenated version-4 GUID", id)
+	}
+	return id, bytes.Replace(r.Body, []byte(`{"Id":"`+id+`"`), []byte(`{"Id":"ID"`), 1)
+}
+
+// errorBody is the error shape of behaviour.md section 6.
+type errorBody struct {
+	Message    string
+	ModelState map[string][]string
+}
+
+// anyModelState, given to wantError, accepts any ModelState or none.
+var anyModelState = map[string]string{"*": ""}
+
+// wantError checks an error response: its exact status (0 accepts any 4xx
+// or 5xx), that its Message contains msg, and that ModelState has exactly
+// the keys of ms, each with a message that contains the given fragment. A
+// nil ms means there must be no ModelState at all. It returns the error.
+func (r response) wantError(t testing.TB, status int, msg string, ms map[string]string) errorBody {
+	t.Helper()
+	if status != 0 && r.Status != status || r.Status < 400 {
+		t.Errorf("status %d, want %d; body %.300s", r.Status, status, r.Body)
+	}
+	e := checkErrorShape(t, "", r.Header, r.Body)
+	if !strings.Contains(e.Message, msg) {
+		t.Errorf("Message %q does not contain %q", e.Message, msg)
+	}
+	if ms == nil && e.ModelState != nil {
+		t.Errorf("unexpected ModelState: %.300s", r.Body)
+	}
+	if _, any := ms["*"]; ms == nil || any {
+		return e
+	}
+	for key, frag := range ms {
+		msgs, ok := e.ModelState[key]
+		if !ok {
+			t.Errorf("ModelState lacks %q: %.300s", key, r.Body)
+			continue
+		}
+		if !slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, frag) }) {
+			t.Errorf("ModelState[%q] = %q, none contains %q", key, msgs, frag)
+		}
+	}
+	for key := range e.ModelState {
+		if _, ok := ms[key]; !ok {
+			t.Errorf("unexpected ModelState key %q: %.300s", key, r.Body)
+		}
+	}
+	return e
+}
+
+// checkErrorShape checks what every error response carries, whatever its
+// status: the JSON content type, an X-Request-Id, a body in UTF-8 of
+// exactly Message and then, if any, a non-empty ModelState whose keys each
+// hold non-empty messages. It returns the decoded error.
+func checkErrorShape(t testing.TB, what string, h http.Header, body []byte) errorBody {
+	t.Helper()
+	if what != "" {
+		what += ": "
+	}
+	if ct := h.Get("Content-Type"); ct != jsonContentType {
+		t.Errorf("%sContent-Type %q, want %q", what, ct, jsonContentType)
+	}
+	if h.Get("X-Request-Id") == "" {
+		t.Errorf("%sno X-Request-Id header", what)
+	}
+	if !utf8.Valid(body) {
+		t.Errorf("%serror body is not valid UTF-8: %.300q", what, body)
+	}
+	keys, err := topKeys(body)
+	if err != nil {
+		t.Errorf("%serror body is not a JSON object: %v: %.300q", what, err, body)
+		return errorBody{}
+	}
+	if !slices.Equal(keys, []string{"Message"}) && !slices.Equal(keys, []string{"Message", "ModelState"}) {
+		t.Errorf("%serror body has properties %v, want Message and perhaps ModelState: %.300s", what, keys, body)
+	}
+	var e errorBody
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Errorf("%serror body does not have the error shape: %v: %.300s", what, err, body)
+	}
+	if strings.TrimSpace(e.Message) == "" {
+		t.Errorf("%serror body has no Message: %.300s", what, body)
+	}
+	if slices.Contains(keys, "ModelState") && len(e.ModelState) == 0 {
+		t.Errorf("%sModelState is present but empty: %.300s", what, body)
+	}
+	for k, msgs := range e.ModelState {
+		if len(msgs) == 0 {
+			t.Errorf("%sModelState[%q] has no message", what, k)
+		}
+		for _, m := range msgs {
+			if m == "" {
+				t.Errorf("%sModelState[%q] has an empty message", what, k)
+			}
+		}
+	}
+	return e
+}
+
+// rawJSON is a value putBody and rawObject write as it is.
+type rawJSON string
+
+// omitted, as a value given to putBody, removes the property.
+type omitted struct{}
+
+var omit = omitted{}
+
+// putBody returns a full PUT body for id whose values describe the
+// resource adaCreate creates; pairs of key, value replace or add
+// properties (a rawJSON value is written as it is, omit removes one). Keys
+// come in sorted order.
+func putBody(id string, pairs ...any) string {
+	m := map[string]any{
+		"Id": id, "DisplayName": "Ada Lovelace", "FirstName": "Ada", "Surname": "Lovelace", "Company": "Analytical Engines",
+		"Position": "Countess", "Phone": "", "Mobile": nil, "Fax": nil, "Email": "ada@example.org", "AddressComment": "London",
+		"ExternalID": "X-1", "Status": "Active", "Types": []any{map[string]any{"Type": "Employee"}},
+	}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		k := pairs[i].(string)
+		if pairs[i+1] == omit {
+			delete(m, k)
+			continue
+		}
+		m[k] = pairs[i+1]
+	}
+	props := make(map[string]string, len(m))
+	for k, v := range m {
+		if raw, ok := v.(rawJSON); ok {
+			props[k] = string(raw)
+			continue
+		}
+		props[k] = encodeJSON(v)
+	}
+	return string(rawObject(props))
+}
+
+// encodeJSON encodes v as encoding/json does without HTML escaping.
+func encodeJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// rawObject writes a JSON object of raw values, keys in sorted order.
+func rawObject(props map[string]string) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range slices.Sorted(maps.Keys(props)) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Quote(k))
+		b.WriteByte(':')
+		b.WriteString(props[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// topKeys returns the property names of a JSON object, in order.
+func topKeys(raw []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object: %.200s", raw)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return keys, nil
+}
+
+// eventually polls cond until it holds or timeout passes.
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline.C:
+			t.Fatalf("still waiting after %v for %s", timeout, what)
+		case <-tick.C:
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a logger or a child process may write
+// while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// discardLogger drops every record.
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// serveProduction serves h with the production settings of newHTTPServer on a
+// real loopback listener; tweak may adjust the *http.Server before it
+// starts. It returns the address.
+func serveProduction(t testing.TB, h http.Handler, tweak func(*http.Server)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := newHTTPServer(h, discardLogger)
+	if tweak != nil {
+		tweak(hs)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		hs.Serve(ln) //nolint:errcheck // ErrServerClosed at cleanup
+	}()
+	t.Cleanup(func() {
+		hs.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+// rawExchange sends head and then body on a fresh connection, concurrently with
+// reading the response, and returns the response with its body read. Write
+// errors are ignored: a server that answers early may close before the
+// client has written everything. A failed dial is returned, not fatal, so
+// goroutines may call it.
+func rawExchange(t testing.TB, addr, head string, body io.Reader) (*http.Response, []byte, error) {
+	t.Helper()
+	return rawExchangeWithin(t, addr, head, body, 20*time.Second)
+}
+
+// rawExchangeWithin is rawExchange with a deadline for the whole exchange.
+func rawExchangeWithin(t testing.TB, addr, head string, body io.Reader, d time.Duration) (*http.Response, []byte, error) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(d)) //nolint:errcheck // a fresh conn
+	go func() {
+		if _, err := io.WriteString(conn, head); err != nil {
+			return
+		}
+		if body != nil {
+			io.Copy(conn, body) //nolint:errcheck // see above
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, b, err
+}
+
+// padJSON pads a JSON document with trailing spaces to exactly n bytes.
+func padJSON(doc string, n int64) []byte {
+	if int64(len(doc)) > n {
+		panic("padJSON: document longer than the target")
+	}
+	b := make([]byte, n)
+	copy(b, doc)
+	for i := len(doc); i < len(b); i++ {
+		b[i] = ' '
+	}
+	return b
+}
+
+// runLog is the stdout given to run: safe for the server's goroutines, and
+// it tells the test the address once run logs that it is serving.
+type runLog struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	addr  string
+	ready chan struct{} // closed when the "serving" line has been written
+}
+
+func newRunLog() *runLog { return &runLog{ready: make(chan struct{})} }
+
+// runServingLine matches the "serving" line in the text and JSON formats.
+var runServingLine = regexp.MustCompile(`msg"?[=:]"?serving"?[ ,]"?addr"?[=:]"?(http://[^"\s]+)`)
+
+func (l *runLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.addr == "" {
+		if m := runServingLine.FindSubmatch(l.buf.Bytes()); m != nil {
+			l.addr = string(m[1])
+			close(l.ready)
+		}
+	}
+	return len(p), nil
+}
+
+func (l *runLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// runProc is one run call in a goroutine.
+type runProc struct {
+	t      *testing.T
+	url    string
+	stdout *runLog
+	stderr *runLog
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	err    error
+}
+
+// runStart calls run in a goroutine with args and the environment env, and
+// waits (with a deadline) for it to log the address it serves on.
+func runStart(t *testing.T, args []string, env map[string]string) *runProc {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &runProc{t: t, stdout: newRunLog(), stderr: newRunLog(), cancel: cancel, done: make(chan error, 1)}
+	go func() { p.done <- run(ctx, args, runEnviron(env), p.stdout, p.stderr) }()
+	t.Cleanup(func() { p.stop() })
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	select {
+	case <-p.stdout.ready:
+		p.url = p.stdout.addr
+		return p
+	case err := <-p.done:
+		p.once.Do(func() { p.err = err })
+		t.Fatalf("run %q returned before serving: %v\nstdout:\n%s\nstderr:\n%s", args, err, p.stdout, p.stderr)
+	case <-deadline.C:
+		t.Fatalf("run %q did not log its address within 10s; stdout:\n%s", args, p.stdout)
+	}
+	return nil
+}
+
+// stop cancels run's context and returns what run returned.
+func (p *runProc) stop() error {
+	p.t.Helper()
+	p.once.Do(func() {
+		p.cancel()
+		select {
+		case p.err = <-p.done:
+		case <-time.After(40 * time.Second):
+			p.err = errors.New("run did not return within 40s of its context being cancelled")
+		}
+	})
+	return p.err
+}
+
+// stopClean stops run and fails the test unless it returned nil.
+func (p *runProc) stopClean() {
+	p.t.Helper()
+	if err := p.stop(); err != nil {
+		p.t.Fatalf("run returned %v, want nil; stdout:\n%s", err, p.stdout)
+	}
+}
+
+// runEnviron is env as os.Environ would give it.
+func runEnviron(env map[string]string) []string {
+	var environ []string
+	for _, name := range slices.Sorted(maps.Keys(env)) {
+		environ = append(environ, name+"="+env[name])
+	}
+	return environ
+}
+
+// runArgs puts the flags every test needs (a free port, no snapshot file
+// in the working directory) before args, which may override them.
+func runArgs(args ...string) []string {
+	return append([]string{"-addr", "127.0.0.1:0", "-snapshot", ""}, args...)
+}
+
+func runWriteFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -89,9 +89,9 @@ func TestInputsStrictJSONChecker(t *testing.T) {
 }
 
 // inpDo is apiServer.do that also requires strict JSON.
-func inpDo(t *testing.T, a *apiServer, method, path, body string) apiResponse {
+func inpDo(t *testing.T, a *testClient, method, path, body string) response {
 	t.Helper()
-	resp := a.send(t, method, path, body)
+	resp := a.on(t).do(method, path, body)
 	if why := inpStrictJSON(resp.Body); why != "" {
 		t.Errorf("%s %s: the answer is not strict JSON (%s): %s", method, path, why, resp.Body)
 	}
@@ -99,7 +99,7 @@ func inpDo(t *testing.T, a *apiServer, method, path, body string) apiResponse {
 }
 
 func TestInputsByteOrderMark(t *testing.T) {
-	a := newAPIServer(t)
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	created := inpDo(t, a, http.MethodPost, "/api/v2/resource", inpBOM+`{"Company":"Acme"}`)
 	if created.Status != http.StatusOK {
 		t.Fatalf("create after a BOM: %d %s", created.Status, created.Body)
@@ -111,7 +111,7 @@ func TestInputsByteOrderMark(t *testing.T) {
 		t.Fatalf("create after a BOM: %v %s", err, created.Body)
 	}
 	id := out.Data[0].Id
-	if r := inpDo(t, a, http.MethodPut, "/api/v2/resource/"+id, inpBOM+string(hardUpdateBody(id, nil))); r.Status != http.StatusOK {
+	if r := inpDo(t, a, http.MethodPut, "/api/v2/resource/"+id, inpBOM+putBody(id)); r.Status != http.StatusOK {
 		t.Errorf("update after a BOM: %d %s", r.Status, r.Body)
 	}
 	seeded := inpDo(t, a, http.MethodPost, "/__admin/resources", inpBOM+`[{"Company":"Seeded"}]`)
@@ -136,7 +136,7 @@ func TestInputsByteOrderMark(t *testing.T) {
 }
 
 func TestInputsLoneSurrogates(t *testing.T) {
-	a := newAPIServer(t)
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	body := `{"FirstName":"a\ud800b","Surname":"\udc00","Company":"pair \ud83d\ude00 kept","Position":"\ud800\ud800",` +
 		`"Address":{"Street":"c\ud800d","k\udfff":["\ud800\udc00","\ud800\u0041"],"Escaped":"\\ud800"}}`
 	want := map[string]string{"FirstName": "a\uFFFDb", "Surname": "\uFFFD", "Company": "pair 😀 kept", "Position": "\uFFFD\uFFFD"}
@@ -190,7 +190,7 @@ func TestInputsLoneSurrogates(t *testing.T) {
 }
 
 func TestInputsPageDigits(t *testing.T) {
-	a := newAPIServer(t)
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, q := range []string{"page=%2B3", "page=+3", "page=%202%20", "page=2%20", "page=%202", "page=0x1", "page=1e1", "page=%D9%A3", "page=-1", "pageSize=%2B5", "pageSize=%205", "pageSize=5.0"} {
 		r := inpDo(t, a, http.MethodGet, "/api/v2/resource?requestParams."+q, "")
 		if r.Status != http.StatusBadRequest {

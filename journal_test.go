@@ -30,7 +30,7 @@ type journalAnswer struct {
 	Journal  string
 }
 
-func (e *admEnv) readJournal(query string) journalAnswer {
+func (e *testClient) readJournal(query string) journalAnswer {
 	e.t.Helper()
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests"+query, "")
 	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
@@ -62,7 +62,7 @@ func seqs(entries []wireEntry) []uint64 {
 // TestJournalEntryExact sends a request byte for byte and checks every
 // field of its entry.
 func TestJournalEntryExact(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	body := `{ "FirstName": "Ada",  "Surname": "Lovelace" }`
 	req := "POST /API/V2/Resource/?requestParams.page=1&tag=a&tag=b&empty=&odd=%2F%26 HTTP/1.1\r\n" +
 		"Host: 127.0.0.1\r\n" +
@@ -74,7 +74,7 @@ func TestJournalEntryExact(t *testing.T) {
 		"Connection: close\r\n" +
 		fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)) + body
 	before := time.Now().UTC()
-	got, _ := rawExchange(t, e.base, req)
+	got, _ := rawConnExchange(t, e.base, req)
 	if !bytes.HasPrefix(got, []byte("HTTP/1.1 200 OK\r\n")) {
 		t.Fatalf("answer %q", got)
 	}
@@ -117,7 +117,7 @@ func TestJournalMasksCredentials(t *testing.T) {
 		{"abc123-a-bare-token", "***"},
 		{"", ""},
 	}
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	for _, tt := range tests {
 		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Authorization", tt.sent, "Proxy-Authorization", tt.sent)
 	}
@@ -148,7 +148,7 @@ func TestJournalBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := admStart(t, DefaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			e.do(http.MethodPost, "/api/v2/resource", tt.body, "Content-Type", tt.contentType)
 			r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
 			if !utf8.Valid(r.Body) {
@@ -180,7 +180,7 @@ func TestJournalBody(t *testing.T) {
 func TestJournalSeq(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.JournalSize = 2
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 	for range 3 {
 		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	}
@@ -197,29 +197,29 @@ func TestJournalSeq(t *testing.T) {
 
 // TestJournalFilters checks each filter alone and combined.
 func TestJournalFilters(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	e.addFault(`{"Method": "GET", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	sent := []struct {
 		method, path, body string
 	}{
-		{"GET", "/api/v2/resource", ""},                            // 1: 503 by the fault
-		{"GET", "/API/V2/Resource/", ""},                           // 2: 200
-		{"POST", "/api/v2/resource", `{"Company": "A"}`},           // 3: 200
-		{"POST", "/api/v2/resource", `{"Position": "x"}`},          // 4: 400
-		{"PUT", "/api/v2/resource/" + id, admFullBody(id, "Z")},    // 5: 404
-		{"PUT", "/api/v2/Resource/not-a-guid", `{}`},               // 6: 400
-		{"DELETE", "/api/v2/resource/" + id, ""},                   // 7: 405
-		{"GET", "/api/v2/nowhere", ""},                             // 8: 404
-		{"GET", "/api/v2/resource?requestParams.page=2", ""},       // 9: 200
-		{"POST", "/api/v2/resource/" + id + "/", `{"Company": 1}`}, // 10: 405
+		{"GET", "/api/v2/resource", ""},                                  // 1: 503 by the fault
+		{"GET", "/API/V2/Resource/", ""},                                 // 2: 200
+		{"POST", "/api/v2/resource", `{"Company": "A"}`},                 // 3: 200
+		{"POST", "/api/v2/resource", `{"Position": "x"}`},                // 4: 400
+		{"PUT", "/api/v2/resource/" + id, putBody(id, "FirstName", "Z")}, // 5: 404
+		{"PUT", "/api/v2/Resource/not-a-guid", `{}`},                     // 6: 400
+		{"DELETE", "/api/v2/resource/" + id, ""},                         // 7: 405
+		{"GET", "/api/v2/nowhere", ""},                                   // 8: 404
+		{"GET", "/api/v2/resource?requestParams.page=2", ""},             // 9: 200
+		{"POST", "/api/v2/resource/" + id + "/", `{"Company": 1}`},       // 10: 405
 	}
 	for _, s := range sent {
 		e.do(s.method, s.path, s.body)
 	}
 	// 11: closed without an answer, which the journal shows as Status 0.
 	e.addFault(`{"Method": "DELETE", "Path": "/api/v2/resource", "Kind": "empty"}`)
-	if _, err := rawExchange(t, e.base, "DELETE /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != io.EOF {
+	if _, err := rawConnExchange(t, e.base, "DELETE /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); err != io.EOF {
 		t.Fatalf("the empty fault: %v", err)
 	}
 	journalOf(e, 11)
@@ -267,7 +267,7 @@ func TestJournalFilters(t *testing.T) {
 }
 
 func TestJournalQueryInvalid(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	tests := []struct {
 		query string
 		keys  []string
@@ -288,7 +288,7 @@ func TestJournalQueryInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := e.expect(http.StatusBadRequest, http.MethodGet, "/__admin/requests"+tt.query, "")
-		ae := r.apiErr(t)
+		ae := r.wantError(t, 0, "", anyModelState)
 		var keys []string
 		for k, msgs := range ae.ModelState {
 			keys = append(keys, k)
@@ -302,7 +302,7 @@ func TestJournalQueryInvalid(t *testing.T) {
 		}
 	}
 	r := e.expect(http.StatusBadRequest, http.MethodDelete, "/__admin/requests?all=1", "")
-	if ae := r.apiErr(t); len(ae.ModelState["all"]) != 1 {
+	if ae := r.wantError(t, 0, "", anyModelState); len(ae.ModelState["all"]) != 1 {
 		t.Errorf("DELETE with a parameter: %s", r.Body)
 	}
 	// wait=60s is the most allowed; an entry that matches answers at once.
@@ -327,7 +327,7 @@ func TestJournalWait(t *testing.T) {
 		srv.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
-	e := &admEnv{t: t, srv: srv, ts: ts, base: ts.URL, client: ts.Client()}
+	e := &testClient{t: t, srv: srv, ts: ts, base: ts.URL, client: ts.Client()}
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "") // Seq 1: not counted
 
 	sent := make(chan error, 1)
@@ -378,7 +378,7 @@ func TestJournalWait(t *testing.T) {
 func TestJournalOffAnswers(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.JournalSize = 0
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	for _, q := range []string{"", "?method=GET", "?count=1&wait=30s"} {
 		r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests"+q, "")
@@ -472,7 +472,7 @@ func TestJournalReadIsStreamed(t *testing.T) {
 // TestJournalParamsDecoding: Params are the query decoded once, as the
 // handlers read it.
 func TestJournalParamsDecoding(t *testing.T) {
-	e := admStart(t, DefaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	q := url.Values{"requestParams.filters": {"Company~eq~'A&B'"}, "x": {"1", "2", "3"}}.Encode()
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?"+q, "")
 	en := e.readJournal("").Requests[0]
@@ -483,4 +483,201 @@ func TestJournalParamsDecoding(t *testing.T) {
 	if fmt.Sprint(en.Params) != fmt.Sprint(want) {
 		t.Errorf("Params %v, want %v", en.Params, want)
 	}
+}
+
+func TestJournalEntryFields(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	before := time.Now()
+	created := e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", "{\n  \"FirstName\": \"Ada\",\n  \"Surname\": \"Lovelace\"\n}")
+	list := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=5&requestParams.filters=FirstName~eq~%27Ada%27", "")
+	bad := e.expect(http.StatusBadRequest, http.MethodPut, "/api/v2/resource/not-a-guid", "plain text, not JSON")
+	mine := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "X-Request-Id", "client-chosen-42")
+	e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "")  // not journaled
+	e.expect(http.StatusNotFound, http.MethodGet, "/elsewhere", "") // not /api/v2: not journaled
+	after := time.Now()
+
+	got := e.journal()
+	if len(got) != 4 {
+		t.Fatalf("journal has %d entries, want 4: %+v", len(got), got)
+	}
+	want := []struct {
+		resp                response
+		method, path, query string
+		body                string
+		status              int
+	}{
+		{created, "POST", "/api/v2/resource", "", `{"FirstName":"Ada","Surname":"Lovelace"}`, 200},
+		{list, "GET", "/api/v2/resource", "requestParams.pageSize=5&requestParams.filters=FirstName~eq~%27Ada%27", `null`, 200},
+		{bad, "PUT", "/api/v2/resource/not-a-guid", "", `"plain text, not JSON"`, 400},
+		{mine, "GET", "/api/v2/resource", "", `null`, 200},
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Method != w.method || g.Path != w.path || g.Query != w.query || g.Status != w.status {
+			t.Errorf("entry %d: %s %s ? %s -> %d, want %s %s ? %s -> %d", i, g.Method, g.Path, g.Query, g.Status, w.method, w.path, w.query, w.status)
+		}
+		body := string(g.Body)
+		if body == "" {
+			body = "null"
+		}
+		if body != w.body {
+			t.Errorf("entry %d: Body %s, want %s", i, body, w.body)
+		}
+		if g.BodyTruncated {
+			t.Errorf("entry %d: BodyTruncated", i)
+		}
+		if g.RequestID == "" || g.RequestID != w.resp.Header.Get("X-Request-Id") {
+			t.Errorf("entry %d: RequestId %q, response header X-Request-Id %q", i, g.RequestID, w.resp.Header.Get("X-Request-Id"))
+		}
+		if g.DurationMs < 0 || g.DurationMs > float64(after.Sub(before).Milliseconds()+1) {
+			t.Errorf("entry %d: DurationMs %v outside the test's %v", i, g.DurationMs, after.Sub(before))
+		}
+		if g.Time.Before(before.Add(-time.Second)) || g.Time.After(after.Add(time.Second)) || g.Time.Location() != time.UTC {
+			t.Errorf("entry %d: Time %v not within [%v, %v] in UTC", i, g.Time, before, after)
+		}
+	}
+	if got[3].RequestID != "client-chosen-42" {
+		t.Errorf("a client's X-Request-Id is kept: got %q", got[3].RequestID)
+	}
+	// The wire format names it RequestId, like the other Id properties.
+	raw := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
+	for _, key := range []string{`"Time":`, `"RequestId":`, `"Method":`, `"Path":`, `"Query":`, `"Body":`, `"BodyTruncated":`, `"Status":`, `"DurationMs":`} {
+		if !bytes.Contains(raw.Body, []byte(key)) {
+			t.Errorf("journal JSON lacks %s: %s", key, raw.Body)
+		}
+	}
+
+	// Clearing reports how many went.
+	r := e.expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
+	if string(r.Body) != `{"Cleared":4}` {
+		t.Errorf("DELETE /__admin/requests: %s", r.Body)
+	}
+	if got := e.journal(); len(got) != 0 {
+		t.Errorf("journal after DELETE: %+v", got)
+	}
+}
+
+func TestJournalDropsOldest(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.JournalSize = 3
+	e := startServer(t, cfg, nil)
+	for i := 1; i <= 5; i++ {
+		e.expect(http.StatusOK, http.MethodGet, fmt.Sprintf("/api/v2/resource?n=%d", i), "")
+		got := e.journal()
+		if len(got) != min(i, 3) {
+			t.Fatalf("after %d requests the journal has %d entries, want %d", i, len(got), min(i, 3))
+		}
+		// Newest last.
+		if got[len(got)-1].Query != fmt.Sprintf("n=%d", i) {
+			t.Errorf("newest entry %q, want n=%d", got[len(got)-1].Query, i)
+		}
+	}
+	var queries []string
+	for _, g := range e.journal() {
+		queries = append(queries, g.Query)
+	}
+	if !slices.Equal(queries, []string{"n=3", "n=4", "n=5"}) {
+		t.Errorf("journal %v, want the last three, oldest first", queries)
+	}
+}
+
+// TestJournalBoundedUnderLoad sends many large bodies straight to the
+// handler: the journal keeps at most its size, each body at most 64 KiB.
+func TestJournalBoundedUnderLoad(t *testing.T) {
+	const size = 3
+	cfg := DefaultConfig()
+	cfg.JournalSize = size
+	srv := NewServer(cfg, NewStore(nil), nil)
+	n := 10_000
+	if testing.Short() {
+		n = 1_000
+	}
+	body := bytes.Repeat([]byte("x"), 60<<10)
+	for i := range n {
+		req := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != http.StatusBadRequest {
+			t.Fatalf("request %d: status %d, want 400", i, rec.Code)
+		}
+		srv.defaultNS().journal.mu.Lock()
+		kept, ring := srv.defaultNS().journal.count, len(srv.defaultNS().journal.ring)
+		srv.defaultNS().journal.mu.Unlock()
+		if kept > size || ring > size {
+			t.Fatalf("after %d requests the journal holds %d entries in a ring of %d, more than %d", i+1, kept, ring, size)
+		}
+	}
+	entries := journalEntries(t, srv)
+	if len(entries) != size {
+		t.Fatalf("journal holds %d entries, want %d", len(entries), size)
+	}
+	for _, en := range entries {
+		var s string
+		if err := json.Unmarshal(en.Body, &s); err != nil || len(s) != len(body) || en.BodyTruncated {
+			t.Errorf("60 KiB entry: %d bytes as a string (err %v), truncated %v", len(s), err, en.BodyTruncated)
+		}
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	// 10,000 × 60 KiB is 600 MiB; what stays alive must not grow with the load.
+	if ms.HeapAlloc > 256<<20 {
+		t.Errorf("live heap %d MiB after the load: the journal is not bounded", ms.HeapAlloc>>20)
+	}
+
+	// Past 64 KiB the body is cut, kept as a string, and marked truncated.
+	big := `{"FirstName":"` + strings.Repeat("y", 100<<10) + `"}`
+	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v2/resource", strings.NewReader(big)))
+	entries = journalEntries(t, srv)
+	last := entries[len(entries)-1]
+	var s string
+	if err := json.Unmarshal(last.Body, &s); err != nil {
+		t.Fatalf("truncated body is not a JSON string: %v", err)
+	}
+	if !last.BodyTruncated || len(s) != maxJournalBody || s != big[:maxJournalBody] {
+		t.Errorf("BodyTruncated %v, %d bytes kept, want true and %d", last.BodyTruncated, len(s), maxJournalBody)
+	}
+	// A body over the cap that the handler left unread (a 404 here) is
+	// not waited for: the client may hold it back until it has an answer.
+	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v2/unknown", strings.NewReader(big)))
+	entries = journalEntries(t, srv)
+	if last := entries[len(entries)-1]; !last.BodyTruncated || string(last.Body) != "null" && last.Body != nil {
+		t.Errorf("unread body over the cap: Body %.40s, BodyTruncated %v; want null and true", last.Body, last.BodyTruncated)
+	}
+}
+
+func TestJournalUnreadBodyIsCaptured(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
+	e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "Faulted"}`)
+	e.expect(http.StatusNotFound, http.MethodPost, "/api/v2/nowhere", `{"Company": "Lost"}`)
+	got := e.journal()
+	if len(got) != 2 || string(got[0].Body) != `{"Company":"Faulted"}` || string(got[1].Body) != `{"Company":"Lost"}` {
+		t.Errorf("journal of unread bodies: %+v", got)
+	}
+	if got[0].Status != 503 || got[1].Status != 404 {
+		t.Errorf("statuses %d %d, want 503 404", got[0].Status, got[1].Status)
+	}
+}
+
+func TestJournalOff(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.JournalSize = 0
+	e := startServer(t, cfg, nil)
+	e.createPerson("Ada")
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
+	if string(r.Body) != `{"Requests":[],"Count":0,"Journal":"off"}` {
+		t.Errorf("journal off: %s, want an empty list", r.Body)
+	}
+	r = e.expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
+	if string(r.Body) != `{"Cleared":0}` {
+		t.Errorf("journal off, DELETE: %s", r.Body)
+	}
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
 }

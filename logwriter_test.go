@@ -68,18 +68,6 @@ func (d *gatedDest) waitEntered(t *testing.T) {
 	}
 }
 
-// pollFor waits, with a deadline, until cond holds.
-func pollFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func numberedLines(from, to int) string {
 	var b strings.Builder
 	for i := from; i < to; i++ {
@@ -99,13 +87,14 @@ func writeLines(t *testing.T, w *logWriter, from, to int) {
 }
 
 func TestLogWriterBatchesWhatArrivesDuringAWrite(t *testing.T) {
+	t.Parallel()
 	d := newGatedDest()
 	w := newLogWriterBounded(d, logPendingLimit, 10*time.Second)
 	writeLines(t, w, 0, 1)
 	d.waitEntered(t)
 	writeLines(t, w, 1, 100) // while line 0 is being written
 	close(d.gate)
-	pollFor(t, "100 lines written", func() bool { return d.String() == numberedLines(0, 100) })
+	eventually(t, 10*time.Second, "100 lines written", func() bool { return d.String() == numberedLines(0, 100) })
 	if got := d.Writes(); len(got) != 2 || got[0] != numberedLines(0, 1) || got[1] != numberedLines(1, 100) {
 		t.Errorf("writes %q, want line 0 alone, then lines 1-99 in one write", got)
 	}
@@ -118,16 +107,18 @@ func TestLogWriterBatchesWhatArrivesDuringAWrite(t *testing.T) {
 }
 
 func TestLogWriterIdleLineWrittenWithoutClose(t *testing.T) {
+	t.Parallel()
 	d := openDest()
 	w := newLogWriter(d)
 	t.Cleanup(func() { w.Close() })
 	writeLines(t, w, 0, 1)
-	pollFor(t, "a lone line reaches the destination", func() bool { return d.String() == numberedLines(0, 1) })
+	eventually(t, 10*time.Second, "a lone line reaches the destination", func() bool { return d.String() == numberedLines(0, 1) })
 	writeLines(t, w, 1, 2) // the writer went back to waiting: the next line too
-	pollFor(t, "a second lone line reaches the destination", func() bool { return d.String() == numberedLines(0, 2) })
+	eventually(t, 10*time.Second, "a second lone line reaches the destination", func() bool { return d.String() == numberedLines(0, 2) })
 }
 
 func TestLogWriterKeepsEachWritersOrder(t *testing.T) {
+	t.Parallel()
 	d := openDest()
 	w := newLogWriter(d)
 	const writers, lines = 8, 500
@@ -162,6 +153,7 @@ func TestLogWriterKeepsEachWritersOrder(t *testing.T) {
 }
 
 func TestLogWriterCloseDrains(t *testing.T) {
+	t.Parallel()
 	d := openDest()
 	w := newLogWriter(d)
 	writeLines(t, w, 0, 1000)
@@ -179,6 +171,7 @@ func TestLogWriterCloseDrains(t *testing.T) {
 }
 
 func TestLogWriterDropsBeyondTheLimit(t *testing.T) {
+	t.Parallel()
 	d := newGatedDest()
 	const lineLen = len("line 0000\n")
 	w := newLogWriterBounded(d, 10*lineLen, 10*time.Second)
@@ -201,6 +194,7 @@ func TestLogWriterDropsBeyondTheLimit(t *testing.T) {
 }
 
 func TestLogWriterCloseGivesUpOnABlockedDestination(t *testing.T) {
+	t.Parallel()
 	d := newGatedDest()
 	t.Cleanup(func() { close(d.gate) }) // lets the writing goroutine end
 	w := newLogWriterBounded(d, logPendingLimit, 50*time.Millisecond)
@@ -223,6 +217,7 @@ func TestLogWriterCloseGivesUpOnABlockedDestination(t *testing.T) {
 }
 
 func TestLogWriterCountsLinesTheDestinationRefuses(t *testing.T) {
+	t.Parallel()
 	d := openDest()
 	d.err = errors.New("broken pipe")
 	w := newLogWriter(d)
@@ -238,6 +233,7 @@ func TestLogWriterCountsLinesTheDestinationRefuses(t *testing.T) {
 // TestLogWriterCarriesRequestLines serves a request through a Server whose
 // logger writes through a logWriter, in both formats and at each level.
 func TestLogWriterCarriesRequestLines(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		format string
 		level  slog.Level
@@ -290,7 +286,7 @@ func TestLogWriterCarriesRequestLines(t *testing.T) {
 			// Lines keep their order, so once the marker is out, the request
 			// line (if kept) is out before it.
 			logger.Warn("marker")
-			pollFor(t, "the marker is written", func() bool { return strings.Contains(out.String(), "marker") })
+			eventually(t, 10*time.Second, "the marker is written", func() bool { return strings.Contains(out.String(), "marker") })
 			tt.want(t, strings.SplitN(out.String(), "\n", 2)[0])
 		})
 	}
@@ -338,7 +334,7 @@ func TestProcessStdoutNobodyReads(t *testing.T) {
 
 	client := &http.Client{Timeout: 10 * time.Second}
 	base := "http://" + addr
-	pollFor(t, "the server answers", func() bool {
+	eventually(t, 10*time.Second, "the server answers", func() bool {
 		resp, err := client.Get(base + "/__admin/health")
 		if err != nil {
 			return false

@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,146 +21,32 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// runLog is the stdout given to run: safe for the server's goroutines, and
-// it tells the test the address once run logs that it is serving.
-type runLog struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	addr  string
-	ready chan struct{} // closed when the "serving" line has been written
-}
-
-func newRunLog() *runLog { return &runLog{ready: make(chan struct{})} }
-
-// runServingLine matches the "serving" line in the text and JSON formats.
-var runServingLine = regexp.MustCompile(`msg"?[=:]"?serving"?[ ,]"?addr"?[=:]"?(http://[^"\s]+)`)
-
-func (l *runLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(p)
-	if l.addr == "" {
-		if m := runServingLine.FindSubmatch(l.buf.Bytes()); m != nil {
-			l.addr = string(m[1])
-			close(l.ready)
-		}
-	}
-	return len(p), nil
-}
-
-func (l *runLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// runProc is one run call in a goroutine.
-type runProc struct {
-	t      *testing.T
-	url    string
-	stdout *runLog
-	stderr *runLog
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
-}
-
-// runStart calls run in a goroutine with args and the environment env, and
-// waits (with a deadline) for it to log the address it serves on.
-func runStart(t *testing.T, args []string, env map[string]string) *runProc {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &runProc{t: t, stdout: newRunLog(), stderr: newRunLog(), cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- run(ctx, args, runEnviron(env), p.stdout, p.stderr) }()
-	t.Cleanup(func() { p.stop() })
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	select {
-	case <-p.stdout.ready:
-		p.url = p.stdout.addr
-		return p
-	case err := <-p.done:
-		p.once.Do(func() { p.err = err })
-		t.Fatalf("run %q returned before serving: %v\nstdout:\n%s\nstderr:\n%s", args, err, p.stdout, p.stderr)
-	case <-deadline.C:
-		t.Fatalf("run %q did not log its address within 10s; stdout:\n%s", args, p.stdout)
-	}
-	return nil
-}
-
-// stop cancels run's context and returns what run returned.
-func (p *runProc) stop() error {
-	p.t.Helper()
-	p.once.Do(func() {
-		p.cancel()
-		select {
-		case p.err = <-p.done:
-		case <-time.After(40 * time.Second):
-			p.err = errors.New("run did not return within 40s of its context being cancelled")
-		}
-	})
-	return p.err
-}
-
-// stopClean stops run and fails the test unless it returned nil.
-func (p *runProc) stopClean() {
-	p.t.Helper()
-	if err := p.stop(); err != nil {
-		p.t.Fatalf("run returned %v, want nil; stdout:\n%s", err, p.stdout)
-	}
-}
-
-// runEnviron is env as os.Environ would give it.
-func runEnviron(env map[string]string) []string {
-	var environ []string
-	for _, name := range slices.Sorted(maps.Keys(env)) {
-		environ = append(environ, name+"="+env[name])
-	}
-	return environ
-}
-
-// runArgs puts the flags every test needs (a free port, no snapshot file
-// in the working directory) before args, which may override them.
-func runArgs(args ...string) []string {
-	return append([]string{"-addr", "127.0.0.1:0", "-snapshot", ""}, args...)
-}
-
-func runWriteFile(t *testing.T, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // runIDs seeds two resources without an Id and creates one, and returns
 // the three Ids.
-func runIDs(e *admEnv) []string {
+func runIDs(e *testClient) []string {
 	var ids []string
 	for _, r := range e.seed(`[{"Company": "A"}, {"Company": "B"}]`) {
 		ids = append(ids, r.Id)
 	}
-	return append(ids, e.create("C").Id)
+	return append(ids, e.createPerson("C").Id)
 }
 
 func TestRunServesAndStops(t *testing.T) {
+	t.Parallel()
 	p := runStart(t, runArgs(), nil)
 	if !strings.HasPrefix(p.url, "http://127.0.0.1:") || strings.HasSuffix(p.url, ":0") {
 		t.Errorf("serving address %q", p.url)
 	}
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	if n := e.health(); n != 0 {
 		t.Errorf("%d resources at start", n)
 	}
-	e.create("Ada")
+	e.createPerson("Ada")
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	p.stopClean()
 	out := p.stdout.String()
@@ -174,6 +61,7 @@ func TestRunServesAndStops(t *testing.T) {
 }
 
 func TestRunFlagsEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	snap := filepath.Join(dir, "flags.gob")
 	p := runStart(t, []string{
@@ -182,7 +70,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 		"-max-page-size", "3", "-max-body", "300", "-max-seed-body", "2000",
 		"-id-seed", "7", "-log-format", "json",
 	}, nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	auth := []string{"Authorization", "Basic Y2k6czNjcmV0"} // ci:s3cret
 
 	// -auth
@@ -203,7 +91,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", `[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`, auth...).decode(t, &seeded)
 	// -id-seed: the same ids as a Store with that seed.
 	seed := uint64(7)
-	ref := admStart(t, DefaultConfig(), &seed)
+	ref := startServer(t, DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`) {
 		if seeded.Ids[i] != r.Id {
 			t.Errorf("resource %d: Id %s with -id-seed 7, %s from NewStore(7)", i, seeded.Ids[i], r.Id)
@@ -212,7 +100,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	// -max-page-size
 	var list struct {
 		TotalResults, TotalPages int
-		ResourceList             []admResource
+		ResourceList             []seededResource
 	}
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=100", "", auth...).decode(t, &list)
 	if list.TotalResults != 5 || list.TotalPages != 2 || len(list.ResourceList) != 3 {
@@ -228,7 +116,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 		t.Errorf("-journal-size 2: %+v", j.Requests)
 	}
 	// -snapshot and -snapshot-interval: written in the background.
-	admEventually(t, 10*time.Second, "the snapshot written by its interval", func() bool {
+	eventually(t, 10*time.Second, "the snapshot written by its interval", func() bool {
 		res, err := readSnapshotFile(snap)
 		return err == nil && len(res) == 6
 	})
@@ -255,13 +143,14 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 }
 
 func TestRunSnapshotWrittenAtShutdownAndLoaded(t *testing.T) {
+	t.Parallel()
 	snap := filepath.Join(t.TempDir(), "dir.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
-	e := admAt(t, p.url)
-	id := e.create("Kept").Id
+	e := clientAt(t, p.url)
+	id := e.createPerson("Kept").Id
 	p.stopClean()
 	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap}, nil)
-	e = admAt(t, p.url)
+	e = clientAt(t, p.url)
 	all := e.all()
 	if len(all) != 1 || all[0].Id != id {
 		t.Errorf("after a restart: %+v, want the resource %s", all, id)
@@ -270,6 +159,7 @@ func TestRunSnapshotWrittenAtShutdownAndLoaded(t *testing.T) {
 }
 
 func TestRunEnvironment(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedFile := runWriteFile(t, "people.json", `[{"FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`)
 	env := map[string]string{
@@ -287,7 +177,7 @@ func TestRunEnvironment(t *testing.T) {
 		"RESOURCEDIR_CORS":              "*",
 	}
 	p := runStart(t, nil, env)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	auth := []string{"Authorization", "Basic ZW52OnRvaw=="} // env:tok
 	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "")
 	var h struct{ Resources int }
@@ -299,7 +189,7 @@ func TestRunEnvironment(t *testing.T) {
 	if r.Header.Get("Access-Control-Allow-Origin") != "*" {
 		t.Errorf("RESOURCEDIR_CORS: %v", r.Header)
 	}
-	var list struct{ ResourceList []admResource }
+	var list struct{ ResourceList []seededResource }
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=10", "", auth...).decode(t, &list)
 	if len(list.ResourceList) != 1 {
 		t.Errorf("RESOURCEDIR_MAX_PAGE_SIZE 1: %d on a page", len(list.ResourceList))
@@ -316,11 +206,11 @@ func TestRunEnvironment(t *testing.T) {
 	if sn.Path != env["RESOURCEDIR_SNAPSHOT"] {
 		t.Errorf("RESOURCEDIR_SNAPSHOT: snapshot written to %q", sn.Path)
 	}
-	var listed struct{ Data []admResource }
+	var listed struct{ Data []seededResource }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "", auth...).decode(t, &listed)
 	all := listed.Data
 	seed := uint64(5)
-	ref := admStart(t, DefaultConfig(), &seed)
+	ref := startServer(t, DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`) {
 		if all[i].Id != r.Id {
 			t.Errorf("RESOURCEDIR_ID_SEED 5: Id %s, want %s", all[i].Id, r.Id)
@@ -333,6 +223,7 @@ func TestRunEnvironment(t *testing.T) {
 }
 
 func TestRunFlagWinsOverEnvironment(t *testing.T) {
+	t.Parallel()
 	envSnap := filepath.Join(t.TempDir(), "env.gob")
 	env := map[string]string{
 		"RESOURCEDIR_ADDR":         "203.0.113.1:1", // not ours: listening there would fail
@@ -341,7 +232,7 @@ func TestRunFlagWinsOverEnvironment(t *testing.T) {
 		"RESOURCEDIR_AUTH":         "env:tok",
 	}
 	p := runStart(t, runArgs("-journal-size", "3", "-auth", "flag:tok"), env)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	auth := []string{"Authorization", "Basic ZmxhZzp0b2s="} // flag:tok
 	e.expect(http.StatusUnauthorized, http.MethodGet, "/__admin/resources", "", "Authorization", "Basic ZW52OnRvaw==")
 	for range 5 {
@@ -393,6 +284,7 @@ func runEnvName(flagName string) string {
 }
 
 func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
+	t.Parallel()
 	var noEnv []string
 	// Every flag that parseOptions defines has a case above.
 	var usage bytes.Buffer
@@ -438,6 +330,7 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 }
 
 func TestMainDefaults(t *testing.T) {
+	t.Parallel()
 	o, err := parseOptions(nil, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -456,6 +349,7 @@ func TestMainDefaults(t *testing.T) {
 }
 
 func TestMainBadFlagValues(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "missing.json")
 	tests := []struct {
 		args []string
@@ -509,6 +403,7 @@ func TestMainBadFlagValues(t *testing.T) {
 }
 
 func TestMainHelp(t *testing.T) {
+	t.Parallel()
 	var stderr bytes.Buffer
 	err := run(context.Background(), []string{"-h"}, nil, io.Discard, &stderr)
 	if !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
@@ -522,6 +417,7 @@ func TestMainHelp(t *testing.T) {
 }
 
 func TestMainParseIDSeed(t *testing.T) {
+	t.Parallel()
 	if p, err := parseIDSeed(""); p != nil || err != nil {
 		t.Errorf(`parseIDSeed(""): %v %v, want nil nil`, p, err)
 	}
@@ -534,11 +430,12 @@ func TestMainParseIDSeed(t *testing.T) {
 }
 
 func TestRunIDSeedIdenticalAcrossRuns(t *testing.T) {
+	t.Parallel()
 	p := runStart(t, runArgs("-id-seed", "42"), nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	first := runIDs(e)
 	for _, id := range first {
-		if !admGUIDv4.MatchString(id) {
+		if !guidV4.MatchString(id) {
 			t.Errorf("Id %q is not a lower-case v4 GUID", id)
 		}
 	}
@@ -550,14 +447,14 @@ func TestRunIDSeedIdenticalAcrossRuns(t *testing.T) {
 	p.stopClean()
 
 	p = runStart(t, runArgs("-id-seed", "42"), nil)
-	if second := runIDs(admAt(t, p.url)); !slices.Equal(first, second) {
+	if second := runIDs(clientAt(t, p.url)); !slices.Equal(first, second) {
 		t.Errorf("two runs with -id-seed 42:\n%v\n%v", first, second)
 	}
 	p.stopClean()
 
 	for _, args := range [][]string{runArgs("-id-seed", "43"), runArgs()} {
 		p = runStart(t, args, nil)
-		if other := runIDs(admAt(t, p.url)); slices.Equal(first, other) {
+		if other := runIDs(clientAt(t, p.url)); slices.Equal(first, other) {
 			t.Errorf("%q gave the ids of -id-seed 42", args)
 		}
 		p.stopClean()
@@ -565,6 +462,7 @@ func TestRunIDSeedIdenticalAcrossRuns(t *testing.T) {
 }
 
 func TestRunSeedFileAtBoot(t *testing.T) {
+	t.Parallel()
 	const id = "6f9619ff-8b86-d011-b42d-00c04fc964ff"
 	seedFile := runWriteFile(t, "people.json", `[
 		{"Id": "`+strings.ToUpper(id)+`", "FirstName": "Ada", "Surname": "Lovelace", "Types": [{"Type": "Employee"}]},
@@ -572,13 +470,13 @@ func TestRunSeedFileAtBoot(t *testing.T) {
 		{"FirstName": "Grace", "Surname": "Hopper"}
 	]`)
 	p := runStart(t, runArgs("-seed", seedFile), nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	if n := e.health(); n != 3 {
 		t.Errorf("%d resources after -seed, want 3", n)
 	}
 	var list struct {
 		TotalResults int
-		ResourceList []admResource
+		ResourceList []seededResource
 	}
 	e.getJSON("/api/v2/resource?requestParams.filters="+urlQueryEscape("Id~eq~'"+id+"'"), &list)
 	if list.TotalResults != 1 || list.ResourceList[0].DisplayName != "Ada Lovelace" {
@@ -591,19 +489,20 @@ func TestRunSeedFileAtBoot(t *testing.T) {
 }
 
 func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
+	t.Parallel()
 	snap := filepath.Join(t.TempDir(), "dir.gob")
 	seedFile := runWriteFile(t, "people.json", `[{"Company": "A"}, {"Company": "B"}]`)
 	args := []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-seed", seedFile}
 	p := runStart(t, args, nil)
-	e := admAt(t, p.url)
-	e.create("Extra")
+	e := clientAt(t, p.url)
+	e.createPerson("Extra")
 	if n := e.health(); n != 3 {
 		t.Fatalf("%d resources, want 2 seeded + 1", n)
 	}
 	p.stopClean() // writes the snapshot
 
 	p = runStart(t, args, nil)
-	if n := admAt(t, p.url).health(); n != 3 {
+	if n := clientAt(t, p.url).health(); n != 3 {
 		t.Errorf("%d resources after a restart with -seed, want the snapshot's 3 (seeded once)", n)
 	}
 	p.stopClean()
@@ -613,17 +512,18 @@ func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
 
 	// An empty snapshot is an empty store: the seed loads again.
 	p = runStart(t, args, nil)
-	e = admAt(t, p.url)
+	e = clientAt(t, p.url)
 	e.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
 	p.stopClean()
 	p = runStart(t, args, nil)
-	if n := admAt(t, p.url).health(); n != 2 {
+	if n := clientAt(t, p.url).health(); n != 2 {
 		t.Errorf("%d resources after a restart on an empty snapshot, want the 2 seeded", n)
 	}
 	p.stopClean()
 }
 
 func TestRunSeedBadFileStops(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 51)
 	tests := []struct {
 		name, content string
@@ -659,8 +559,9 @@ func TestRunSeedBadFileStops(t *testing.T) {
 // TestRunAuthAndCORSOffByDefault: with neither flag, no credentials are
 // needed and no CORS headers are sent.
 func TestRunAuthAndCORSOffByDefault(t *testing.T) {
+	t.Parallel()
 	p := runStart(t, runArgs(), nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://app.test")
 	for name := range r.Header {
 		if strings.HasPrefix(name, "Access-Control-") || name == "Www-Authenticate" {
@@ -832,7 +733,7 @@ func mainTestAddrFile(t *testing.T, bin string) {
 		go func() { done <- cmd.Wait() }()
 		t.Cleanup(func() { cmd.Process.Kill() })
 		var url []byte
-		admEventually(t, 15*time.Second, "the -addr-file", func() bool {
+		eventually(t, 15*time.Second, "the -addr-file", func() bool {
 			var err error
 			url, err = os.ReadFile(addrFile)
 			return err == nil
@@ -891,8 +792,8 @@ func TestRunSnapshotOff(t *testing.T) {
 			dir := t.TempDir()
 			t.Chdir(dir)
 			p := runStart(t, tc.args, tc.env)
-			e := admAt(t, p.url)
-			e.create("Ephemeral")
+			e := clientAt(t, p.url)
+			e.createPerson("Ephemeral")
 			e.expect(http.StatusConflict, http.MethodPost, "/__admin/snapshot", "")
 			p.stopClean()
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -907,7 +808,7 @@ func TestRunSnapshotOff(t *testing.T) {
 		dir := t.TempDir()
 		t.Chdir(dir)
 		p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", "./off"}, nil)
-		admAt(t, p.url).create("Kept")
+		clientAt(t, p.url).createPerson("Kept")
 		p.stopClean()
 		if rs, err := readSnapshotFile(filepath.Join(dir, "off")); err != nil || len(rs) != 1 {
 			t.Errorf("./off: %d resources, %v; want a snapshot of 1", len(rs), err)
@@ -919,6 +820,7 @@ func TestRunSnapshotOff(t *testing.T) {
 // the server failed at every tick and lost everything at exit. The boot
 // stops now, naming the folder; so does a path that is not a regular file.
 func TestRunSnapshotPathChecked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := runWriteFile(t, "plain.txt", "not a folder")
 	folder := filepath.Join(dir, "folder.gob")
@@ -954,6 +856,7 @@ func TestRunSnapshotPathChecked(t *testing.T) {
 // A symbolic link as -snapshot was replaced by a regular file at the first
 // write; now the file it points to is replaced, in its own folder.
 func TestRunSnapshotThroughSymlink(t *testing.T) {
+	t.Parallel()
 	linkDir, dataDir := t.TempDir(), t.TempDir()
 	target := filepath.Join(dataDir, "real.gob")
 	link := filepath.Join(linkDir, "rd.gob")
@@ -966,11 +869,11 @@ func TestRunSnapshotThroughSymlink(t *testing.T) {
 	}
 	for i, name := range []string{"First", "Second"} {
 		p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", link, "-snapshot-interval", "1h"}, nil)
-		e := admAt(t, p.url)
+		e := clientAt(t, p.url)
 		if n := e.health(); n != i {
 			t.Errorf("boot %d: %d resources, want %d", i+1, n, i)
 		}
-		e.create(name)
+		e.createPerson(name)
 		p.stopClean()
 		info, err := os.Lstat(link)
 		if err != nil || info.Mode()&os.ModeSymlink == 0 {
@@ -992,6 +895,7 @@ func TestRunSnapshotThroughSymlink(t *testing.T) {
 // -seed read the whole file whatever its size: now at most -max-seed-body
 // bytes are read, from a regular file or a pipe alike.
 func TestRunSeedFileBounded(t *testing.T) {
+	t.Parallel()
 	big := runWriteFile(t, "big.json", `[`+strings.Repeat(`{"Company": "A"},`, 100)+`{}]`)
 	for _, path := range []string{big, "/dev/zero"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -1018,7 +922,7 @@ func TestRunSeedFileBounded(t *testing.T) {
 		io.WriteString(f, `[{"Company": "Piped"}, {"Company": "In"}]`)
 	}()
 	p := runStart(t, runArgs("-seed", fifo, "-max-seed-body", "1000"), nil)
-	if n := admAt(t, p.url).health(); n != 2 {
+	if n := clientAt(t, p.url).health(); n != 2 {
 		t.Errorf("%d resources seeded from a FIFO, want 2", n)
 	}
 	p.stopClean()
@@ -1049,6 +953,7 @@ func TestRunSeedFileBounded(t *testing.T) {
 // A RESOURCEDIR_ variable with a typo passed silently; it is a warning
 // that names the closest flag.
 func TestRunWarnsAboutUnknownEnvironmentVariables(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		environ []string
 		want    []string
@@ -1081,6 +986,7 @@ func TestRunWarnsAboutUnknownEnvironmentVariables(t *testing.T) {
 }
 
 func TestMainEditDistance(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		a, b string
 		want int
@@ -1097,6 +1003,7 @@ func TestMainEditDistance(t *testing.T) {
 // NewServer(Config{}, …) answered every seed 413 "larger than the limit of
 // 0 bytes": the zero limits take the defaults that the flags have.
 func TestMainConfigDefaultsAgree(t *testing.T) {
+	t.Parallel()
 	want := DefaultConfig()
 	want.JournalSize = 0 // 0 turns the journal off, on the command line too
 	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
@@ -1106,7 +1013,7 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set values: %+v", got)
 	}
-	e := admStart(t, Config{}, nil)
+	e := startServer(t, Config{}, nil)
 	if got := e.seed(`[{"Company": "A"}, {"Company": "B"}]`); len(got) != 2 {
 		t.Errorf("seeded %d resources, want 2", len(got))
 	}
@@ -1117,14 +1024,15 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 // A failed POST /__admin/snapshot answered the internal path and the OS's
 // error text; it answers the reason, and the log has the path and the error.
 func TestRunFailedSnapshotRequestHidesThePath(t *testing.T) {
+	t.Parallel()
 	sub := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(sub, "rd.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path, "-snapshot-interval", "1h"}, nil)
-	e := admAt(t, p.url)
-	e.create("Doomed")
+	e := clientAt(t, p.url)
+	e.createPerson("Doomed")
 	if err := os.RemoveAll(sub); err != nil {
 		t.Fatal(err)
 	}
@@ -1152,6 +1060,7 @@ func TestRunFailedSnapshotRequestHidesThePath(t *testing.T) {
 // Two servers in one process collide on the lock too (flock is per open
 // file), and the second one's refusal names the file and this PID.
 func TestRunSecondServerOnSnapshotRefused(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "one.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -1168,4 +1077,195 @@ func TestRunSecondServerOnSnapshotRefused(t *testing.T) {
 	p.stopClean()
 	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil)
 	p.stopClean()
+}
+
+// TestHTTPServerSettings pins the settings of newHTTPServer: each
+// is there on purpose (main.go says why), and none may silently go back to
+// net/http's zero value, which means "no limit".
+func TestHTTPServerSettings(t *testing.T) {
+	t.Parallel()
+	h := NewServer(DefaultConfig(), NewStore(nil), nil)
+	hs := newHTTPServer(h, discardLogger)
+	if hs.Handler != h {
+		t.Error("Handler is not the Server")
+	}
+	if hs.ReadHeaderTimeout <= 0 || hs.ReadHeaderTimeout > 10*time.Second {
+		t.Errorf("ReadHeaderTimeout = %v, want (0, 10s]", hs.ReadHeaderTimeout)
+	}
+	if hs.ReadTimeout < hs.ReadHeaderTimeout {
+		t.Errorf("ReadTimeout = %v, want at least ReadHeaderTimeout %v (0 would mean no limit)", hs.ReadTimeout, hs.ReadHeaderTimeout)
+	}
+	if hs.WriteTimeout <= maxFaultDelay {
+		t.Errorf("WriteTimeout = %v, want above maxFaultDelay %v so that an injected delay can be answered", hs.WriteTimeout, maxFaultDelay)
+	}
+	if hs.IdleTimeout <= 0 {
+		t.Errorf("IdleTimeout = %v, want a limit", hs.IdleTimeout)
+	}
+	if hs.MaxHeaderBytes != 64<<10 {
+		t.Errorf("MaxHeaderBytes = %d, want 64 KiB", hs.MaxHeaderBytes)
+	}
+	if hs.ErrorLog == nil {
+		t.Error("ErrorLog is nil: net/http's own complaints would bypass slog")
+	}
+}
+
+// TestSlowHeaders is the slowloris case: a client that trickles
+// its headers byte by byte is cut off once ReadHeaderTimeout has passed,
+// while a prompt client on the same server is served.
+func TestSlowHeaders(t *testing.T) {
+	t.Parallel()
+	const timeout = 300 * time.Millisecond
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
+		hs.ReadHeaderTimeout = timeout
+	})
+
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		head := "GET /__admin/health HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("a", 1000)
+		for i := 0; i < len(head); i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if _, err := conn.Write([]byte{head[i]}); err != nil {
+				return // cut off, as expected
+			}
+		}
+	}()
+	// net/http may answer 400 before it closes (Go 1.26 does when some of
+	// the headers came); what matters is that the connection ends.
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a fresh conn
+	got, err := io.ReadAll(conn)
+	elapsed := time.Since(start)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the server kept a trickling connection open for %v, well past ReadHeaderTimeout %v", elapsed, timeout)
+	}
+	if len(got) > 0 && !bytes.HasPrefix(got, []byte("HTTP/1.1 4")) && !bytes.HasPrefix(got, []byte("HTTP/1.0 4")) {
+		t.Fatalf("the server answered a request whose headers never ended: %q", got)
+	}
+	if elapsed < timeout-50*time.Millisecond {
+		t.Errorf("cut off after %v, before ReadHeaderTimeout %v", elapsed, timeout)
+	}
+	if elapsed > timeout+5*time.Second {
+		t.Errorf("cut off only after %v; ReadHeaderTimeout is %v", elapsed, timeout)
+	}
+	t.Logf("trickling client cut off after %v (%q, %v)", elapsed, got, err)
+
+	// A prompt client is unaffected.
+	resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("prompt request after the slow one: %v %v %s", resp, err, body)
+	}
+}
+
+// TestSlowBody: a client that sends its headers promptly and then
+// trickles the body is cut off by ReadTimeout, and the server keeps serving.
+func TestSlowBody(t *testing.T) {
+	t.Parallel()
+	const timeout = 500 * time.Millisecond
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
+		hs.ReadTimeout = timeout
+	})
+	for _, path := range []string{"/api/v2/resource", "/__admin/resources"} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		stop := make(chan struct{})
+		go func() {
+			if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", path); err != nil {
+				return
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+				if _, err := conn.Write([]byte{' '}); err != nil {
+					return
+				}
+			}
+		}()
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second)) //nolint:errcheck // a fresh conn
+		got, err := io.ReadAll(conn)
+		elapsed := time.Since(start)
+		close(stop)
+		conn.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("%s: a trickled body kept the connection open for %v; ReadTimeout is %v", path, elapsed, timeout)
+		}
+		if elapsed < timeout-50*time.Millisecond || elapsed > timeout+5*time.Second {
+			t.Errorf("%s: cut off after %v; ReadTimeout is %v", path, elapsed, timeout)
+		}
+		// Whatever is answered (a 400 saying the body could not be read) is
+		// not a success and not a 5xx, and does not name the server's
+		// address (the text of the net.OpError).
+		if len(got) > 0 && !bytes.HasPrefix(got, []byte("HTTP/1.1 4")) {
+			t.Errorf("%s: answered %.200q", path, got)
+		}
+		if host, _, _ := net.SplitHostPort(addr); bytes.Contains(got, []byte(host)) || bytes.Contains(got, []byte("i/o timeout")) {
+			t.Errorf("%s: the answer gives away the connection's internals: %q", path, got)
+		}
+		t.Logf("%s: trickled body cut off after %v: %q", path, elapsed.Round(time.Millisecond), got)
+	}
+	resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("health: %v %v %s", resp, err, body)
+	}
+}
+
+// TestOversizedHeaders sends headers over MaxHeaderBytes through
+// the real listener: net/http answers 431 itself (in text/plain: the
+// handler never runs), and the server goes on serving.
+func TestOversizedHeaders(t *testing.T) {
+	t.Parallel()
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	manySmall := strings.Builder{}
+	for i := 0; i < 10000; i++ {
+		fmt.Fprintf(&manySmall, "X-H%d: v\r\n", i)
+	}
+	var longFilter strings.Builder
+	for i := 0; i < 10000; i++ {
+		if i > 0 {
+			longFilter.WriteString("~or~")
+		}
+		longFilter.WriteString("Id~isnull")
+	}
+	tests := []struct {
+		name string
+		head string
+		want int
+	}{
+		{"one 100 KiB header", "GET /__admin/health HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 100<<10) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
+		{"10,000 small headers", "GET /__admin/health HTTP/1.1\r\nHost: x\r\n" + manySmall.String() + "\r\n", http.StatusRequestHeaderFieldsTooLarge},
+		{"1 MiB header", "GET /__admin/health HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 1<<20) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
+		{"130 KB request line (10,000-condition filter)", "GET /api/v2/resource?requestParams.filters=" + url.QueryEscape(longFilter.String()) + " HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
+		{"60 KiB header is fine", "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " + strings.Repeat("a", 60<<10) + "\r\n\r\n", http.StatusOK},
+	}
+	for _, tt := range tests {
+		resp, body, err := rawExchange(t, addr, tt.head, nil)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s: status %d, want %d: %.200s", tt.name, resp.StatusCode, tt.want, body)
+		}
+		resp, body, err = rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("health after %s: %v %v %s", tt.name, resp, err, body)
+		}
+	}
 }

@@ -11,8 +11,8 @@ import (
 )
 
 func TestMediaTypes(t *testing.T) {
-	a := newAPIServer(t)
-	id := hardCreate(t, a.client, a.url, `{"Company":"Acme"}`)
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	id := func() string { id, _ := a.create(`{"Company":"Acme"}`); return id }()
 	tests := []struct {
 		contentType string // "" sends none
 		status      int
@@ -32,10 +32,10 @@ func TestMediaTypes(t *testing.T) {
 	for _, tt := range tests {
 		for _, req := range []struct{ method, path, body string }{
 			{http.MethodPost, "/api/v2/resource", `{"Company":"Acme"}`},
-			{http.MethodPut, "/api/v2/resource/" + id, string(hardUpdateBody(id, nil))},
+			{http.MethodPut, "/api/v2/resource/" + id, putBody(id)},
 		} {
 			what := req.method + " with Content-Type " + tt.contentType
-			status, h, body := accSend(t, a.url, req.method, req.path, "", "", tt.contentType, req.body)
+			status, h, body := accSend(t, a.base, req.method, req.path, "", "", tt.contentType, req.body)
 			if status != tt.status {
 				t.Errorf("%s: %d %s, want %d", what, status, body, tt.status)
 				continue
@@ -43,19 +43,19 @@ func TestMediaTypes(t *testing.T) {
 			if tt.status == http.StatusOK {
 				continue
 			}
-			if e := hardCheckError(t, what, h, body); e.Message != tt.message || e.ModelState != nil {
+			if e := checkErrorShape(t, what, h, body); e.Message != tt.message || e.ModelState != nil {
 				t.Errorf("%s: %s\nwant Message %q and no ModelState", what, body, tt.message)
 			}
 		}
 	}
 	// An empty body is the 400 of an empty body, whatever it was declared as.
 	for _, contentType := range []string{"", "text/plain", "application/json"} {
-		status, h, body := accSend(t, a.url, http.MethodPost, "/api/v2/resource", "", "", contentType, "")
+		status, h, body := accSend(t, a.base, http.MethodPost, "/api/v2/resource", "", "", contentType, "")
 		if status != http.StatusBadRequest {
 			t.Errorf("an empty body with Content-Type %q: %d %s, want 400", contentType, status, body)
 			continue
 		}
-		if e := hardCheckError(t, "an empty body", h, body); !strings.Contains(e.Message, "empty") {
+		if e := checkErrorShape(t, "an empty body", h, body); !strings.Contains(e.Message, "empty") {
 			t.Errorf("an empty body with Content-Type %q: Message %q does not say it is empty", contentType, e.Message)
 		}
 	}

@@ -11,13 +11,6 @@ import (
 	"testing"
 )
 
-// in is e as a client handed the base URL of namespace name sees it.
-func (e *admEnv) in(name string) *admEnv {
-	c := *e
-	c.base = e.base + "/ns/" + name
-	return &c
-}
-
 const nsSeed = `[{"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`
 
 func nsConfig(t *testing.T) Config {
@@ -36,14 +29,16 @@ type nsEntry struct {
 	Resources int
 }
 
-func (e *admEnv) namespaces() []nsEntry {
+// nsList is GET /__admin/namespaces.
+type nsList struct {
+	Namespaces []nsEntry
+	Total      int
+}
+
+func (e *testClient) namespaces() []nsEntry {
 	e.t.Helper()
-	var out struct {
-		Namespaces []nsEntry
-		Total      int
-	}
-	e.getJSON("/__admin/namespaces", &out)
-	if out.Total != len(out.Namespaces) {
+	var out nsList
+	if e.getJSON("/__admin/namespaces", &out); out.Total != len(out.Namespaces) {
 		e.t.Fatalf("Total %d for %d namespaces", out.Total, len(out.Namespaces))
 	}
 	return out.Namespaces
@@ -53,7 +48,8 @@ func (e *admEnv) namespaces() []nsEntry {
 // once: each sees only its own resources, requests and faults, and the
 // totals add up.
 func TestNamespacesIsolated(t *testing.T) {
-	e := admStart(t, nsConfig(t), nil)
+	t.Parallel()
+	e := startServer(t, nsConfig(t), nil)
 	const clients, creates = 32, 5
 	var wg sync.WaitGroup
 	errs := make(chan string, clients*8)
@@ -73,19 +69,19 @@ func TestNamespacesIsolated(t *testing.T) {
 			var ids []string
 			for k := range creates {
 				r := ns.do(http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"Company": %q}`, fmt.Sprintf("%s co %d", name, k)), "Content-Type", "application/json")
-				var out struct{ Data []admResource }
+				var out struct{ Data []seededResource }
 				if r.Status != 200 || jsonInto(r.Body, &out) != nil {
 					fail("create %d: %d %s", k, r.Status, r.Body)
 					return
 				}
 				ids = append(ids, out.Data[0].Id)
 			}
-			if r := ns.do(http.MethodPut, "/api/v2/resource/"+ids[0], nsFullBody(ids[0], name+" renamed"), "Content-Type", "application/json"); r.Status != 200 {
+			if r := ns.do(http.MethodPut, "/api/v2/resource/"+ids[0], putBody(ids[0], "DisplayName", name+" renamed"), "Content-Type", "application/json"); r.Status != 200 {
 				fail("update: %d %s", r.Status, r.Body)
 			}
 			var list struct {
 				TotalResults int
-				ResourceList []admResource
+				ResourceList []seededResource
 			}
 			r := ns.do(http.MethodGet, "/api/v2/resource?requestParams.pageSize=100", "")
 			if r.Status != 200 || jsonInto(r.Body, &list) != nil {
@@ -155,22 +151,18 @@ func TestNamespacesIsolated(t *testing.T) {
 	}
 }
 
-func nsFullBody(id, displayName string) string {
-	return fmt.Sprintf(`{"Id":%q,"DisplayName":%q,"FirstName":null,"Surname":null,"Company":"C","Position":null,`+
-		`"Phone":null,"Mobile":null,"Fax":null,"Email":null,"AddressComment":null,"ExternalID":null,"Status":"Active","Types":[]}`, id, displayName)
-}
-
 // TestNamespaceLifecycle: created on first use from the seed, listed,
 // deleted, limited, and named plainly.
 func TestNamespaceLifecycle(t *testing.T) {
+	t.Parallel()
 	cfg := nsConfig(t)
 	cfg.MaxNamespaces = 3
-	e := admStart(t, cfg, nil)
+	e := startServer(t, cfg, nil)
 	if got := e.namespaces(); !slices.Equal(got, []nsEntry{{"default", 2}}) {
 		t.Fatalf("at start: %+v", got)
 	}
 	a := e.in("a")
-	a.create("Only-in-a")
+	a.createPerson("Only-in-a")
 	e.in("b.2_x-Y").health()
 	if got := e.namespaces(); !slices.Equal(got, []nsEntry{{"a", 3}, {"b.2_x-Y", 2}, {"default", 2}}) {
 		t.Fatalf("after first use: %+v", got)
@@ -205,14 +197,15 @@ func TestNamespaceLifecycle(t *testing.T) {
 // TestNamespaceIDSeed: with -id-seed every namespace repeats the same
 // GUIDs, so a test sees the same ids whichever namespace it got.
 func TestNamespaceIDSeed(t *testing.T) {
+	t.Parallel()
 	seed := uint64(11)
-	e := admStart(t, DefaultConfig(), &seed)
+	e := startServer(t, DefaultConfig(), &seed)
 	var ids [][]string
 	for _, name := range []string{"one", "two"} {
 		ns := e.in(name)
-		ids = append(ids, []string{ns.create("A").Id, ns.create("B").Id})
+		ids = append(ids, []string{ns.createPerson("A").Id, ns.createPerson("B").Id})
 	}
-	ids = append(ids, []string{e.create("A").Id, e.create("B").Id})
+	ids = append(ids, []string{e.createPerson("A").Id, e.createPerson("B").Id})
 	if !slices.Equal(ids[0], ids[1]) || !slices.Equal(ids[0], ids[2]) {
 		t.Errorf("ids differ between namespaces: %v", ids)
 	}
@@ -220,25 +213,26 @@ func TestNamespaceIDSeed(t *testing.T) {
 
 // TestNamespacesSurviveRestart: the snapshot holds every namespace.
 func TestNamespacesSurviveRestart(t *testing.T) {
+	t.Parallel()
 	snap := filepath.Join(t.TempDir(), "ns.gob")
 	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
-	e := admAt(t, p.url)
+	e := clientAt(t, p.url)
 	want := map[string][]string{}
 	for i := range 40 {
 		name := fmt.Sprintf("ns-%d", i)
 		for k := range i % 4 {
-			want[name] = append(want[name], e.in(name).create(fmt.Sprintf("P%d", k)).Id)
+			want[name] = append(want[name], e.in(name).createPerson(fmt.Sprintf("P%d", k)).Id)
 		}
 		if i%4 == 0 {
 			e.in(name).health() // exists, empty
 		}
 	}
-	want["default"] = []string{e.create("D").Id}
+	want["default"] = []string{e.createPerson("D").Id}
 	before := e.namespaces()
 	p.stopClean()
 
 	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap}, nil)
-	e = admAt(t, p.url)
+	e = clientAt(t, p.url)
 	if after := e.namespaces(); !slices.Equal(before, after) {
 		t.Fatalf("namespaces after restart %+v, want %+v", after, before)
 	}

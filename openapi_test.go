@@ -82,6 +82,7 @@ func sorted(s []string) []string {
 }
 
 func TestOpenAPIDocumentIsOpenAPI31(t *testing.T) {
+	t.Parallel()
 	doc := openAPIDoc(t)
 	if v, _ := doc["openapi"].(string); !strings.HasPrefix(v, "3.1.") {
 		t.Errorf("openapi = %q, want 3.1.x", v)
@@ -115,6 +116,7 @@ func TestOpenAPIDocumentIsOpenAPI31(t *testing.T) {
 // TestOpenAPIMatchesCodeTables is the drift test: the document's property
 // lists, enums and limits are the code's.
 func TestOpenAPIMatchesCodeTables(t *testing.T) {
+	t.Parallel()
 	doc := openAPIDoc(t)
 	schemas := at(t, doc, "components", "schemas")
 	cfg := DefaultConfig()
@@ -231,6 +233,7 @@ func anyMap[V any](m map[string]V) map[string]any {
 // writes: every key of a real create, update and list answer is in the
 // schema, and every required key is in the answer.
 func TestOpenAPIMatchesWire(t *testing.T) {
+	t.Parallel()
 	doc := openAPIDoc(t)
 	schemas := at(t, doc, "components", "schemas").(map[string]any)
 	h := consoleHandler(t)

@@ -49,7 +49,7 @@ func overCheck413(t *testing.T, what string, resp *http.Response, answer []byte)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("%s: %d %.300s, want 413", what, resp.StatusCode, answer)
 	}
-	e := hardCheckError(t, what, resp.Header, answer)
+	e := checkErrorShape(t, what, resp.Header, answer)
 	if want := fmt.Sprintf("limit of %d bytes", DefaultConfig().MaxBody); !strings.Contains(e.Message, want) {
 		t.Errorf("%s: Message %q does not give the %s", what, e.Message, want)
 	}
@@ -59,7 +59,7 @@ func overCheck413(t *testing.T, what string, resp *http.Response, answer []byte)
 }
 
 func TestOversizeBodySentWhole(t *testing.T) {
-	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
 	body := func() io.Reader { return strings.NewReader(`{"Company":"` + strings.Repeat("x", overBody) + `"}`) }
 	n := overBody + len(`{"Company":""}`)
 	for _, tt := range []struct{ what, head string }{
@@ -86,16 +86,16 @@ func TestOversizeBodySentWhole(t *testing.T) {
 		t.Fatalf("chunked: 8 MiB sent whole: write %v, read %v", writeErr, readErr)
 	}
 	overCheck413(t, "chunked", resp, answer)
-	hardHealthy(t, http.DefaultClient, "http://"+addr, "oversized bodies")
+	clientAt(t, "http://"+addr).health() // still serving after the oversized bodies
 }
 
 // TestOversizeExpectContinue: the 413 comes at once, though the client
 // sends nothing of its body: a server that waited for it would hang here
 // until the deadline.
 func TestOversizeExpectContinue(t *testing.T) {
-	addr := hardListen(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
 	head := fmt.Sprintf("POST /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", overBody)
-	resp, answer, err := hardRawWithin(t, addr, head, nil, 10*time.Second)
+	resp, answer, err := rawExchangeWithin(t, addr, head, nil, 10*time.Second)
 	if err != nil {
 		t.Fatalf("Expect: 100-continue with Content-Length %d and no body sent: %v", overBody, err)
 	}

@@ -106,8 +106,8 @@ func TestReadmeExamples(t *testing.T) {
 		demo := NewServer(DefaultConfig(), NewStore(nil), nil)
 		demoTS := httptest.NewServer(demo)
 		defer demoTS.Close()
-		demoAPI := admAt(t, demoTS.URL)
-		demoAPI.create("Demo")
+		demoAPI := clientAt(t, demoTS.URL)
+		demoAPI.createPerson("Demo")
 		cmd := exec.CommandContext(ctx, bash, "-c", readmeShell)
 		cmd.Dir = work
 		cmd.Env = append(readmePath(env, bin), "RESOURCEDIR_ADDR="+strings.TrimPrefix(demoTS.URL, "http://"), "RESOURCEDIR_LOG_FORMAT=json")

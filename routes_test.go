@@ -12,21 +12,21 @@ import (
 )
 
 func TestRoutesCaseAndTrailingSlash(t *testing.T) {
-	a := newAPIServer(t)
-	id := hardCreate(t, a.client, a.url, `{"Company":"Acme"}`)
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	id := func() string { id, _ := a.create(`{"Company":"Acme"}`); return id }()
 	for _, path := range []string{"/API/V2/Resource", "/api/v2/RESOURCE/", "/Api/v2/resource/", "/api/V2/resource?requestParams.pageSize=1"} {
-		r := a.send(t, http.MethodGet, path, "")
+		r := a.on(t).do(http.MethodGet, path, "")
 		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), id) {
 			t.Errorf("GET %s: %d %s, want the list", path, r.Status, r.Body)
 		}
 	}
 	for _, path := range []string{"/Api/V2/resource/" + id, "/API/V2/RESOURCE/" + id + "/", "/api/v2/resource/" + strings.ToUpper(id)} {
-		r := a.send(t, http.MethodPut, path, string(hardUpdateBody(id, map[string]string{"Position": `"` + path + `"`})))
+		r := a.on(t).do(http.MethodPut, path, putBody(id, "Position", path))
 		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), path) {
 			t.Errorf("PUT %s: %d %s, want the update", path, r.Status, r.Body)
 		}
 	}
-	if r := a.send(t, http.MethodPost, "/API/v2/Resource/", `{"Company":"Second"}`); r.Status != http.StatusOK {
+	if r := a.on(t).do(http.MethodPost, "/API/v2/Resource/", `{"Company":"Second"}`); r.Status != http.StatusOK {
 		t.Errorf("POST /API/v2/Resource/: %d %s", r.Status, r.Body)
 	}
 	for _, tt := range []struct{ method, path string }{
@@ -38,12 +38,12 @@ func TestRoutesCaseAndTrailingSlash(t *testing.T) {
 		{http.MethodGet, "/api/v2/resources"},
 		{http.MethodGet, "/api/v2/resource/" + id + "/x"},
 	} {
-		r := a.send(t, tt.method, tt.path, `{"Company":"x"}`)
+		r := a.on(t).do(tt.method, tt.path, `{"Company":"x"}`)
 		if r.Status != http.StatusNotFound {
 			t.Errorf("%s %s: %d %s, want 404", tt.method, tt.path, r.Status, r.Body)
 			continue
 		}
-		if e := hardCheckError(t, tt.path, r.Header, r.Body); e.Message != "No resource matches the path "+strings.SplitN(tt.path, "?", 2)[0]+"." {
+		if e := checkErrorShape(t, tt.path, r.Header, r.Body); e.Message != "No resource matches the path "+strings.SplitN(tt.path, "?", 2)[0]+"." {
 			t.Errorf("%s %s: Message %q", tt.method, tt.path, e.Message)
 		}
 	}

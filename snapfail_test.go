@@ -32,7 +32,7 @@ func TestSnapshotFailureAnswer(t *testing.T) {
 	if status != http.StatusInternalServerError {
 		t.Fatalf("POST /__admin/snapshot into a file: %d %s, want 500", status, body)
 	}
-	e := hardCheckError(t, "failed snapshot", h, body)
+	e := checkErrorShape(t, "failed snapshot", h, body)
 	id := h.Get("X-Request-Id")
 	if !strings.Contains(e.Message, "request id "+id) {
 		t.Errorf("Message %q does not give the request id %s", e.Message, id)

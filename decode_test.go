@@ -1,0 +1,299 @@
+package main
+
+// Tests of decode.go: the JSON reader and resource decoding, with the
+// fuzzers that compare it with encoding/json.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// apiBodyErrors are bodies that are not a JSON object, with a fragment of
+// the Message that says what and where.
+var apiBodyErrors = []struct {
+	name, body, msg string
+}{
+	{"empty", ``, "The request body is empty; expected a JSON object."},
+	{"white space", " \r\n\t", "The request body is empty; expected a JSON object."},
+	{"ends early", `{"DisplayName":`, "The request body is not valid JSON: it ends early, at byte 15."},
+	{"ends inside a string", `{"DisplayName":"Ada`, "it ends early, at byte"},
+	{"no closing brace", `{"DisplayName":"Ada"`, "it ends early, at byte 20."},
+	{"missing colon", `{"DisplayName" "Ada"}`, "The request body is not valid JSON: expected colon after object key (at byte 15)."},
+	{"trailing comma", `{"Company":"C",}`, "not valid JSON: invalid character '}' looking for beginning of object key string (at byte 15)."},
+	{"bare word", `nope`, "not valid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 1)."},
+	{"single quotes", `{'Company':'C'}`, "not valid JSON: invalid character '\\'' looking for beginning of object key string (at byte 1)."},
+	{"raw control character in a string", "{\"Company\":\"a\x01b\"}", "not valid JSON: invalid character '\\x01' in string literal (at byte"},
+	{"array", `[{"Company":"C"}]`, "The request body must be a JSON object, not an array."},
+	{"string", `"{\"Company\":\"C\"}"`, "The request body must be a JSON object, not a string."},
+	{"null", `null`, "The request body must be a JSON object, not null."},
+	{"number", `42`, "The request body must be a JSON object, not a number."},
+	{"boolean", `true`, "The request body must be a JSON object, not a boolean."},
+	{"two objects", `{"Company":"C"} {"Company":"D"}`, "The request body has data after the JSON object, at byte 16."},
+	{"garbage after the object", `{"Company":"C"}x`, "The request body has data after the JSON object, at byte 15."},
+	{"garbage after white space", "{\"Company\":\"C\"}\n\t x", "The request body has data after the JSON object, at byte 18."},
+}
+
+func TestBodyNotAJSONObject(t *testing.T) {
+	t.Parallel()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	id, _ := a.on(t).create(`{"Company":"C"}`)
+	for _, c := range apiBodyErrors {
+		t.Run(c.name, func(t *testing.T) {
+			a.on(t).do(http.MethodPost, "/api/v2/resource", c.body).wantError(t, http.StatusBadRequest, c.msg, nil)
+			a.on(t).do(http.MethodPut, "/api/v2/resource/"+id, c.body).wantError(t, http.StatusBadRequest, c.msg, nil)
+		})
+	}
+	if n := a.store.Len(); n != 1 {
+		t.Errorf("the store has %d resources, want 1", n)
+	}
+}
+
+// TestDecodeTypesDuplicateKeys: a Types entry with "Type" under several
+// spellings is read the same way every time, the last one winning as it does
+// for the properties of the body.
+func TestDecodeTypesDuplicateKeys(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"Company":"C","Types":[{"type":"Team","Type":"Employee","TYPE":"Customer"},{"Type":"Contractor","tYpE":null}]}`)
+	for range 100 {
+		in, err := decodeResource(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string][]string{"Types[1].Type": {"Type is required; it must be one of Team, Customer, Contractor, Employee, Company."}}; !reflect.DeepEqual(in.ms.props, want) {
+			t.Fatalf("ModelState %v", in.ms.props)
+		}
+		if !slices.Equal(in.res.types, []requestorType{4}) {
+			t.Fatalf("types %v, want [Customer]", in.res.types)
+		}
+	}
+}
+
+// TestDecodeAddressInvalidUTF8: an Address is stored as given, but the
+// response must still be UTF-8, so invalid bytes become U+FFFD as they do in
+// string properties.
+func TestDecodeAddressInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	r, err := buildBody([]byte("{\"Company\":\"C\",\"Address\":{\"Street\xff\":\"a\xc3b\",\"n\":1.0}}"), modeCreate, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(r.address), "{\"Street\ufffd\":\"a\ufffdb\",\"n\":1.0}"; got != want {
+		t.Errorf("Address %q, want %q", got, want)
+	}
+	if out := appendResource(nil, r, false); !utf8.Valid(out) || !json.Valid(out) {
+		t.Errorf("not JSON in UTF-8: %q", out)
+	}
+}
+
+const rtFuzzID = "0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f60"
+
+var rtModelStateKey = regexp.MustCompile(`^(Id|DisplayName|FirstName|Surname|Company|Position|Status|ExternalID|Phone|Mobile|Fax|Email|AddressComment|Types|Address|Types\[(0|[1-9][0-9]*)\]\.Type)$`)
+
+var rtWireOrder = []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "StatusId", "Types",
+	"ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address"}
+
+// rtIsObject reports whether body is one valid JSON object.
+func rtIsObject(body []byte) bool {
+	body = bytes.TrimPrefix(body, utf8BOM) // read without it, as ASP.NET does
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	return json.Valid(body) && len(trimmed) > 0 && trimmed[0] == '{'
+}
+
+// checkDecode feeds body to decodeResource and build as a create or update
+// handler would, and checks that nothing panics, that exactly the JSON
+// objects are accepted, that what is stored keeps the rules, and that the
+// response written for it decodes and builds back to the same resource.
+func checkDecode(t *testing.T, body []byte, mode writeMode) {
+	in, err := decodeResource(body)
+	if err != nil {
+		var je *jsonError
+		if !errors.As(err, &je) || je.msg == "" {
+			t.Fatalf("decodeResource(%q): unexpected error %#v", body, err)
+		}
+		if rtIsObject(body) {
+			t.Fatalf("decodeResource(%q) rejected a JSON object: %v", body, err)
+		}
+		return
+	}
+	if !rtIsObject(body) {
+		t.Fatalf("decodeResource(%q) accepted what is not one JSON object", body)
+	}
+	res, err := buildResource(in, mode, rtFuzzID)
+	var ms map[string][]string
+	if ve := (*validationError)(nil); errors.As(err, &ve) {
+		ms = ve.ModelState.props
+	} else if err != nil {
+		t.Fatalf("%q: unexpected error %#v", body, err)
+	}
+	for key, msgs := range ms {
+		if !rtModelStateKey.MatchString(key) || len(msgs) == 0 {
+			t.Fatalf("%q: ModelState key %q with %q", body, key, msgs)
+		}
+		for _, m := range msgs {
+			if m == "" || !utf8.ValidString(m) {
+				t.Fatalf("%q: ModelState[%q] message %q", body, key, m)
+			}
+		}
+	}
+	if len(ms) > 0 {
+		return
+	}
+	res.set(fieldID, rtFuzzID, true) // the store's or the path's
+	checkStored(t, body, res)
+
+	links := mode == modeUpdate
+	out := appendResource(nil, res, links)
+	if !json.Valid(out) || !utf8.Valid(out) {
+		t.Fatalf("%q: the response is not JSON in UTF-8: %q", body, out)
+	}
+	wantKeys := rtWireOrder
+	if links {
+		wantKeys = append(slices.Clip(wantKeys), "_links", "_embedded")
+	}
+	if keys, err := topKeys(out); err != nil || !slices.Equal(keys, wantKeys) {
+		t.Fatalf("%q: properties %v (%v)", body, keys, err)
+	}
+
+	res2, err := buildBody(out, mode, rtFuzzID)
+	if err != nil {
+		t.Fatalf("the response %q is invalid as a request: %v", out, err)
+	}
+	res2.set(fieldID, rtFuzzID, true)
+	if !reflect.DeepEqual(res, res2) {
+		t.Fatalf("round trip of %q through %q:\n got %#v\nwant %#v", body, out, res2, res)
+	}
+	if out2 := appendResource(nil, res2, links); !bytes.Equal(out, out2) {
+		t.Fatalf("round trip of %q: %q then %q", body, out, out2)
+	}
+}
+
+// checkStored checks the invariants of a resource that passed validation.
+func checkStored(t *testing.T, body []byte, r *Resource) {
+	t.Helper()
+	status, ok := r.value(fieldStatus)
+	if !ok || status != statusActive && status != statusInactive {
+		t.Fatalf("%q: Status %q", body, status)
+	}
+	if dn, ok := r.value(fieldDisplayName); !ok || strings.TrimSpace(dn) == "" || utf8.RuneCountInString(dn) > maxDisplayName {
+		t.Fatalf("%q: DisplayName %q", body, dn)
+	}
+	for f, limit := range map[field]int{fieldFirstName: maxFirstName, fieldSurname: maxSurname, fieldCompany: maxCompany} {
+		if n := utf8.RuneCountInString(r.vals[f]); n > limit {
+			t.Fatalf("%q: %s of %d characters", body, f, n)
+		}
+	}
+	if strings.TrimSpace(r.vals[fieldFirstName]+r.vals[fieldSurname]+r.vals[fieldCompany]) == "" {
+		t.Fatalf("%q: no FirstName, Surname or Company", body)
+	}
+	for f := field(0); f < numStringFields; f++ {
+		if r.isNull(f) && r.vals[f] != "" || !utf8.ValidString(r.vals[f]) {
+			t.Fatalf("%q: field %s is %q null=%v", body, f, r.vals[f], r.isNull(f))
+		}
+	}
+	if r.types == nil {
+		t.Fatalf("%q: nil types", body)
+	}
+	seen := map[requestorType]bool{}
+	for _, ty := range r.types {
+		if _, known := apiTypeIDs[ty.String()]; !known || seen[ty] {
+			t.Fatalf("%q: types %v", body, r.types)
+		}
+		seen[ty] = true
+	}
+	if r.address != nil && (!json.Valid(r.address) || r.address[0] != '{') {
+		t.Fatalf("%q: Address %q", body, r.address)
+	}
+}
+
+// rtSeeds are real and nasty bodies for both fuzz targets.
+func rtSeeds() []string {
+	deep := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
+	}
+	return []string{
+		apiAda,
+		putBody(rtFuzzID),
+		putBody(strings.ToUpper(rtFuzzID), "Status", "inactive", "Types", nil, "DisplayName", nil),
+		`{"id":"` + rtFuzzID + `","displayname":null,"firstname":null,"surname":null,"company":"Acme","position":null,"phone":null,"mobile":null,"fax":null,"email":null,"addresscomment":null,"externalid":null,"status":"Active","types":null}`,
+		`{"FirstName":"  Ada\t","Surname":"\nLovelace ","Company":" "}`,
+		`{"FirstName":"` + strings.Repeat("é", 50) + `","Surname":"` + strings.Repeat("ж", 49) + `"}`,
+		`{"FirstName":"` + strings.Repeat("é", 50) + `","Surname":"` + strings.Repeat("ж", 50) + `"}`,
+		`{"Company":"C","DisplayName":"` + strings.Repeat("😀", 100) + `"}`,
+		`{}`, `[]`, `null`, `""`, `1`, ``, ` `, `{`, `}`, `{"a"}`, `{"a":}`, `{"Company":"C",}`, `{"Company":"C"}}`, `{"Company":"C"} `,
+		`{"Company":"C"} {}`, `{"Company":"C"}x`, "\ufeff{\"Company\":\"C\"}",
+		`{"Company":"C","Address":` + deep(`{"a":`, `}`, 200) + `}`,
+		`{"Company":"C","Address":{"a":` + deep(`[`, `]`, 10001) + `}}`,
+		`{"Company":"C","Types":` + deep(`[`, `]`, 10001) + `}`,
+		`{"Company":"C","Phone":1e999999,"Address":{"n":123456789012345678901234567890e-999,"m":-0.0}}`,
+		"{\"Company\":\"\xff\xfe\",\"Address\":{\"\xff\":\"\xc3\"}}",
+		"{\"Company\":\"a\\u0000b\",\"Position\":\"\\ud800\\udc00\\ud800\"}",
+		"{\"Company\":\"a\x00b\"}", "\x00{}", "{}\x00",
+		"{\"Company\":\"\u2028\u2029<>&\"}",
+		`{"company":"a","Company":"b","COMPANY":null,"FirstName":"x"}`,
+		`{"Types":[{"type":"Team","Type":"Employee"}],"Company":"C"}`,
+		`{"Types":[{"Type":"team"},{"Type":"TEAM"},{"Type":"Employee","Id":99},{"Id":4}],"Company":"C"}`,
+		`{"DisplayName":1,"Types":{},"Address":[],"Status":true,"Id":5,"Fax":{"a":1}}`,
+		`{"Company":"C","Status":"inactive","StatusId":1,"_links":[],"_embedded":null}`,
+		`{"Company":"C","Status":"Deleted"}`,
+		`{"Company":"C","Types":[null,1,"Team",[],{"Type":{}}]}`,
+		`{"Company":"C","Address":"x"}`, `{"Company":"C","Address":null,"Address":{"b":2}}`,
+		`{"Company":"C","Display\u004eame":"escaped key"}`,
+	}
+}
+
+func FuzzDecodeCreate(f *testing.F) {
+	for _, s := range rtSeeds() {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkDecode(t, body, modeCreate) })
+}
+
+func FuzzDecodeUpdate(f *testing.F) {
+	for _, s := range rtSeeds() {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkDecode(t, body, modeUpdate) })
+}
+
+// BenchmarkDecodeCreate decodes and validates generated create bodies as
+// POST /api/v2/resource does before it reaches the store.
+func BenchmarkDecodeCreate(b *testing.B) {
+	bodies := make([][]byte, 1024)
+	size := 0
+	for i := range bodies {
+		bodies[i] = benchJSON(i)
+		size += len(bodies[i])
+	}
+	b.SetBytes(int64(size / len(bodies)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if r, err := buildBody(bodies[i%len(bodies)], modeCreate, ""); err != nil || r == nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkDecodeSeed decodes one seed batch of 10,000 generated resources,
+// as POST /__admin/resources does before it reaches the store.
+func BenchmarkDecodeSeed(b *testing.B) {
+	body := benchSeedBodies(10_000, 10_000)[0]
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rs, err := decodeSeed(body)
+		if err != nil || len(rs) != 10_000 {
+			b.Fatal(err, len(rs))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10_000, "ns/resource")
+}

@@ -1,0 +1,258 @@
+package main
+
+// Tests of pipeline.go: the steps every request goes through (request id,
+// panic recovery, path cleaning, routing and its errors).
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPanicRecovery: a handler that panics becomes a JSON 500 that
+// names the request id and nothing internal; the panic is logged with its
+// stack, and the server goes on serving.
+func TestPanicRecovery(t *testing.T) {
+	t.Parallel()
+	const secret = "secret-detail /home/build/handlers.go:42"
+	var logs syncBuffer
+	srv := NewServer(DefaultConfig(), NewStore(nil), slog.New(slog.NewTextHandler(&logs, nil)))
+	srv.mux.HandleFunc("GET /boom", func(w http.ResponseWriter, r *http.Request) { panic(secret) })
+	srv.mux.HandleFunc("GET /boom-error", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Half-Done", "1")
+		panic(errors.New(secret))
+	})
+	srv.mux.HandleFunc("GET /boom-nil-map", func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]int
+		m["x"]++ // a runtime error, not a value the handler chose
+	})
+	srv.mux.HandleFunc("GET /abort", func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) })
+
+	check := func(what string, rec *httptest.ResponseRecorder, wantID string) {
+		t.Helper()
+		if rec.Code != http.StatusInternalServerError {
+			t.Fatalf("%s: status %d, want 500: %s", what, rec.Code, rec.Body)
+		}
+		e := checkErrorShape(t, what, rec.Header(), rec.Body.Bytes())
+		id := rec.Header().Get("X-Request-Id")
+		if wantID != "" && id != wantID {
+			t.Errorf("%s: X-Request-Id %q, want the client's %q", what, id, wantID)
+		}
+		if !strings.Contains(e.Message, id) {
+			t.Errorf("%s: Message %q does not give the request id %q", what, e.Message, id)
+		}
+		if e.ModelState != nil {
+			t.Errorf("%s: a 500 has ModelState %v", what, e.ModelState)
+		}
+		for _, leak := range []string{"secret", "handlers.go", "goroutine", "panic", "runtime", "nil map", ".go:"} {
+			if strings.Contains(rec.Body.String(), leak) {
+				t.Errorf("%s: the 500 body gives away %q: %s", what, leak, rec.Body)
+			}
+		}
+	}
+
+	for _, path := range []string{"/boom", "/boom-error", "/boom-nil-map"} {
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		check(path, rec, "")
+		if !strings.Contains(logs.String(), "request_id="+rec.Header().Get("X-Request-Id")) {
+			t.Errorf("%s: the log does not name the request id: %s", path, logs.String())
+		}
+
+		rec = httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("X-Request-Id", "client-chosen-42")
+		srv.ServeHTTP(rec, req)
+		check(path+" with the client's X-Request-Id", rec, "client-chosen-42")
+
+		rec = httptest.NewRecorder()
+		req = httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("X-Request-Id", strings.Repeat("x", 129)) // too long to echo
+		srv.ServeHTTP(rec, req)
+		check(path+" with an overlong X-Request-Id", rec, "")
+		if rec.Header().Get("X-Request-Id") == strings.Repeat("x", 129) {
+			t.Errorf("%s: an overlong X-Request-Id was echoed", path)
+		}
+
+		rec = httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/__admin/health", nil))
+		if rec.Code != http.StatusOK {
+			t.Fatalf("health after %s: %d %s", path, rec.Code, rec.Body)
+		}
+	}
+	if got := logs.String(); !strings.Contains(got, "panic serving request") || !strings.Contains(got, "goroutine") {
+		t.Errorf("the panic and its stack are not in the log: %.500s", got)
+	}
+
+	// Through a real connection: the client gets the 500 and the same
+	// keep-alive connection serves the next request; an aborted handler
+	// drops only its own connection.
+	addr := serveProduction(t, srv, nil)
+	client := &http.Client{Timeout: 10 * time.Second}
+	api := &testClient{t: t, base: "http://" + addr, client: client}
+	r := api.do(http.MethodGet, "/boom", "")
+	status, h, body := r.Status, r.Header, r.Body
+	if status != http.StatusInternalServerError {
+		t.Fatalf("GET /boom over TCP: %d %s", status, body)
+	}
+	checkErrorShape(t, "GET /boom over TCP", h, body)
+	api.health()
+	if _, err := client.Get(api.base + "/abort"); err == nil {
+		t.Error("GET /abort: http.ErrAbortHandler should abort the response, not answer it")
+	}
+	api.health()
+}
+
+// A handler that panics after it started writing cannot turn the answer into
+// a 500; the connection must be cut so that the client sees a failure.
+func TestPanicAfterWriteAborts(t *testing.T) {
+	t.Parallel()
+	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	srv.mux.HandleFunc("GET /half", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(`{"Total":`))
+		w.(http.Flusher).Flush()
+		panic("half done")
+	})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	resp, err := ts.Client().Get(ts.URL + "/half")
+	if err == nil {
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	if err == nil {
+		t.Fatal("a response cut by a panic was read without error")
+	}
+	clientAt(t, ts.URL).health()
+}
+
+// An unclean path must not get ServeMux's HTML redirect: every response is JSON.
+func TestUncleanPath(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(NewServer(DefaultConfig(), NewStore(nil), nil))
+	defer ts.Close()
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/api/v2//resource", "/api/v2/./resource", "/api/v2/x/../resource", "/__admin//health"} {
+		// Sent raw, as a client that does not clean paths would.
+		req, err := http.NewRequest(http.MethodGet, ts.URL+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.URL.Path, req.URL.RawPath = p, p
+		req.URL.Opaque = "//" + req.URL.Host + p
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", p, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404: %s", p, resp.StatusCode, body)
+		}
+		checkErrorShape(t, "GET "+p, resp.Header, body)
+	}
+}
+
+func TestRoutingErrors(t *testing.T) {
+	t.Parallel()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	id, _ := a.on(t).create(`{"Company":"C"}`)
+	for _, c := range []struct {
+		method, path string
+		status       int
+		allow, msg   string
+	}{
+		{"POST", "/", 405, "GET, HEAD", "The method POST is not allowed on /; allowed: GET, HEAD."}, // GET / is the console
+		{"GET", "/nothing", 404, "", "No resource matches the path /nothing."},
+		{"GET", "/api/v2/nothing", 404, "", "No resource matches the path /api/v2/nothing."},
+		{"POST", "/api/v1/resource", 404, "", "No resource matches the path /api/v1/resource."},
+		{"GET", "/api/v2/resource/" + id + "/types", 404, "", "No resource matches the path"},
+		{"PUT", "/api/v2/resource/", 405, "GET, HEAD, POST", "The method PUT is not allowed on /api/v2/resource; allowed: GET, HEAD, POST."},
+		{"PUT", "/api/v2/resource", 405, "GET, HEAD, POST", "The method PUT is not allowed on /api/v2/resource; allowed: GET, HEAD, POST."},
+		{"DELETE", "/api/v2/resource", 405, "GET, HEAD, POST", "The method DELETE is not allowed"},
+		{"PATCH", "/api/v2/resource", 405, "GET, HEAD, POST", "The method PATCH is not allowed"},
+		{"GET", "/api/v2/resource/" + id, 405, "PUT", "The method GET is not allowed on /api/v2/resource/" + id + "; allowed: PUT."},
+		{"POST", "/api/v2/resource/" + id, 405, "PUT", "The method POST is not allowed"},
+		{"DELETE", "/api/v2/resource/" + id, 405, "PUT", "The method DELETE is not allowed"},
+		{"PATCH", "/api/v2/resource/not-a-guid", 405, "PUT", "The method PATCH is not allowed"},
+	} {
+		r := a.on(t).do(c.method, c.path, "")
+		r.wantError(t, c.status, c.msg, nil)
+		if got := r.Header.Get("Allow"); got != c.allow {
+			t.Errorf("%s %s: Allow %q, want %q", c.method, c.path, got, c.allow)
+		}
+	}
+	// HEAD has the headers of GET.
+	if r := a.on(t).do(http.MethodHead, "/api/v2/resource", ""); r.Status != http.StatusOK {
+		t.Errorf("HEAD: %d", r.Status)
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	t.Parallel()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	seen := map[string]bool{}
+	for _, path := range []string{"/api/v2/resource", "/api/v2/resource", "/nope", "/api/v2/resource?requestParams.page=0"} {
+		r := a.on(t).do(http.MethodGet, path, "")
+		id := r.Header.Get("X-Request-Id")
+		if seen[id] {
+			t.Errorf("X-Request-Id %q given twice", id)
+		}
+		seen[id] = true
+	}
+	r := a.on(t).stream(http.MethodPost, "/api/v2/resource", strings.NewReader(`[]`), "X-Request-Id", "client-42")
+	if got := r.Header.Get("X-Request-Id"); got != "client-42" {
+		t.Errorf("the client's X-Request-Id came back as %q", got)
+	}
+}
+
+// TestUnexpectedError: an error that is not an API error is a 500 whose
+// Message gives the request id and nothing of the error itself.
+func TestUnexpectedError(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	srv.writeError(&exchange{ResponseWriter: rec, requestID: "abc-7"}, fmt.Errorf("create resource: %w", io.ErrUnexpectedEOF))
+	rec.Header().Set("X-Request-Id", "abc-7")
+	r := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	r.wantError(t, http.StatusInternalServerError, "An unexpected error occurred; quote request id abc-7 when reporting it.", nil)
+	if ct := rec.Header().Get("Content-Type"); ct != jsonContentType {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if bytes.Contains(r.Body, []byte("EOF")) || bytes.Contains(r.Body, []byte("create resource")) {
+		t.Errorf("the 500 tells what went wrong inside: %s", r.Body)
+	}
+}
+
+// TestPanicIs500AndJournaled: a handler that panics answers 500 in the
+// error shape with the request id in its Message, and the journal records
+// exactly that one request with status 500.
+func TestPanicIs500AndJournaled(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	e.srv.mux.HandleFunc("GET /api/v2/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	r := e.expect(http.StatusInternalServerError, http.MethodGet, "/api/v2/boom", "")
+	ae := r.wantError(t, http.StatusInternalServerError, "", nil)
+	if !strings.Contains(ae.Message, r.Header.Get("X-Request-Id")) {
+		t.Errorf("500 Message %q does not give the request id", ae.Message)
+	}
+	entries := journalEntries(t, e.srv)
+	if len(entries) != 1 {
+		t.Fatalf("journal holds %d entries, want 1: %+v", len(entries), entries)
+	}
+	if entries[0].Status != http.StatusInternalServerError {
+		t.Errorf("the journal records status %d for a request answered 500", entries[0].Status)
+	}
+	if got := e.journal(); len(got) != 1 || got[0].Status != http.StatusInternalServerError {
+		t.Errorf("GET /__admin/requests after a panic: %+v, want one entry with status 500", got)
+	}
+}

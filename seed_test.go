@@ -1,0 +1,201 @@
+package main
+
+// Tests of seed.go: POST /__admin/resources and its per-item errors.
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestSeedThenFilterBySeededID(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	const given = "6F9619FF-8B86-D011-B42D-00C04FC964FF"
+	want := strings.ToLower(given)
+	data := e.seed(`[
+		{"Id": "` + given + `", "FirstName": "Ada", "Surname": "Lovelace", "Status": "inactive",
+		 "Types": [{"Type": "employee"}, {"Type": "Team"}], "ExternalID": "EXT-1", "Address": {"City": "London"}},
+		{"Company": "Analytical Engines", "StatusId": 7, "Id": null},
+		{"FirstName": "Grace"}
+	]`)
+	if len(data) != 3 {
+		t.Fatalf("seed returned %d resources, want 3", len(data))
+	}
+	if data[0].Id != want {
+		t.Errorf("seeded Id %q, want %q (canonical lower case)", data[0].Id, want)
+	}
+	if data[0].DisplayName != "Ada Lovelace" || data[0].Status != "Inactive" || data[0].StatusId != 2 {
+		t.Errorf("create rules not applied to the seed: %+v", data[0])
+	}
+	if len(data[0].Types) != 2 || data[0].Types[0].Id != 16 || data[0].Types[0].Type != "Employee" || data[0].Types[1].Id != 2 {
+		t.Errorf("Types %+v", data[0].Types)
+	}
+	if string(data[0].Address) != `{"City":"London"}` {
+		t.Errorf("Address %s", data[0].Address)
+	}
+	for _, r := range data[1:] {
+		if !guidV4.MatchString(r.Id) {
+			t.Errorf("generated Id %q is not a lower-case v4 GUID", r.Id)
+		}
+	}
+	if data[1].StatusId != 1 || data[1].DisplayName != "Analytical Engines" {
+		t.Errorf("second item %+v", data[1])
+	}
+
+	for _, filter := range []string{want, given} {
+		var list struct {
+			TotalResults int
+			ResourceList []seededResource
+		}
+		e.getJSON("/api/v2/resource?requestParams.filters="+urlQueryEscape("Id~eq~'"+filter+"'"), &list)
+		if list.TotalResults != 1 || len(list.ResourceList) != 1 || list.ResourceList[0].Id != want {
+			t.Errorf("filter by seeded Id %s: %+v", filter, list)
+		}
+	}
+
+	all := e.all()
+	if len(all) != 3 || all[0].Id != want || all[1].Id != data[1].Id || all[2].Id != data[2].Id {
+		t.Errorf("GET /__admin/resources is not every resource in creation order: %+v", all)
+	}
+	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "")
+	if bytes.Contains(r.Body, []byte("_links")) {
+		t.Errorf("admin resources carry _links: %s", r.Body)
+	}
+
+	// A created resource comes after the seeded ones.
+	created := e.createPerson("Alan")
+	all = e.all()
+	if len(all) != 4 || all[3].Id != created.Id {
+		t.Errorf("created resource not last: %+v", all)
+	}
+}
+
+func urlQueryEscape(s string) string {
+	return strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", " ", "%20", "#", "%23", "'", "%27", "~", "%7E").Replace(s)
+}
+
+func TestSeedDuplicateIDWithinArray(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
+	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
+		{"Id": "`+id+`", "Company": "A"},
+		{"Company": "B"},
+		{"Id": "`+strings.ToUpper(id)+`", "Company": "C"}
+	]`)
+	ae := r.wantError(t, 0, "", anyModelState)
+	msgs := ae.ModelState["[2].Id"]
+	if len(msgs) != 1 || !strings.Contains(msgs[0], id) || !strings.Contains(msgs[0], "item 0") {
+		t.Errorf("ModelState %v, want [2].Id naming %s and item 0", ae.ModelState, id)
+	}
+	if !strings.Contains(ae.Message, "nothing was seeded") {
+		t.Errorf("Message %q should say nothing was seeded", ae.Message)
+	}
+	if n := e.health(); n != 0 {
+		t.Errorf("%d resources after a refused seed, want 0", n)
+	}
+}
+
+func TestSeedDuplicateIDAgainstExisting(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
+	e.seed(`[{"Id": "` + id + `", "Company": "A"}]`)
+	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
+		{"Company": "B"},
+		{"Id": "`+strings.ToUpper(id)+`", "Company": "C"},
+		{"Company": "D"}
+	]`)
+	ae := r.wantError(t, 0, "", anyModelState)
+	msgs := ae.ModelState["[1].Id"]
+	if len(msgs) != 1 || !strings.Contains(msgs[0], id) || !strings.Contains(msgs[0], "nothing was seeded") {
+		t.Errorf("ModelState %v, want [1].Id naming %s", ae.ModelState, id)
+	}
+	if n := e.health(); n != 1 {
+		t.Errorf("%d resources after a refused seed, want the 1 already there", n)
+	}
+	// A generated Id can never collide with a given one either.
+	e.createPerson("After")
+	if n := e.health(); n != 2 {
+		t.Errorf("%d resources, want 2", n)
+	}
+}
+
+func TestSeedPerItemErrorsNameIndexAndField(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	e.seed(`[{"Company": "Existing"}]`)
+	long := strings.Repeat("x", 51)
+	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
+		{"FirstName": "Ok"},
+		{"FirstName": "`+long+`", "Company": "Acme"},
+		{"FirstName": "Bob", "Status": "Retired", "Types": [{"Type": "Alien"}]},
+		"not an object",
+		{"Id": "not-a-guid", "Company": "Acme"},
+		{"Surname": 42},
+		{}
+	]`)
+	ae := r.wantError(t, 0, "", anyModelState)
+	for _, key := range []string{"[1].FirstName", "[2].Status", "[2].Types[0].Type", "[3]", "[4].Id", "[5].Surname", "[6].Company"} {
+		if len(ae.ModelState[key]) == 0 {
+			t.Errorf("ModelState lacks %s: %v", key, ae.ModelState)
+		}
+	}
+	for key := range ae.ModelState {
+		if strings.HasPrefix(key, "[0]") {
+			t.Errorf("valid item 0 reported: %s %v", key, ae.ModelState[key])
+		}
+	}
+	if !strings.Contains(strings.Join(ae.ModelState["[1].FirstName"], " "), "51") {
+		t.Errorf("[1].FirstName message should give the length: %v", ae.ModelState["[1].FirstName"])
+	}
+	if n := e.health(); n != 1 {
+		t.Errorf("%d resources after a refused seed, want 1", n)
+	}
+}
+
+func TestSeedBodyNotAnArray(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 100, JournalSize: 10}, nil)
+	for _, body := range []string{`{"Company": "A"}`, `null`, `"x"`, `[{"Company": "A"}`, `[{"Company": "A"}] x`, ``} {
+		r := e.do(http.MethodPost, "/__admin/resources", body)
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("seed body %q: status %d, want 400; %s", body, r.Status, r.Body)
+			continue
+		}
+		r.wantError(t, 0, "", anyModelState)
+	}
+	// An empty array is a valid, empty seed.
+	if got := e.seed(`[]`); len(got) != 0 {
+		t.Errorf("empty seed returned %v", got)
+	}
+	big := `[` + strings.Repeat(`{"Company":"A"},`, 20) + `{"Company":"A"}]`
+	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/__admin/resources", big).wantError(t, 0, "", anyModelState)
+	if n := e.health(); n != 0 {
+		t.Errorf("%d resources, want 0", n)
+	}
+}
+
+// A seed large enough to be decoded and answered in parts on several CPUs
+// must come back whole and in order, as GET /__admin/resources lists it.
+func TestSeedLargeKeepsOrder(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	var items []string
+	for i := range 1500 {
+		items = append(items, fmt.Sprintf(`{"Company": "Co %d", "ExternalID": "X-%d"}`, i, i))
+	}
+	seeded := e.seed("[" + strings.Join(items, ",") + "]")
+	listed := e.all()
+	if len(seeded) != 1500 || len(listed) != 1500 {
+		t.Fatalf("seeded %d, listed %d, want 1500", len(seeded), len(listed))
+	}
+	for i := range seeded {
+		if want := fmt.Sprintf("X-%d", i); seeded[i].ExternalID == nil || *seeded[i].ExternalID != want || seeded[i].Id != listed[i].Id {
+			t.Fatalf("item %d: seeded %+v, listed %+v", i, seeded[i], listed[i])
+		}
+	}
+}
