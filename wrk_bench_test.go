@@ -449,3 +449,59 @@ func wrkFormat(xs []float64) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// BenchmarkStartup measures what a test harness waits for: from starting
+// the built binary to its first answered request, with no snapshot and
+// with a snapshot of 100,000 resources. A client polls GET
+// /__admin/health every millisecond from the moment the process starts.
+func BenchmarkStartup(b *testing.B) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		b.Fatalf("the go command is needed to build the binary: %v", err)
+	}
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "resourcedir")
+	wrkGo(b, ".", goCmd, "build", "-o", bin, ".")
+	snap100k := filepath.Join(dir, "100k.gob")
+	store := NewStore(nil)
+	if err := store.Insert(benchResources(0, 100_000)); err != nil {
+		b.Fatal(err)
+	}
+	rows, _ := store.All()
+	if _, err := writeSnapshotFile(snap100k, rows); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, snapshot string }{{"empty", "off"}, {"100k", snap100k}} {
+		b.Run(c.name, func(b *testing.B) {
+			var times []float64
+			for b.Loop() {
+				addr := freeAddr(b)
+				client := &http.Client{Timeout: time.Second}
+				start := time.Now()
+				cmd := exec.Command(bin, "-addr", addr, "-snapshot", c.snapshot, "-log-level", "warn")
+				var stderr syncBuffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				deadline := start.Add(20 * time.Second)
+				for {
+					resp, err := client.Get("http://" + addr + "/__admin/health")
+					if err == nil {
+						resp.Body.Close()
+						break
+					}
+					if time.Now().After(deadline) {
+						b.Fatalf("no answer within 20s: %v; stderr: %s", err, stderr.String())
+					}
+					time.Sleep(time.Millisecond)
+				}
+				times = append(times, float64(time.Since(start).Microseconds())/1000)
+				cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
+				cmd.Wait()                       //nolint:errcheck // interrupted
+			}
+			b.ReportMetric(wrkMedian(times), "ms-to-first-answer")
+			b.Logf("%s: start to first answer %s ms (median %.1f)", c.name, wrkFormat(times), wrkMedian(times))
+		})
+	}
+}
