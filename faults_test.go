@@ -70,16 +70,6 @@ func journalOf(e *testClient, n int) []wireEntry {
 	return entries
 }
 
-// boolOrder orders false before true.
-func boolOrder(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
 
 func rawGet(path string) string {
 	return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
@@ -441,7 +431,7 @@ func TestFaultAfter(t *testing.T) {
 	// The faulted create is journaled once its connection is closed, which
 	// may be after the entries of the retry and of the list.
 	got := slices.DeleteFunc(journalOf(e, 3), func(en wireEntry) bool { return en.Method != "POST" })
-	slices.SortFunc(got, func(a, b wireEntry) int { return boolOrder(a.Fault == nil, b.Fault == nil) })
+	slices.SortFunc(got, func(a, b wireEntry) int { return boolCompare(a.Fault == nil, b.Fault == nil) })
 	if len(got) != 2 {
 		t.Fatalf("%d POST entries, want 2", len(got))
 	}

@@ -106,13 +106,7 @@ func BenchmarkWrk(b *testing.B) {
 	if err != nil {
 		b.Skip("wrk is not on PATH; install it (Debian: apt-get install wrk) to measure the built server under an external load generator")
 	}
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		b.Fatalf("the go command is needed to build the binaries: %v", err)
-	}
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "resourcedir")
-	wrkGo(b, ".", goCmd, "build", "-o", bin, ".")
+	goCmd, dir, bin := wrkBuild(b)
 	bareDir := filepath.Join(dir, "bare")
 	wrkWrite(b, filepath.Join(bareDir, "go.mod"), "module bare\n\ngo 1.26\n")
 	wrkWrite(b, filepath.Join(bareDir, "main.go"), wrkBareSource)
@@ -411,6 +405,20 @@ func wrkSameHeader(a, b http.Header) bool {
 	return true
 }
 
+// wrkBuild builds resourcedir into a temporary folder: the go command, the
+// folder and the binary.
+func wrkBuild(b *testing.B) (goCmd, dir, bin string) {
+	b.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		b.Fatalf("the go command is needed to build the binaries: %v", err)
+	}
+	dir = b.TempDir()
+	bin = filepath.Join(dir, "resourcedir")
+	wrkGo(b, ".", goCmd, "build", "-o", bin, ".")
+	return goCmd, dir, bin
+}
+
 func wrkGo(b *testing.B, dir, goCmd string, args ...string) {
 	b.Helper()
 	cmd := exec.Command(goCmd, args...)
@@ -455,13 +463,7 @@ func wrkFormat(xs []float64) string {
 // with a snapshot of 100,000 resources. A client polls GET
 // /__admin/health every millisecond from the moment the process starts.
 func BenchmarkStartup(b *testing.B) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		b.Fatalf("the go command is needed to build the binary: %v", err)
-	}
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "resourcedir")
-	wrkGo(b, ".", goCmd, "build", "-o", bin, ".")
+	_, dir, bin := wrkBuild(b)
 	snap100k := filepath.Join(dir, "100k.gob")
 	store := NewStore(nil)
 	if err := store.Insert(benchResources(0, 100_000)); err != nil {
