@@ -70,7 +70,6 @@ func journalOf(e *testClient, n int) []wireEntry {
 	return entries
 }
 
-
 func rawGet(path string) string {
 	return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 }
