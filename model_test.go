@@ -887,12 +887,40 @@ type modelRun struct {
 	steps int
 	step  int
 	g     *gen
-	store *Store
+	store *Store // the current namespace's
 	srv   *Server
 	snap  *snapshotter
-	model []*mResource
-	trace []string // the last requests, for the failure report
+	model []*mResource // the current namespace's
+	trace []string     // the last requests, for the failure report
 	stats map[string]int
+	// Each step picks one of modelSpaces; the model of each is kept apart,
+	// and requests go to /ns/{name} unless it is the default.
+	spaces map[string]*modelSpace
+	cur    string
+}
+
+// modelSpaces are the namespaces the model test spreads its steps over.
+var modelSpaces = []string{defaultNamespace, "model-a", "model-b"}
+
+type modelSpace struct {
+	store *Store
+	model []*mResource
+}
+
+// use makes name the namespace the next steps act on.
+func (run *modelRun) use(name string) {
+	run.spaces[run.cur].model = run.model
+	run.cur = name
+	sp := run.spaces[name]
+	if sp == nil {
+		ns, err := run.srv.namespace(name)
+		if err != nil {
+			run.fatalf("namespace %s: %v", name, err)
+		}
+		sp = &modelSpace{store: ns.store}
+		run.spaces[name] = sp
+	}
+	run.store, run.model = sp.store, sp.model
 }
 
 func runModel(t *testing.T, seed uint64, steps int) {
@@ -900,16 +928,19 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	// exactly, orders by Id included.
 	store := NewStore(&seed)
 	logger := slog.New(slog.DiscardHandler)
+	srv := NewServer(DefaultConfig(), store, nil)
 	run := &modelRun{
-		t: t, seed: seed, steps: steps, store: store,
-		srv:   NewServer(DefaultConfig(), store, nil),
-		snap:  newSnapshotter(filepath.Join(t.TempDir(), "model.gob"), storeDir{store}, logger),
-		stats: map[string]int{},
+		t: t, seed: seed, steps: steps, store: store, srv: srv,
+		snap:   newSnapshotter(filepath.Join(t.TempDir(), "model.gob"), srv, logger),
+		stats:  map[string]int{},
+		spaces: map[string]*modelSpace{defaultNamespace: {store: store}},
+		cur:    defaultNamespace,
 	}
 	run.g = &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), model: &run.model}
 	t.Logf("seed %d, %d steps", seed, steps)
 	counts := map[string]int{}
 	for run.step = 1; run.step <= steps; run.step++ {
+		run.use(modelSpaces[run.g.r.IntN(len(modelSpaces))])
 		x := run.g.r.IntN(1000)
 		if len(run.model) > 400 {
 			x = 993 // keep lists cheap: reset now and then
@@ -936,11 +967,14 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			counts["compare"]++
 			run.compareAll()
 		}
-		if err := store.check(); err != nil {
+		if err := run.store.check(); err != nil {
 			run.fatalf("store invariants broken: %v", err)
 		}
 	}
-	run.compareAll()
+	for _, name := range modelSpaces {
+		run.use(name)
+		run.compareAll()
+	}
 	t.Logf("operations: %v; answers: %v; %d resources at the end", counts, run.stats, len(run.model))
 }
 
@@ -959,6 +993,9 @@ func (run *modelRun) fatalf(format string, args ...any) {
 
 func (run *modelRun) do(method, target string, body []byte) (int, []byte) {
 	run.t.Helper()
+	if run.cur != defaultNamespace {
+		target = "/ns/" + run.cur + target
+	}
 	var req *http.Request
 	if body != nil {
 		req = httptest.NewRequest(method, target, bytes.NewReader(body))
@@ -1345,8 +1382,25 @@ func (run *modelRun) snapshotRoundTrip() {
 	if err := run.snap.load(); err != nil {
 		run.fatalf("snapshot load: %v", err)
 	}
-	if err := run.store.check(); err != nil {
-		run.fatalf("after loading the snapshot: %v", err)
+	// Every namespace came back from the file, each with a new store but
+	// the default one.
+	cur := run.cur
+	for name, sp := range run.spaces {
+		if ns := run.srv.lookupNamespace(name); ns != nil {
+			sp.store = ns.store
+		} else {
+			run.fatalf("namespace %s is not back after the snapshot load", name)
+		}
 	}
-	run.compareAll()
+	for _, name := range modelSpaces {
+		if run.spaces[name] == nil {
+			continue
+		}
+		run.use(name)
+		if err := run.store.check(); err != nil {
+			run.fatalf("namespace %s after loading the snapshot: %v", name, err)
+		}
+		run.compareAll()
+	}
+	run.use(cur)
 }
