@@ -26,7 +26,9 @@ const maxJournalBody = 64 << 10
 const maxJournalWait = 60 * time.Second
 
 // journalEntry is one /api/v2 request as the client sent it. Entries are
-// never changed once added, so readers encode them outside the lock.
+// never changed once added, so readers encode them outside the lock. header
+// is the request's own map, not a copy: nothing writes to it once the
+// request is answered, and net/http reads every request into a new map.
 type journalEntry struct {
 	seq        uint64
 	time       time.Time
@@ -79,7 +81,7 @@ func (j *journal) add(x *exchange, r *http.Request) {
 	x.capture.drain()
 	e := &journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: canonicalAPIPath(x.apiPath),
-		rawQuery: r.URL.RawQuery, header: r.Header.Clone(), host: r.Host, body: x.capture.buf,
+		rawQuery: r.URL.RawQuery, header: r.Header, host: r.Host, body: x.capture.buf,
 		truncated: x.capture.truncated, status: x.recordedStatus(), faultID: x.faultID,
 		durationMs: float64(time.Since(x.start).Microseconds()) / 1000,
 	}
