@@ -32,22 +32,16 @@ type member struct {
 // input's ModelState with the other faults.
 func decodeResource(body []byte) (*resourceInput, error) {
 	s := scanner{body}
-	i := s.space(afterBOM(body))
-	if i == len(body) {
-		return nil, &jsonError{"The request body is empty; expected a JSON object."}
-	}
-	if body[i] != '{' {
-		if _, err := s.value(i, 0); err != nil {
-			return nil, err
-		}
-		return nil, &jsonError{fmt.Sprintf("The request body must be a JSON object, not %s.", jsonKind(body[i]))}
+	i, err := objectBody.start(s)
+	if err != nil {
+		return nil, err
 	}
 	in, end, err := decodeResourceAt(s, i)
 	if err != nil {
 		return nil, err
 	}
-	if rest := s.space(end); rest != len(body) {
-		return nil, &jsonError{fmt.Sprintf("The request body has data after the JSON object, at byte %d.", rest)}
+	if err := objectBody.finish(s, end); err != nil {
+		return nil, err
 	}
 	return in, nil
 }

@@ -30,6 +30,44 @@ func afterBOM(body []byte) int {
 	return 0
 }
 
+// jsonDocument is what a whole body must be, for the messages that say
+// it is not.
+type jsonDocument struct {
+	open     byte   // '{' or '['
+	subject  string // "The request body"
+	expected string // "a JSON object"
+	value    string // "JSON object", as in "data after the JSON object"
+}
+
+var (
+	objectBody = jsonDocument{'{', "The request body", "a JSON object", "JSON object"}
+	seedBody   = jsonDocument{'[', "The seed", "a JSON array of resources", "JSON array"}
+)
+
+// start returns where the document's value starts, after a byte-order
+// mark and white space, or why body is not such a document.
+func (d jsonDocument) start(s scanner) (int, error) {
+	i := s.space(afterBOM(s.b))
+	if i == len(s.b) {
+		return 0, &jsonError{fmt.Sprintf("%s is empty; expected %s.", d.subject, d.expected)}
+	}
+	if s.b[i] != d.open {
+		if _, err := s.value(i, 0); err != nil {
+			return 0, err
+		}
+		return 0, &jsonError{fmt.Sprintf("%s must be %s, not %s.", d.subject, d.expected, jsonKind(s.b[i]))}
+	}
+	return i, nil
+}
+
+// finish checks that only white space follows the value that ends at end.
+func (d jsonDocument) finish(s scanner, end int) error {
+	if rest := s.space(end); rest != len(s.b) {
+		return &jsonError{fmt.Sprintf("%s has data after the %s, at byte %d.", d.subject, d.value, rest)}
+	}
+	return nil
+}
+
 // jsonError is a body that is not the JSON expected; its text is the whole
 // sentence a client is told.
 type jsonError struct{ msg string }

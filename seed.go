@@ -18,19 +18,13 @@ const minSeedItemsPerPart = 256
 // that of the items being read, not of their faults.
 func decodeSeed(body []byte) ([]*Resource, error) {
 	s := scanner{body}
-	i := s.space(afterBOM(body))
-	if i == len(body) {
-		return nil, &jsonError{"The seed is empty; expected a JSON array of resources."}
-	}
-	if body[i] != '[' {
-		if _, err := s.value(i, 0); err != nil {
-			return nil, err
-		}
-		return nil, &jsonError{fmt.Sprintf("The seed must be a JSON array of resources, not %s.", jsonKind(body[i]))}
+	i, err := seedBody.start(s)
+	if err != nil {
+		return nil, err
 	}
 	if first := s.space(i + 1); first < len(body) && body[first] == ']' {
-		if rest := s.space(first + 1); rest != len(body) {
-			return nil, &jsonError{fmt.Sprintf("The seed has data after the JSON array, at byte %d.", rest)}
+		if err := seedBody.finish(s, first+1); err != nil {
+			return nil, err
 		}
 		return []*Resource{}, nil
 	}
@@ -53,9 +47,8 @@ func decodeSeed(body []byte) ([]*Resource, error) {
 			resources = append(resources, part.resources...)
 		}
 	}
-	end := results[len(results)-1].end
-	if rest := s.space(end); rest != len(body) {
-		return nil, &jsonError{fmt.Sprintf("The seed has data after the JSON array, at byte %d.", rest)}
+	if err := seedBody.finish(s, results[len(results)-1].end); err != nil {
+		return nil, err
 	}
 	if all.empty() {
 		checkSeedIDs(resources, &all)
