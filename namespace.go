@@ -99,12 +99,13 @@ func (s *Server) lookupNamespace(name string) *namespace {
 	return s.spaces.byName[name]
 }
 
-// newNamespace starts a namespace over store, seeding an empty one.
+// newNamespace starts a namespace over store, seeding an empty one; the
+// namespace is usable (unseeded) even when seeding fails.
 func (s *Server) newNamespace(name string, store *Store) (*namespace, error) {
 	ns := &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize)}
 	if store.Len() == 0 && len(s.cfg.Seed) > 0 {
 		if err := store.Insert(cloneResources(s.cfg.Seed)); err != nil {
-			return nil, fmt.Errorf("seed namespace %s: %w", name, err)
+			return ns, fmt.Errorf("seed namespace %s: %w", name, err)
 		}
 	}
 	return ns, nil

@@ -136,10 +136,9 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 	}
 	def, err := s.newNamespace(defaultNamespace, store)
 	if err != nil {
-		// A seed is checked when it is read (decodeSeed), so only a seed
-		// whose Ids clash with what store already holds gets here.
+		// The seed was checked when it was read (decodeSeed), and the store
+		// is empty: only failing to generate an Id gets here.
 		s.log.Error("the default namespace could not be seeded", "error", err)
-		def = &namespace{name: defaultNamespace, store: store, journal: newJournal(cfg.JournalSize)}
 	}
 	s.spaces.byName = map[string]*namespace{defaultNamespace: def}
 	allowed := map[string][]string{}
