@@ -80,7 +80,7 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 func (j *journal) add(x *exchange, r *http.Request) {
 	x.capture.drain()
 	e := &journalEntry{
-		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: canonicalAPIPath(x.apiPath),
+		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
 		rawQuery: r.URL.RawQuery, header: r.Header, host: r.Host, body: x.capture.buf,
 		truncated: x.capture.truncated, status: x.recordedStatus(), faultID: x.faultID,
 		durationMs: float64(time.Since(x.start).Microseconds()) / 1000,

@@ -29,7 +29,7 @@ import (
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := s.begin(w, r)
 	defer s.finish(x, r)
-	r, nsName, err := routedRequest(r)
+	r, nsName, err := routedRequest(x, r)
 	if err != nil {
 		s.writeError(x, err)
 		return
@@ -68,6 +68,7 @@ type exchange struct {
 	start     time.Time
 	path      string     // as the client sent it
 	apiPath   string     // path without its /ns/{name} prefix, as the namespace's journal shows it
+	route     string     // apiPath as the routes spell it (canonicalAPIPath)
 	ns        *namespace // nil until authentication has passed
 
 	code        int
@@ -149,11 +150,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 		id = s.requestIDPrefix + "-" + strconv.FormatUint(s.requestSeq.Add(1), 10)
 	}
 	w.Header().Set("X-Request-Id", id)
-	x := &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path, apiPath: r.URL.Path}
-	if _, rest, prefixed := splitNamespace(r.URL.Path); prefixed {
-		x.apiPath = rest
-	}
-	return x
+	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path}
 }
 
 // finish turns a panic into a JSON 500 (or a cut connection when part of
@@ -190,11 +187,12 @@ func (s *Server) record(x *exchange, r *http.Request) {
 }
 
 // routedRequest returns a copy of r with its path as the routes spell it,
-// inside the namespace it names (the default one when none). A path that no
+// inside the namespace it names (the default one when none), and notes
+// both forms of the path in x. A path that no
 // route may match is a 404: an unclean one (ServeMux would answer it with
 // an HTML redirect), OPTIONS * (net/http's own plain answer otherwise), or a
 // server-wide control under a namespace.
-func routedRequest(r *http.Request) (*http.Request, string, error) {
+func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) {
 	p := r.URL.Path
 	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
 		return nil, "", errNoRoute(p)
@@ -214,7 +212,9 @@ func routedRequest(r *http.Request) (*http.Request, string, error) {
 	// 100 Continue.
 	r2 := new(http.Request)
 	*r2 = *r
-	if canonical := canonicalAPIPath(rest); canonical != p {
+	canonical := canonicalAPIPath(rest)
+	x.apiPath, x.route = rest, canonical
+	if canonical != p {
 		u := *r.URL
 		u.Path, u.RawPath = canonical, ""
 		r2.URL = &u
