@@ -115,6 +115,29 @@ func (j *journal) matching(q journalQuery) ([]*journalEntry, <-chan struct{}) {
 	return out, j.added
 }
 
+// await returns what q selects as soon as q.count entries match, or what
+// matches when q.wait passes, the request ends (gone) or the server stops.
+func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []*journalEntry {
+	entries, added := j.matching(q)
+	if len(entries) >= q.count || q.wait == 0 {
+		return entries
+	}
+	timer := time.NewTimer(q.wait)
+	defer timer.Stop()
+	for waiting := true; waiting && len(entries) < q.count; entries, added = j.matching(q) {
+		select {
+		case <-added:
+		case <-timer.C:
+			waiting = false
+		case <-gone:
+			waiting = false
+		case <-stopping:
+			waiting = false
+		}
+	}
+	return entries
+}
+
 func (j *journal) clear() int {
 	if j == nil {
 		return 0
@@ -213,24 +236,7 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 	}
 	var entries []*journalEntry
 	if j := x.ns.journal; j != nil {
-		deadline := time.NewTimer(q.wait)
-		defer deadline.Stop()
-		for {
-			var added <-chan struct{}
-			entries, added = j.matching(q)
-			if len(entries) >= q.count || q.wait == 0 {
-				break
-			}
-			select {
-			case <-added:
-				continue
-			case <-deadline.C:
-			case <-r.Context().Done():
-			case <-s.closing:
-			}
-			entries, _ = j.matching(q)
-			break
-		}
+		entries = j.await(q, r.Context().Done(), s.closing)
 	}
 	if q.limit > 0 && len(entries) > q.limit {
 		entries = entries[len(entries)-q.limit:]
