@@ -132,10 +132,8 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	x.ns.store.Reset()
-	if len(s.cfg.Seed) > 0 {
-		if err := x.ns.store.Insert(cloneResources(s.cfg.Seed)); err != nil {
-			return nil, fmt.Errorf("reseed after reset: %w", err)
-		}
+	if err := s.seedEmpty(x.ns.store); err != nil {
+		return nil, fmt.Errorf("reseed namespace %s after reset: %w", x.ns.name, err)
 	}
 	x.ns.journal.clear()
 	x.ns.faults.clear()

@@ -103,12 +103,19 @@ func (s *Server) lookupNamespace(name string) *namespace {
 // namespace is usable (unseeded) even when seeding fails.
 func (s *Server) newNamespace(name string, store *Store) (*namespace, error) {
 	ns := &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize)}
-	if store.Len() == 0 && len(s.cfg.Seed) > 0 {
-		if err := store.Insert(cloneResources(s.cfg.Seed)); err != nil {
-			return ns, fmt.Errorf("seed namespace %s: %w", name, err)
-		}
+	if err := s.seedEmpty(store); err != nil {
+		return ns, fmt.Errorf("seed namespace %s: %w", name, err)
 	}
 	return ns, nil
+}
+
+// seedEmpty fills an empty store from the -seed file, when one was given:
+// where every namespace starts, and where a reset goes back to.
+func (s *Server) seedEmpty(store *Store) error {
+	if store.Len() > 0 || len(s.cfg.Seed) == 0 {
+		return nil
+	}
+	return store.Insert(cloneResources(s.cfg.Seed))
 }
 
 // sortedNamespaces returns every namespace, by name.
