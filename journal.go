@@ -77,13 +77,13 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 	r.Body = x.capture
 }
 
-func (j *journal) add(x *exchange, r *http.Request) {
+func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	x.capture.drain()
 	e := &journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
 		rawQuery: r.URL.RawQuery, header: r.Header, host: r.Host, body: x.capture.buf,
 		truncated: x.capture.truncated, status: x.recordedStatus(), faultID: x.faultID,
-		durationMs: float64(time.Since(x.start).Microseconds()) / 1000,
+		durationMs: float64(now.Sub(x.start).Microseconds()) / 1000,
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()

@@ -272,14 +272,6 @@ func versionText() string {
 
 var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
-func newLogger(format string, level slog.Level, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	if format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
-	}
-	return slog.New(slog.NewTextHandler(w, opts))
-}
-
 // run starts the server and blocks until ctx is cancelled, then drains
 // in-flight requests. It is main without the process: tests call it.
 // environ is the environment as os.Environ gives it.
@@ -314,6 +306,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	store := NewStore(idSeed)
 	srv := NewServer(o.cfg, store, logger)
 	srv.droppedLogLines = logs.Dropped
+	srv.requestLog = newRequestLog(o.logFormat, o.logLevel, logs)
 	var snap *snapshotter
 	if o.snapshotPath != "" {
 		snap = newSnapshotter(o.snapshotPath, srv, logger)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"path"
 	"runtime/debug"
@@ -179,11 +180,16 @@ func (s *Server) finish(x *exchange, r *http.Request) {
 
 // record writes the journal entry and the log line of an answered request.
 func (s *Server) record(x *exchange, r *http.Request) {
+	now := time.Now()
 	if x.capture != nil {
-		x.ns.journal.add(x, r)
+		x.ns.journal.add(x, r, now)
 	}
-	s.log.Info("request", "method", r.Method, "path", x.path, "status", x.recordedStatus(),
-		"bytes", x.bytes, "duration", time.Since(x.start), "request_id", x.requestID)
+	if s.requestLog != nil && s.requestLog.write(x, r.Method, now) {
+		return
+	}
+	if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+		h.Handle(r.Context(), requestRecord(x, r.Method, now)) //nolint:errcheck // nowhere to report a log failure
+	}
 }
 
 // routedRequest returns a copy of r with its path as the routes spell it,

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -254,5 +255,50 @@ func TestPanicIs500AndJournaled(t *testing.T) {
 	}
 	if got := e.journal(); len(got) != 1 || got[0].Status != http.StatusInternalServerError {
 		t.Errorf("GET /__admin/requests after a panic: %+v, want one entry with status 500", got)
+	}
+}
+
+// discardResponse is a ResponseWriter that keeps nothing, so that
+// BenchmarkServeHTTP measures the pipeline and not a recorder.
+type discardResponse struct{ header http.Header }
+
+func (d *discardResponse) Header() http.Header         { return d.header }
+func (d *discardResponse) WriteHeader(int)             {}
+func (d *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
+
+// BenchmarkServeHTTP runs the pipeline in process, with the logger main
+// builds (text lines into the batching writer, here onto io.Discard) and
+// the journal on, to find where a request's time goes; BenchmarkWrk gives
+// the figures users see.
+//
+//	go test -run '^$' -bench '^BenchmarkServeHTTP$' -benchmem -cpuprofile cpu.out .
+func BenchmarkServeHTTP(b *testing.B) {
+	logs := newLogWriter(io.Discard)
+	defer logs.Close()
+	d := benchDirectory(b, 10_000)
+	rows, _ := d.store.All()
+	srv := NewServer(DefaultConfig(), benchCopy(rows), newLogger("text", slog.LevelInfo, logs))
+	srv.requestLog = newRequestLog("text", slog.LevelInfo, logs)
+	email, _ := rows[4321].value(fieldEmail)
+	q := url.Values{paramFilters: {"Email~eq~" + benchQuote(email)}, paramPage: {"1"}, paramPageSize: {"10"}}
+	listURL := "/api/v2/resource?" + q.Encode()
+	createBody := benchJSON(10_000_000)
+	for _, tc := range []struct {
+		name, method, target string
+		body                 []byte
+	}{
+		{"list-eq", http.MethodGet, listURL, nil},
+		{"create", http.MethodPost, "/api/v2/resource", createBody},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			w := &discardResponse{header: http.Header{}}
+			for b.Loop() {
+				r := httptest.NewRequest(tc.method, tc.target, bytes.NewReader(tc.body))
+				r.Header.Set("Content-Type", "application/json")
+				clear(w.header)
+				srv.ServeHTTP(w, r)
+			}
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSnapshotFailureAnswer(t *testing.T) {
@@ -46,15 +47,15 @@ func TestSnapshotFailureAnswer(t *testing.T) {
 		}
 	}
 	// The log has what the answer leaves out, under the same request id.
-	var logged bool
-	for line := range strings.SplitSeq(p.stdout.String(), "\n") {
-		if strings.Contains(line, id) && strings.Contains(line, "private-folder") {
-			logged = true
+	// The log writer writes a moment after the answer: poll.
+	eventually(t, 10*time.Second, "a log line giving request id "+id+" with the path", func() bool {
+		for line := range strings.SplitSeq(p.stdout.String(), "\n") {
+			if strings.Contains(line, id) && strings.Contains(line, "private-folder") {
+				return true
+			}
 		}
-	}
-	if !logged {
-		t.Errorf("no log line gives request id %s with the path; the log:\n%s", id, p.stdout.String())
-	}
+		return false
+	})
 	// The server goes on serving; its final snapshot fails too, and says so.
 	if n := accResources(t, p.url); n != 1 {
 		t.Errorf("after the failed snapshot the store holds %d resources, want 1", n)
