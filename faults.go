@@ -192,7 +192,7 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			if json.Unmarshal(raw, &text) == nil {
 				f.body, f.contentType = []byte(text), "text/plain; charset=utf-8"
 			} else {
-				f.body, f.contentType = compactJSON(raw), "application/json; charset=utf-8"
+				f.body, f.contentType = compactJSON(raw), jsonMediaType
 			}
 			f.Body = compactJSON(raw)
 		case "DelayMs":

@@ -96,7 +96,8 @@ func (s *Server) parseListQuery(rawQuery string) (Query, int, error) {
 	// and its map would make the choice between one name in two cases
 	// random. The first occurrence of a parameter counts, as in ASP.NET.
 	listParams := [...]string{paramFilters, paramPage, paramPageSize, paramSorts}
-	var values [len(listParams)]*string
+	var values [len(listParams)]string
+	var given [len(listParams)]bool
 	for rest := rawQuery; rest != ""; {
 		var pair string
 		pair, rest, _ = strings.Cut(rest, "&")
@@ -113,17 +114,14 @@ func (s *Server) parseListQuery(rawQuery string) (Query, int, error) {
 			return Query{}, 0, badRequest("The query string is malformed: %v.", err)
 		}
 		for i, known := range listParams {
-			if values[i] == nil && strings.EqualFold(name, known) {
-				values[i] = &value
+			if !given[i] && strings.EqualFold(name, known) {
+				values[i], given[i] = value, true
 			}
 		}
 	}
 	param := func(name string) (string, bool) {
 		i := slices.Index(listParams[:], name)
-		if values[i] == nil {
-			return "", false
-		}
-		return *values[i], true
+		return values[i], given[i]
 	}
 	var err error
 	q := Query{Page: 1, PageSize: defaultPageSize}

@@ -51,7 +51,7 @@ func journalEntries(t testing.TB, srv *Server) []wireEntry {
 	entries, _ := srv.defaultNS().journal.matching(journalQuery{})
 	out := make([]wireEntry, len(entries))
 	for i, e := range entries {
-		if err := json.Unmarshal(appendJournalEntry(nil, e), &out[i]); err != nil {
+		if err := json.Unmarshal(appendJournalEntry(nil, &e), &out[i]); err != nil {
 			t.Fatalf("journal entry %d: %v", i, err)
 		}
 	}

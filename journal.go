@@ -25,8 +25,9 @@ const maxJournalBody = 64 << 10
 // maxJournalWait bounds GET /__admin/requests?wait=.
 const maxJournalWait = 60 * time.Second
 
-// journalEntry is one /api/v2 request as the client sent it. Entries are
-// never changed once added, so readers encode them outside the lock. header
+// journalEntry is one /api/v2 request as the client sent it. The ring holds
+// entries by value (no allocation per request); readers get copies, which
+// they encode outside the lock. header
 // is the request's own map, not a copy: nothing writes to it once the
 // request is answered, and net/http reads every request into a new map.
 type journalEntry struct {
@@ -51,11 +52,13 @@ type journalEntry struct {
 type journal struct {
 	mu      sync.Mutex
 	size    int
-	ring    []*journalEntry // grows to size, so that an idle namespace costs little
-	next    int             // where the next entry goes
+	ring    []journalEntry // grows to size, so that an idle namespace costs little
+	next    int            // where the next entry goes
 	count   int
-	lastSeq uint64        // never reset, so Seq is never reused
-	added   chan struct{} // closed and replaced on every add, to wake waiters
+	lastSeq uint64 // never reset, so Seq is never reused
+	// added is closed by the next add, to wake waiters; nil while nobody
+	// waits, so that a request does not make a channel nobody reads.
+	added chan struct{}
 }
 
 // newJournal returns nil when size is 0: the journal is off.
@@ -63,7 +66,7 @@ func newJournal(size int) *journal {
 	if size <= 0 {
 		return nil
 	}
-	return &journal{size: size, added: make(chan struct{})}
+	return &journal{size: size}
 }
 
 // startJournal begins recording an /api/v2 request: its body is captured as
@@ -72,14 +75,17 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 	if x.ns.journal == nil || !isAPIPath(r.URL.Path) {
 		return
 	}
-	x.capture = &capturedBody{ReadCloser: r.Body, declared: r.ContentLength,
+	x.journaled = true
+	x.capture = capturedBody{ReadCloser: r.Body, declared: r.ContentLength,
 		waitsContinue: strings.EqualFold(r.Header.Get("Expect"), "100-continue")}
-	r.Body = x.capture
+	if r.Body != http.NoBody { // nothing to capture, and r may be net/http's own (routedRequest)
+		r.Body = &x.capture
+	}
 }
 
 func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	x.capture.drain()
-	e := &journalEntry{
+	e := journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
 		rawQuery: r.URL.RawQuery, header: r.Header, host: r.Host, body: x.capture.buf,
 		truncated: x.capture.truncated, status: x.recordedStatus(), faultID: x.faultID,
@@ -96,28 +102,33 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	}
 	j.next = (j.next + 1) % j.size
 	j.count = min(j.count+1, j.size)
-	close(j.added)
-	j.added = make(chan struct{})
+	if j.added != nil {
+		close(j.added)
+		j.added = nil
+	}
 }
 
 // matching returns the kept entries that q selects, oldest first, and a
 // channel closed at the next add.
-func (j *journal) matching(q journalQuery) ([]*journalEntry, <-chan struct{}) {
+func (j *journal) matching(q journalQuery) ([]journalEntry, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	var out []*journalEntry
+	var out []journalEntry
 	start := (j.next - j.count + j.size) % j.size
 	for i := range j.count {
-		if e := j.ring[(start+i)%j.size]; q.matches(e) {
-			out = append(out, e)
+		if e := &j.ring[(start+i)%j.size]; q.matches(e) {
+			out = append(out, *e)
 		}
+	}
+	if j.added == nil {
+		j.added = make(chan struct{})
 	}
 	return out, j.added
 }
 
 // await returns what q selects as soon as q.count entries match, or what
 // matches when q.wait passes, the request ends (gone) or the server stops.
-func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []*journalEntry {
+func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []journalEntry {
 	entries, added := j.matching(q)
 	if len(entries) >= q.count || q.wait == 0 {
 		return entries
@@ -234,7 +245,7 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var entries []*journalEntry
+	var entries []journalEntry
 	if j := x.ns.journal; j != nil {
 		entries = j.await(q, r.Context().Done(), s.closing)
 	}
@@ -255,7 +266,7 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJournalEntry(b, e)
+			b = appendJournalEntry(b, &e)
 			if _, err := w.Write(b); err != nil {
 				return err
 			}
@@ -388,6 +399,7 @@ func (s *Server) clearJournal(x *exchange, r *http.Request) (any, error) {
 type capturedBody struct {
 	io.ReadCloser
 	buf       []byte
+	ended     bool // a read returned an error: EOF, or one that recurs
 	truncated bool
 	declared  int64 // Content-Length; -1 when unknown (chunked)
 	// waitsContinue: the client sends the body only after a 100 Continue,
@@ -399,6 +411,7 @@ type capturedBody struct {
 func (c *capturedBody) Read(p []byte) (int, error) {
 	c.started = true
 	n, err := c.ReadCloser.Read(p)
+	c.ended = err != nil
 	keep := min(n, maxJournalBody-len(c.buf))
 	c.buf = append(c.buf, p[:keep]...)
 	if keep < n {
@@ -414,7 +427,7 @@ func (c *capturedBody) Read(p []byte) (int, error) {
 // Content-Length), which a client may send only after the verdict.
 func (c *capturedBody) drain() {
 	switch {
-	case c.truncated:
+	case c.ended || c.ReadCloser == http.NoBody || c.truncated:
 	case c.declared > maxJournalBody:
 		c.truncated = true
 	case c.waitsContinue && !c.started:

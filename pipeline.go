@@ -76,8 +76,9 @@ type exchange struct {
 	bytes       int
 	wroteHeader bool
 
-	capture *capturedBody // the body as the journal keeps it; nil when not journaled
-	faultID int           // the fault that answered, 0 for none
+	journaled bool         // the request goes into its namespace's journal
+	capture   capturedBody // the body as the journal keeps it
+	faultID   int          // the fault that answered, 0 for none
 	// servedStatus is what the handler answered when an After fault then
 	// replaced the answer: the journal shows what was done.
 	servedStatus int
@@ -148,9 +149,12 @@ func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 	id := r.Header.Get("X-Request-Id")
 	if !validRequestID(id) {
-		id = s.requestIDPrefix + "-" + strconv.FormatUint(s.requestSeq.Add(1), 10)
+		var buf [64]byte
+		b := append(buf[:0], s.requestIDPrefix...)
+		b = append(b, '-')
+		id = string(strconv.AppendUint(b, s.requestSeq.Add(1), 10))
 	}
-	w.Header().Set("X-Request-Id", id)
+	w.Header()["X-Request-Id"] = []string{id} // canonical already: Set would check it again
 	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path}
 }
 
@@ -181,7 +185,7 @@ func (s *Server) finish(x *exchange, r *http.Request) {
 // record writes the journal entry and the log line of an answered request.
 func (s *Server) record(x *exchange, r *http.Request) {
 	now := time.Now()
-	if x.capture != nil {
+	if x.journaled {
 		x.ns.journal.add(x, r, now)
 	}
 	if s.requestLog != nil && s.requestLog.write(x, r.Method, now) {
@@ -192,12 +196,12 @@ func (s *Server) record(x *exchange, r *http.Request) {
 	}
 }
 
-// routedRequest returns a copy of r with its path as the routes spell it,
-// inside the namespace it names (the default one when none), and notes
-// both forms of the path in x. A path that no
-// route may match is a 404: an unclean one (ServeMux would answer it with
-// an HTML redirect), OPTIONS * (net/http's own plain answer otherwise), or a
-// server-wide control under a namespace.
+// routedRequest returns the request the routes see (r itself, or a copy
+// with its path as the routes spell it, inside the namespace it names) and
+// that namespace's name ("" for the default), and notes both forms of the
+// path in x. A path that no route may match is a 404: an unclean one
+// (ServeMux would answer it with an HTML redirect), OPTIONS * (net/http's
+// own plain answer otherwise), or a server-wide control under a namespace.
 func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) {
 	p := r.URL.Path
 	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
@@ -212,14 +216,17 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 			return nil, "", errNoRoute(p)
 		}
 	}
+	canonical := canonicalAPIPath(rest)
+	x.apiPath, x.route = rest, canonical
+	if canonical == p && r.Body == http.NoBody {
+		return r, name, nil
+	}
 	// A shallow copy: the journal and faults replace its Body, and after
 	// the handler net/http looks at the original's Body to decide whether
 	// to read the unread rest, which would wait for a body held back for a
-	// 100 Continue.
+	// 100 Continue. Without a body, nothing is replaced.
 	r2 := new(http.Request)
 	*r2 = *r
-	canonical := canonicalAPIPath(rest)
-	x.apiPath, x.route = rest, canonical
 	if canonical != p {
 		u := *r.URL
 		u.Path, u.RawPath = canonical, ""
@@ -233,28 +240,33 @@ var apiSegments = [3]string{"api", "v2", "resource"}
 
 // canonicalAPIPath spells an /api/v2 path as the routes do: ASP.NET matches
 // the fixed segments in any case and tolerates one trailing slash. Other
-// paths, and the id segment, stay exactly as sent.
+// paths, and the id segment, stay exactly as sent. A path spelled as the
+// routes spell it comes back as it is, without an allocation.
 func canonicalAPIPath(p string) string {
+	const collection = "/api/v2/resource"
 	trimmed := p
 	if len(p) > 1 && strings.HasSuffix(p, "/") {
 		trimmed = p[:len(p)-1]
 	}
-	segs := strings.Split(trimmed[1:], "/")
-	if len(segs) < 3 || len(segs) > 4 {
+	rest := trimmed[1:]
+	for i, want := range apiSegments {
+		seg, after, more := strings.Cut(rest, "/")
+		if !strings.EqualFold(seg, want) || (!more && i < len(apiSegments)-1) {
+			return p
+		}
+		if !more {
+			return collection
+		}
+		rest = after
+	}
+	// rest is what follows /api/v2/resource/: one id segment, or no route.
+	if rest == "" || strings.Contains(rest, "/") {
 		return p
 	}
-	for i, want := range apiSegments {
-		if !strings.EqualFold(segs[i], want) {
-			return p
-		}
+	if trimmed == p && strings.HasPrefix(p, collection+"/") {
+		return p
 	}
-	if len(segs) == 4 {
-		if segs[3] == "" {
-			return p
-		}
-		return "/api/v2/resource/" + segs[3]
-	}
-	return "/api/v2/resource"
+	return collection + "/" + rest
 }
 
 // cleanPath is the path ServeMux would redirect p to.

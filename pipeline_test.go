@@ -302,3 +302,71 @@ func BenchmarkServeHTTP(b *testing.B) {
 		})
 	}
 }
+
+// canonicalAPIPathBySplit is canonicalAPIPath as first written, with
+// strings.Split: the reference FuzzCanonicalAPIPath holds the allocation-free
+// one to.
+func canonicalAPIPathBySplit(p string) string {
+	trimmed := p
+	if len(p) > 1 && strings.HasSuffix(p, "/") {
+		trimmed = p[:len(p)-1]
+	}
+	segs := strings.Split(trimmed[1:], "/")
+	if len(segs) < 3 || len(segs) > 4 {
+		return p
+	}
+	for i, want := range apiSegments {
+		if !strings.EqualFold(segs[i], want) {
+			return p
+		}
+	}
+	if len(segs) == 4 {
+		if segs[3] == "" {
+			return p
+		}
+		return "/api/v2/resource/" + segs[3]
+	}
+	return "/api/v2/resource"
+}
+
+// TestCanonicalAPIPath is not parallel: AllocsPerRun may not be.
+func TestCanonicalAPIPath(t *testing.T) {
+	for p, want := range map[string]string{
+		"/api/v2/resource":        "/api/v2/resource",
+		"/api/v2/resource/":       "/api/v2/resource",
+		"/API/V2/Resource":        "/api/v2/resource",
+		"/api/v2/resource/AbC":    "/api/v2/resource/AbC",
+		"/Api/v2/RESOURCE/AbC/":   "/api/v2/resource/AbC",
+		"/api/v2/resource/a/b":    "/api/v2/resource/a/b",
+		"/api/v2/resource//":      "/api/v2/resource//",
+		"/api/v2":                 "/api/v2",
+		"/api/v2/":                "/api/v2/",
+		"/api/v2/resources":       "/api/v2/resources",
+		"/":                       "/",
+		"/__admin/requests":       "/__admin/requests",
+		"/api/v2/resource/x/y/z/": "/api/v2/resource/x/y/z/",
+	} {
+		if got := canonicalAPIPath(p); got != want {
+			t.Errorf("canonicalAPIPath(%q) = %q, want %q", p, got, want)
+		}
+	}
+	for _, p := range []string{"/api/v2/resource", "/api/v2/resource/AbC"} {
+		if n := testing.AllocsPerRun(10, func() { canonicalAPIPath(p) }); n != 0 {
+			t.Errorf("canonicalAPIPath(%q) allocates %v times", p, n)
+		}
+	}
+}
+
+func FuzzCanonicalAPIPath(f *testing.F) {
+	for _, p := range []string{"/", "/api/v2/resource", "/API/v2/resource/x/", "/api/v2/resource//", "/api//v2", "/a/b/c/d/e"} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if !strings.HasPrefix(p, "/") {
+			return // routedRequest refuses such paths first
+		}
+		if got, want := canonicalAPIPath(p), canonicalAPIPathBySplit(p); got != want {
+			t.Errorf("canonicalAPIPath(%q) = %q, want %q", p, got, want)
+		}
+	})
+}

@@ -96,7 +96,7 @@ func writeValue(x *exchange, v any) {
 			bufPool.Put(v.buf)
 		}
 	case jsonStream:
-		x.Header().Set("Content-Type", "application/json; charset=utf-8")
+		x.Header()["Content-Type"] = jsonContentTypeHeader
 		x.WriteHeader(http.StatusOK)
 		v(x) //nolint:errcheck // the client has gone; nothing to tell it
 	default:
@@ -126,10 +126,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
+// jsonContentTypeHeader is every JSON answer's Content-Type, one slice for all:
+// Header.Set would canonicalise the key and allocate the slice per answer.
+// Nothing appends to or writes into a header's values once they are set.
+var jsonContentTypeHeader = []string{jsonMediaType}
+
+const jsonMediaType = "application/json; charset=utf-8"
+
 func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = jsonContentTypeHeader
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	w.Write(body) //nolint:errcheck // the client has gone; nothing to tell it
 }
