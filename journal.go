@@ -399,7 +399,8 @@ func (s *Server) clearJournal(x *exchange, r *http.Request) (any, error) {
 type capturedBody struct {
 	io.ReadCloser
 	buf       []byte
-	ended     bool // a read returned an error: EOF, or one that recurs
+	read      int64 // bytes read so far
+	ended     bool  // a read returned an error: EOF, or one that recurs
 	truncated bool
 	declared  int64 // Content-Length; -1 when unknown (chunked)
 	// waitsContinue: the client sends the body only after a 100 Continue,
@@ -411,7 +412,8 @@ type capturedBody struct {
 func (c *capturedBody) Read(p []byte) (int, error) {
 	c.started = true
 	n, err := c.ReadCloser.Read(p)
-	c.ended = err != nil
+	c.read += int64(n)
+	c.ended = err != nil || c.read == c.declared
 	keep := min(n, maxJournalBody-len(c.buf))
 	c.buf = append(c.buf, p[:keep]...)
 	if keep < n {

@@ -154,9 +154,18 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(x, r, limit)
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if int64(len(body)) > limit {
-		return nil, tooLarge(x, r, limit)
+	var body []byte
+	var err error
+	if r.ContentLength >= 0 {
+		// Declared: read exactly that, into a buffer of that size (net/http
+		// ends the body there, and a short one is an error).
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+		if int64(len(body)) > limit {
+			return nil, tooLarge(x, r, limit)
+		}
 	}
 	var timeout interface{ Timeout() bool }
 	if errors.As(err, &timeout) && timeout.Timeout() {
@@ -192,8 +201,7 @@ func readJSONBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if err != nil || len(body) == 0 {
 		return body, err
 	}
-	if mediaType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mediaType != "application/json" && mediaType != "text/json" {
-		sent := r.Header.Get("Content-Type")
+	if sent := r.Header.Get("Content-Type"); !isJSONMediaType(sent) {
 		if sent == "" {
 			sent = "no Content-Type"
 		} else {
@@ -203,4 +211,15 @@ func readJSONBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 			"The request body was sent with %s; send it as JSON with Content-Type: application/json.", sent)}
 	}
 	return body, nil
+}
+
+// isJSONMediaType reports whether a request's Content-Type declares JSON.
+// The two spellings clients send most are known without parsing them.
+func isJSONMediaType(contentType string) bool {
+	switch contentType {
+	case "application/json", jsonMediaType:
+		return true
+	}
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	return mediaType == "application/json" || mediaType == "text/json"
 }

@@ -36,6 +36,8 @@ import (
 var (
 	wrkRounds   = flag.Int("wrk.rounds", 3, "BenchmarkWrk: rounds per operation, each one wrk run against the server and one against the bare server")
 	wrkDuration = flag.Duration("wrk.duration", 5*time.Second, "BenchmarkWrk: length of each wrk run")
+	wrkOps      = flag.String("wrk.ops", "list-eq,create", "BenchmarkWrk: the operations to run, comma-separated")
+	wrkFlags    = flag.String("wrk.flags", "", "BenchmarkWrk: more flags for resourcedir, space-separated, for experiments (the README's figures use none)")
 	wrkPerf     = flag.String("wrk.perf", "", "BenchmarkWrk: record a perf CPU profile of the server during its wrk runs into this `file`")
 )
 
@@ -116,7 +118,7 @@ func BenchmarkWrk(b *testing.B) {
 	// resourcedir with its defaults but the address and the snapshot's folder.
 	addr := freeAddr(b)
 	logPath := filepath.Join(dir, "server.log")
-	server := wrkStart(b, logPath, bin, "-addr", addr, "-snapshot", filepath.Join(dir, "resourcedir.gob"))
+	server := wrkStart(b, logPath, bin, append([]string{"-addr", addr, "-snapshot", filepath.Join(dir, "resourcedir.gob")}, strings.Fields(*wrkFlags)...)...)
 	base := "http://" + addr
 	client := &http.Client{Timeout: time.Minute}
 	wrkWaitHealthy(b, client, base)
@@ -196,7 +198,15 @@ func BenchmarkWrk(b *testing.B) {
 		}
 	}
 
-	ops := []wrkOp{{"list-eq", listScript}, {"create", createScript}}
+	var ops []wrkOp
+	for _, op := range []wrkOp{{"list-eq", listScript}, {"create", createScript}} {
+		if slices.Contains(strings.Split(*wrkOps, ","), op.name) {
+			ops = append(ops, op)
+		}
+	}
+	if len(ops) == 0 {
+		b.Fatalf("-wrk.ops %q names no operation; there are list-eq and create", *wrkOps)
+	}
 	pids := map[string]int{base: server.Process.Pid, bareBase: bareProc.Process.Pid}
 	got := map[string][]wrkResult{} // name, or "bare-"+name, to one result per round
 	b.ResetTimer()
