@@ -188,3 +188,9 @@ func statusIDText(foldedStatus string) string {
 	}
 	return "1"
 }
+
+// slotKey is slot's folded value, as the field's index files it.
+func (c *column) slotKey(slot int32) string {
+	fold, _ := c.get(slot)
+	return fold
+}

@@ -343,11 +343,13 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		}
 	}
 	// The indexes are rebuilt as the original store's.
-	if !reflect.DeepEqual(loaded.byID, store.byID) {
+	gotIDs, gotIndex := loaded.indexContents()
+	wantIDs, wantIndex := store.indexContents()
+	if !reflect.DeepEqual(gotIDs, wantIDs) {
 		t.Error("the Id index differs after a reload")
 	}
 	for _, f := range indexedFields {
-		if !reflect.DeepEqual(loaded.index[f], store.index[f]) {
+		if !reflect.DeepEqual(gotIndex[f], wantIndex[f]) {
 			t.Errorf("the %s index differs after a reload", f)
 		}
 	}

@@ -25,7 +25,7 @@ var indexedFields = []field{
 type Store struct {
 	mu   sync.RWMutex
 	rows []*Resource
-	byID map[string]int32 // lower-case GUID to slot
+	byID slotTable // lower-case GUID to slot, read back from rows
 	// cols holds every string field's folded values, slot by slot: filters
 	// and sorts read them and never the resources.
 	cols [numStringFields]column
@@ -53,7 +53,7 @@ func NewStore(idSeed *uint64) *Store {
 
 func (s *Store) resetLocked() {
 	s.rows = nil
-	s.byID = make(map[string]int32)
+	s.byID = slotTable{}
 	s.cols = [numStringFields]column{}
 	for _, f := range indexedFields {
 		s.index[f] = newFieldIndex()
@@ -104,7 +104,7 @@ func (s *Store) newIDLocked() (string, error) {
 			return "", fmt.Errorf("generate resource id: %w", err)
 		}
 		str := id.String()
-		if _, taken := s.byID[str]; !taken {
+		if _, taken := s.byID.find(str, resourceIDs(s.rows)); !taken {
 			return str, nil
 		}
 	}
@@ -126,12 +126,13 @@ func (s *Store) Create(r *Resource) (*Resource, error) {
 func (s *Store) appendLocked(r *Resource) {
 	slot := int32(len(s.rows))
 	s.rows = append(s.rows, r)
-	s.byID[r.ID()] = slot
+	s.byID.insert(r.ID(), slot, resourceIDs(s.rows))
 	for f := range numStringFields {
-		s.cols[f].push(r.vals[f], !r.isNull(f))
+		c := &s.cols[f]
+		c.push(r.vals[f], !r.isNull(f))
 		if s.index[f] != nil && !r.isNull(f) {
-			fold, _ := s.cols[f].get(slot)
-			s.index[f].add(fold, r.vals[f], slot)
+			fold, _ := c.get(slot)
+			s.index[f].add(fold, r.vals[f], slot, c)
 		}
 	}
 	s.changes++
@@ -165,7 +166,7 @@ func (s *Store) Insert(rs []*Resource) error {
 			id = u.String()
 			r.set(fieldID, id, true)
 		}
-		if _, taken := s.byID[id]; taken || given[id] {
+		if _, taken := s.byID.find(id, resourceIDs(s.rows)); taken || given[id] {
 			return &errDuplicateID{Index: i, ID: id}
 		}
 		given[id] = true
@@ -199,8 +200,10 @@ func (s *Store) appendAllLocked(rs []*Resource) {
 	s.rows = append(s.rows, rs...)
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		keys := resourceIDs(s.rows)
+		s.byID.reserve(len(rs), keys)
 		for i, r := range rs {
-			s.byID[r.ID()] = first + int32(i)
+			s.byID.insert(r.ID(), first+int32(i), keys)
 		}
 	})
 	fillFields(&s.cols, &s.index, rs, first, &wg)
@@ -215,19 +218,20 @@ func (s *Store) Load(resources []*Resource) error {
 	// The Id map and the indexes are built aside, each on its own goroutine
 	// and outside the lock, then swapped in: a million resources load in
 	// about half the time of appending them one by one.
-	var byID map[string]int32
+	var byID slotTable
 	var dup error
 	var cols [numStringFields]column
 	var index [numStringFields]*fieldIndex
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		byID = make(map[string]int32, len(resources))
+		byID = newSlotTable(len(resources))
+		keys := resourceIDs(resources)
 		for i, r := range resources {
-			if _, taken := byID[r.ID()]; taken {
+			if _, taken := byID.find(r.ID(), keys); taken {
 				dup = &errDuplicateID{Index: i, ID: r.ID()}
 				return
 			}
-			byID[r.ID()] = int32(i)
+			byID.insert(r.ID(), int32(i), keys)
 		}
 	})
 	for _, f := range indexedFields {
@@ -274,12 +278,17 @@ func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldInd
 			ix.sizeFor(c, first, len(rs))
 			for i, r := range rs {
 				if fold, ok := c.get(first + int32(i)); ok {
-					ix.add(fold, r.vals[f], first+int32(i))
+					ix.add(fold, r.vals[f], first+int32(i), c)
 				}
 			}
 		})
 	}
 }
+
+// resourceIDs gives the byID table the Id of a slot.
+type resourceIDs []*Resource
+
+func (rs resourceIDs) slotKey(slot int32) string { return rs[slot].ID() }
 
 // restartIDsLocked restarts the reproducible GUID stream, keyed by the seed
 // and the number of resources held: after loading a snapshot the stream
@@ -300,7 +309,7 @@ func (s *Store) restartIDsLocked() {
 func (s *Store) Update(r *Resource) (*Resource, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	slot, ok := s.byID[r.ID()]
+	slot, ok := s.byID.find(r.ID(), resourceIDs(s.rows))
 	if !ok {
 		return nil, false
 	}
@@ -325,12 +334,12 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 		// before stays readable after set: a column never overwrites text.
 		ix := s.index[f]
 		if ix != nil && wasSet {
-			ix.remove(before, slot)
+			ix.remove(before, slot, col)
 		}
 		col.set(slot, r.vals[f], isSet)
 		if ix != nil && isSet {
 			fold, _ := col.get(slot)
-			ix.add(fold, r.vals[f], slot)
+			ix.add(fold, r.vals[f], slot, col)
 		}
 	}
 	s.rows[slot] = r
@@ -474,7 +483,7 @@ func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed b
 			return postings{}, false, false
 		}
 		if n.Field == fieldID {
-			if slot, found := s.byID[n.Fold]; found {
+			if slot, found := s.byID.find(n.Fold, resourceIDs(s.rows)); found {
 				return onePosting(slot), true, true
 			}
 			return postings{}, true, true
@@ -482,7 +491,7 @@ func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed b
 		if s.index[n.Field] == nil {
 			return postings{}, false, false
 		}
-		return s.index[n.Field].get(n.Fold), true, true
+		return s.index[n.Field].get(n.Fold, &s.cols[n.Field]), true, true
 	case *filterLogic:
 		if n.Or {
 			var union []int32

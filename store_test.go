@@ -78,21 +78,25 @@ func (s *Store) check() error {
 		if st, ok := r.value(fieldStatus); !ok || (st != statusActive && st != statusInactive) {
 			fail("slot %d: Status %q (non-null %v) is not canonical", slot, st, ok)
 		}
-		if got, ok := s.byID[id]; !ok {
+		if got, ok := s.byID.find(id, resourceIDs(s.rows)); !ok {
 			fail("slot %d: Id %s is not in byID", slot, id)
 		} else if int(got) != slot {
 			fail("slot %d: byID[%s] = %d", slot, id, got)
 		}
 	}
-	if len(s.byID) != len(s.rows) {
-		fail("byID has %d entries for %d resources", len(s.byID), len(s.rows))
+	if s.byID.len() != len(s.rows) {
+		fail("byID has %d entries for %d resources", s.byID.len(), len(s.rows))
 	}
-	for id, slot := range s.byID {
+	inByID := make([]int, len(s.rows))
+	for slot := range s.byID.all {
 		if slot < 0 || int(slot) >= len(s.rows) {
-			fail("byID[%s] = %d, outside the %d slots", id, slot, len(s.rows))
-		} else if r := s.rows[slot]; r != nil && r.ID() != id {
-			fail("byID[%s] = %d, which holds %s", id, slot, r.ID())
+			fail("byID holds slot %d, outside the %d slots", slot, len(s.rows))
+		} else if inByID[slot]++; inByID[slot] > 1 {
+			fail("byID holds slot %d twice", slot)
 		}
+	}
+	if err := s.byID.check(resourceIDs(s.rows)); err != nil {
+		fail("byID: %v", err)
 	}
 
 	// Columns: one entry per slot, and text that holds exactly the live
@@ -154,7 +158,7 @@ func (s *Store) check() error {
 			fail("%s has no index", f)
 		}
 		if !indexed[f] && s.index[f] != nil {
-			fail("%s is not an indexed field but has an index of %d keys", f, len(s.index[f].one)+len(s.index[f].many))
+			fail("%s is not an indexed field but has an index of %d keys", f, s.index[f].one.len()+len(s.index[f].many))
 		}
 	}
 	count := make([]int, len(s.rows))
@@ -165,14 +169,17 @@ func (s *Store) check() error {
 			if p.n < 2 {
 				fail("%s index: %q has %d slots; lone slots belong in one", f, key, p.n)
 			}
-			if _, twice := s.index[f].one[key]; twice {
+			if _, twice := s.index[f].one.find(key, &s.cols[f]); twice {
 				fail("%s index: %q is in both one and many", f, key)
 			}
 			if err := p.check(); err != nil {
 				fail("%s index: %q: %v", f, key, err)
 			}
 		}
-		for key, p := range s.index[f].all {
+		if err := s.index[f].one.check(&s.cols[f]); err != nil {
+			fail("%s index: %v", f, err)
+		}
+		for key, p := range s.index[f].all(&s.cols[f]) {
 			if inColumn(key) {
 				fail("%s index: the key %q points into a column, which it would pin", f, key)
 			}
@@ -258,24 +265,45 @@ func (r *Resource) folded(f field) (string, bool) {
 }
 
 // all yields every value of the index with its slots.
-func (ix *fieldIndex) all(yield func(key string, slots postings) bool) {
-	for key, slot := range ix.one {
-		if !yield(key, onePosting(slot)) {
-			return
+// The keys of one are copied out of the column, as a map's key would be.
+func (ix *fieldIndex) all(keys *column) func(yield func(key string, slots postings) bool) {
+	return func(yield func(key string, slots postings) bool) {
+		for slot := range ix.one.all {
+			if !yield(strings.Clone(keys.slotKey(slot)), onePosting(slot)) {
+				return
+			}
+		}
+		for key, v := range ix.many {
+			if !yield(key, *v) {
+				return
+			}
 		}
 	}
-	for key, v := range ix.many {
-		if !yield(key, *v) {
-			return
+}
+
+// indexContents returns what byID and the indexes hold, as plain maps
+// that compare equal whatever the layout of their tables.
+func (s *Store) indexContents() (byID map[string]int32, index [numStringFields]map[string][]int32) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	byID = make(map[string]int32, s.byID.len())
+	for slot := range s.byID.all {
+		byID[s.rows[slot].ID()] = slot
+	}
+	for _, f := range indexedFields {
+		index[f] = make(map[string][]int32)
+		for key, p := range s.index[f].all(&s.cols[f]) {
+			index[f][key] = slices.Clone(p.flat())
 		}
 	}
+	return byID, index
 }
 
 // Get returns the resource with the given lower-case Id.
 func (s *Store) Get(id string) (*Resource, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	slot, ok := s.byID[id]
+	slot, ok := s.byID.find(id, resourceIDs(s.rows))
 	if !ok {
 		return nil, false
 	}
