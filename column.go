@@ -170,11 +170,15 @@ func (c *column) compact() {
 // columnRow is one slot of the store's columns, as a filter reads it.
 type columnRow struct {
 	cols *[numStringFields]column
+	rows []*Resource // for the Id, which has no column
 	slot int32
 }
 
 func (r *columnRow) folded(f field) (string, bool) {
-	if f == fieldStatusID {
+	switch f {
+	case fieldID:
+		return r.rows[r.slot].ID(), true
+	case fieldStatusID:
 		st, _ := r.cols[fieldStatus].get(r.slot)
 		return statusIDText(st), true
 	}

@@ -101,7 +101,10 @@ func (s *Store) check() error {
 
 	// Columns: one entry per slot, and text that holds exactly the live
 	// entries plus the garbage it counts.
-	for f := field(0); f < numStringFields; f++ {
+	if c := &s.cols[fieldID]; c.len() != 0 || len(c.text) != 0 {
+		fail("the Id column holds %d slots, %d bytes; the Ids are read from the resources", c.len(), len(c.text))
+	}
+	for f := fieldID + 1; f < numStringFields; f++ {
 		c := &s.cols[f]
 		if c.len() != len(s.rows) {
 			fail("%s column has %d slots for %d resources", f, c.len(), len(s.rows))
