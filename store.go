@@ -131,10 +131,10 @@ func (s *Store) appendLocked(r *Resource) {
 	s.byID.insert(r.ID(), slot, resourceIDs(s.rows))
 	for f := fieldID + 1; f < numStringFields; f++ {
 		c := &s.cols[f]
-		c.push(r.vals[f], !r.isNull(f))
+		c.push(r.str(f), !r.isNull(f))
 		if s.index[f] != nil && !r.isNull(f) {
 			fold, _ := c.get(slot)
-			s.index[f].add(fold, r.vals[f], slot, c)
+			s.index[f].add(fold, r.str(f), slot, c)
 		}
 	}
 	s.changes++
@@ -265,13 +265,13 @@ func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldInd
 			if c.len() == 0 {
 				size := 0
 				for _, r := range rs {
-					size += len(r.vals[f]) + 1
+					size += len(r.str(f)) + 1
 				}
 				c.text = make([]byte, 0, size)
 				c.at = make([]uint32, 0, len(rs))
 			}
 			for _, r := range rs {
-				c.push(r.vals[f], !r.isNull(f))
+				c.push(r.str(f), !r.isNull(f))
 			}
 			ix := index[f]
 			if ix == nil {
@@ -280,7 +280,7 @@ func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldInd
 			ix.sizeFor(c, first, len(rs))
 			for i, r := range rs {
 				if fold, ok := c.get(first + int32(i)); ok {
-					ix.add(fold, r.vals[f], first+int32(i), c)
+					ix.add(fold, r.str(f), first+int32(i), c)
 				}
 			}
 		})
@@ -319,7 +319,7 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 	r.address = old.address
 	for f := fieldID + 1; f < numStringFields; f++ { // an update keeps the Id
 		isSet := !r.isNull(f)
-		if isSet == !old.isNull(f) && r.vals[f] == old.vals[f] {
+		if isSet == !old.isNull(f) && r.str(f) == old.str(f) {
 			continue // unchanged: the column is not even read
 		}
 		col := &s.cols[f]
@@ -328,7 +328,7 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 			if !isSet {
 				continue
 			}
-			s.fold = appendFold(s.fold[:0], r.vals[f])
+			s.fold = appendFold(s.fold[:0], r.str(f))
 			if string(s.fold) == before {
 				continue
 			}
@@ -338,10 +338,10 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 		if ix != nil && wasSet {
 			ix.remove(before, slot, col)
 		}
-		col.set(slot, r.vals[f], isSet)
+		col.set(slot, r.str(f), isSet)
 		if ix != nil && isSet {
 			fold, _ := col.get(slot)
-			ix.add(fold, r.vals[f], slot, col)
+			ix.add(fold, r.str(f), slot, col)
 		}
 	}
 	s.rows[slot] = r

@@ -60,13 +60,13 @@ func (s *Store) check() error {
 			}
 			fold, ok := s.cols[f].get(int32(slot))
 			if r.isNull(f) {
-				if r.vals[f] != "" || ok || fold != "" {
-					fail("slot %d: %s is null but holds %q, column %q (non-null %v)", slot, f, r.vals[f], fold, ok)
+				if r.str(f) != "" || ok || fold != "" {
+					fail("slot %d: %s is null but holds %q, column %q (non-null %v)", slot, f, r.str(f), fold, ok)
 				}
 				continue
 			}
-			if !ok || fold != strings.ToLower(r.vals[f]) {
-				fail("slot %d: %s column holds %q (non-null %v), not the lower case of %q", slot, f, fold, ok, r.vals[f])
+			if !ok || fold != strings.ToLower(r.str(f)) {
+				fail("slot %d: %s column holds %q (non-null %v), not the lower case of %q", slot, f, fold, ok, r.str(f))
 			}
 		}
 		id := r.ID()
@@ -205,8 +205,8 @@ func (s *Store) check() error {
 				case r == nil:
 				case r.isNull(f):
 					fail("%s index: %q points at slot %d, whose %s is null", f, key, slot, f)
-				case strings.ToLower(r.vals[f]) != key:
-					fail("%s index: %q points at slot %d, whose %s is %q", f, key, slot, f, r.vals[f])
+				case strings.ToLower(r.str(f)) != key:
+					fail("%s index: %q points at slot %d, whose %s is %q", f, key, slot, f, r.str(f))
 				}
 			}
 		}
@@ -216,7 +216,7 @@ func (s *Store) check() error {
 			}
 			want++
 			if count[slot] != 1 {
-				fail("%s index: slot %d (%q) is indexed %d times", f, slot, r.vals[f], count[slot])
+				fail("%s index: slot %d (%q) is indexed %d times", f, slot, r.str(f), count[slot])
 			}
 		}
 		if entries != want {
@@ -259,12 +259,12 @@ func (p postings) check() error {
 // are in no store.
 func (r *Resource) folded(f field) (string, bool) {
 	if f == fieldStatusID {
-		return statusIDText(strings.ToLower(r.vals[fieldStatus])), true
+		return statusIDText(strings.ToLower(r.str(fieldStatus))), true
 	}
 	if r.isNull(f) {
 		return "", false
 	}
-	return strings.ToLower(r.vals[f]), true
+	return strings.ToLower(r.str(f)), true
 }
 
 // all yields every value of the index with its slots.
@@ -716,7 +716,7 @@ func TestStoreUpdate(t *testing.T) {
 		return ids(page)
 	}
 	old := rs[3]
-	oldVals := old.vals
+	oldVals := old.vals()
 
 	// Move Email and FirstName to new values, ExternalID from "" to null,
 	// Company from null to a value, Status to Inactive.
@@ -731,7 +731,7 @@ func TestStoreUpdate(t *testing.T) {
 	if string(got.address) != `{"n":3}` {
 		t.Fatalf("Address after update = %s, want the created one", got.address)
 	}
-	if old.vals != oldVals || string(old.address) != `{"n":3}` {
+	if old.vals() != oldVals || string(old.address) != `{"n":3}` {
 		t.Fatal("Update changed the stored resource in place")
 	}
 	if r, _ := s.Get(old.ID()); r != got {
@@ -771,8 +771,8 @@ func TestStoreUpdate(t *testing.T) {
 	cased := withVal(back, fieldEmail, "A@X.ORG")
 	s.Update(cased)
 	mustCheck(t, s)
-	if r, _ := s.Get(old.ID()); r.vals[fieldEmail] != "A@X.ORG" {
-		t.Fatalf("Email = %q", r.vals[fieldEmail])
+	if r, _ := s.Get(old.ID()); r.str(fieldEmail) != "A@X.ORG" {
+		t.Fatalf("Email = %q", r.str(fieldEmail))
 	}
 
 	// An unknown Id changes nothing.
@@ -1020,10 +1020,10 @@ func naiveCompare(a, b *Resource, keys []sortKey) int {
 		var c int
 		if k.Field == fieldStatusID {
 			sa, sb := 1, 1
-			if a.vals[fieldStatus] == statusInactive {
+			if a.str(fieldStatus) == statusInactive {
 				sa = 2
 			}
-			if b.vals[fieldStatus] == statusInactive {
+			if b.str(fieldStatus) == statusInactive {
 				sb = 2
 			}
 			c = sa - sb
@@ -1310,8 +1310,8 @@ func TestConcurrentServer(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is gone", st.id)
 			}
-			if email, _ := r.value(fieldEmail); email != st.email || r.vals[fieldPosition] != st.position || r.vals[fieldStatus] != st.status {
-				t.Fatalf("%s holds %q %q %q, want the last write %+v", st.id, email, r.vals[fieldPosition], r.vals[fieldStatus], st)
+			if email, _ := r.value(fieldEmail); email != st.email || r.str(fieldPosition) != st.position || r.str(fieldStatus) != st.status {
+				t.Fatalf("%s holds %q %q %q, want the last write %+v", st.id, email, r.str(fieldPosition), r.str(fieldStatus), st)
 			}
 		}
 	}
@@ -1336,8 +1336,8 @@ func TestConcurrentServer(t *testing.T) {
 		t.Fatalf("snapshot holds %d resources, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if got[i].vals != want[i].vals || got[i].nulls != want[i].nulls {
-			t.Fatalf("snapshot resource %d differs: %v / %v", i, got[i].vals, want[i].vals)
+		if got[i].vals() != want[i].vals() || got[i].nulls != want[i].nulls {
+			t.Fatalf("snapshot resource %d differs: %v / %v", i, got[i].vals(), want[i].vals())
 		}
 	}
 	t.Logf("%d created, %d seeded, %d snapshots written", created, inserted.Load(), snaps.Load())
@@ -1398,4 +1398,13 @@ func TestStoreInsertLargeBatch(t *testing.T) {
 	if got := s.Changes(); got < 3002 {
 		t.Errorf("Changes() = %d after 3001 resources", got)
 	}
+}
+
+// vals returns every string field's text, "" for null, to compare two
+// resources' fields at once.
+func (r *Resource) vals() (vals [numStringFields]string) {
+	for f := range numStringFields {
+		vals[f] = r.str(f)
+	}
+	return vals
 }
