@@ -106,7 +106,7 @@ func (s *Store) newIDLocked() (string, error) {
 			return "", fmt.Errorf("generate resource id: %w", err)
 		}
 		str := id.String()
-		if _, taken := s.byID.find(str, resourceIDs(s.rows)); !taken {
+		if _, taken := s.byID.find(str, (*storeIDs)(s)); !taken {
 			return str, nil
 		}
 	}
@@ -128,7 +128,7 @@ func (s *Store) Create(r *Resource) (*Resource, error) {
 func (s *Store) appendLocked(r *Resource) {
 	slot := int32(len(s.rows))
 	s.rows = append(s.rows, r)
-	s.byID.insert(r.ID(), slot, resourceIDs(s.rows))
+	s.byID.insert(r.ID(), slot, (*storeIDs)(s))
 	for f := fieldID + 1; f < numStringFields; f++ {
 		c := &s.cols[f]
 		c.push(r.str(f), !r.isNull(f))
@@ -168,7 +168,7 @@ func (s *Store) Insert(rs []*Resource) error {
 			id = u.String()
 			r.set(fieldID, id, true)
 		}
-		if _, taken := s.byID.find(id, resourceIDs(s.rows)); taken || given[id] {
+		if _, taken := s.byID.find(id, (*storeIDs)(s)); taken || given[id] {
 			return &errDuplicateID{Index: i, ID: id}
 		}
 		given[id] = true
@@ -202,7 +202,7 @@ func (s *Store) appendAllLocked(rs []*Resource) {
 	s.rows = append(s.rows, rs...)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		keys := resourceIDs(s.rows)
+		keys := (*storeIDs)(s)
 		s.byID.reserve(len(rs), keys)
 		for i, r := range rs {
 			s.byID.insert(r.ID(), first+int32(i), keys)
@@ -227,7 +227,7 @@ func (s *Store) Load(resources []*Resource) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		byID = newSlotTable(len(resources))
-		keys := resourceIDs(resources)
+		keys := &resourceIDs{resources}
 		for i, r := range resources {
 			if _, taken := byID.find(r.ID(), keys); taken {
 				dup = &errDuplicateID{Index: i, ID: r.ID()}
@@ -287,10 +287,17 @@ func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldInd
 	}
 }
 
-// resourceIDs gives the byID table the Id of a slot.
-type resourceIDs []*Resource
+// storeIDs gives the byID table the Id of a slot of the store. It and
+// resourceIDs are pointers: a slice would be copied into an allocation
+// each time it is passed as a slotKeys.
+type storeIDs Store
 
-func (rs resourceIDs) slotKey(slot int32) string { return rs[slot].ID() }
+func (s *storeIDs) slotKey(slot int32) string { return s.rows[slot].ID() }
+
+// resourceIDs gives the Id of a slot of resources not in the store yet.
+type resourceIDs struct{ rows []*Resource }
+
+func (ids *resourceIDs) slotKey(slot int32) string { return ids.rows[slot].ID() }
 
 // restartIDsLocked restarts the reproducible GUID stream, keyed by the seed
 // and the number of resources held: after loading a snapshot the stream
@@ -311,7 +318,7 @@ func (s *Store) restartIDsLocked() {
 func (s *Store) Update(r *Resource) (*Resource, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	slot, ok := s.byID.find(r.ID(), resourceIDs(s.rows))
+	slot, ok := s.byID.find(r.ID(), (*storeIDs)(s))
 	if !ok {
 		return nil, false
 	}
@@ -485,7 +492,7 @@ func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed b
 			return postings{}, false, false
 		}
 		if n.Field == fieldID {
-			if slot, found := s.byID.find(n.Fold, resourceIDs(s.rows)); found {
+			if slot, found := s.byID.find(n.Fold, (*storeIDs)(s)); found {
 				return onePosting(slot), true, true
 			}
 			return postings{}, true, true

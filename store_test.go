@@ -78,7 +78,7 @@ func (s *Store) check() error {
 		if st, ok := r.value(fieldStatus); !ok || (st != statusActive && st != statusInactive) {
 			fail("slot %d: Status %q (non-null %v) is not canonical", slot, st, ok)
 		}
-		if got, ok := s.byID.find(id, resourceIDs(s.rows)); !ok {
+		if got, ok := s.byID.find(id, (*storeIDs)(s)); !ok {
 			fail("slot %d: Id %s is not in byID", slot, id)
 		} else if int(got) != slot {
 			fail("slot %d: byID[%s] = %d", slot, id, got)
@@ -95,7 +95,7 @@ func (s *Store) check() error {
 			fail("byID holds slot %d twice", slot)
 		}
 	}
-	if err := s.byID.check(resourceIDs(s.rows)); err != nil {
+	if err := s.byID.check((*storeIDs)(s)); err != nil {
 		fail("byID: %v", err)
 	}
 
@@ -306,7 +306,7 @@ func (s *Store) indexContents() (byID map[string]int32, index [numStringFields]m
 func (s *Store) Get(id string) (*Resource, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	slot, ok := s.byID.find(id, resourceIDs(s.rows))
+	slot, ok := s.byID.find(id, (*storeIDs)(s))
 	if !ok {
 		return nil, false
 	}
@@ -364,10 +364,23 @@ func TestAppendFold(t *testing.T) {
 	for _, s := range []string{
 		"", "a", "Ada LOVELACE", "EMP-00000042", "@[`{", "Émile", "ZOË", "İstanbul", "ΣΑΣ", "\u212Aelvin",
 		"\xff\xfeAB", "mixed ascii then Ñ", strings.Repeat("Ab", 200),
+		"@AZ[`az{", "ABCDEFGH", "ABCDEFGHÉ", "abcdefgh\x7f\x00AZ", "EMP-00000042@EXAMPLE.ORG", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f",
 	} {
 		got := appendFold([]byte("prefix"), s)
 		if want := "prefix" + strings.ToLower(s); string(got) != want {
 			t.Errorf("appendFold(%q) = %q, want %q", s, got, want)
+		}
+	}
+	// Every byte value, and every rune below 256, at every place of an
+	// eight-byte word.
+	for c := range 256 {
+		for at := range 9 {
+			for _, mid := range []string{string([]byte{byte(c)}), string(rune(c))} {
+				in := strings.Repeat("Q", at) + mid + "qQ"
+				if got, want := string(appendFold(nil, in)), strings.ToLower(in); got != want {
+					t.Fatalf("appendFold(%q) = %q, want %q", in, got, want)
+				}
+			}
 		}
 	}
 }
