@@ -31,7 +31,23 @@ func appendFold(dst []byte, s string) []byte {
 	start := len(dst)
 	dst = append(dst, s...)
 	out := dst[start:]
-	for i, c := range out {
+	// Eight bytes at a time: with every byte below 0x80, adding 0x3f sets a
+	// byte's top bit when it is 'A' or above and adding 0x25 when it is
+	// above 'Z', without a carry into the next byte; the bytes between get
+	// 0x20, the case bit. Loading and folding a million resources spent a
+	// third of its time here a byte at a time.
+	const high = 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(out); i += 8 {
+		w := binary.LittleEndian.Uint64(out[i:])
+		if w&high != 0 {
+			return append(dst[:start], strings.ToLower(s)...)
+		}
+		upper := (w + 0x3f3f3f3f3f3f3f3f) &^ (w + 0x2525252525252525) & high
+		binary.LittleEndian.PutUint64(out[i:], w|upper>>2)
+	}
+	for ; i < len(out); i++ {
+		c := out[i]
 		if c >= utf8.RuneSelf {
 			return append(dst[:start], strings.ToLower(s)...)
 		}
