@@ -153,6 +153,23 @@ func (c *column) push(s string, ok bool) {
 	}
 }
 
+// appendColumn appends p's slots, which must hold no garbage.
+func (c *column) appendColumn(p *column) {
+	base := len(c.text)
+	c.text = append(c.text, p.text...)
+	if c.wide == nil && len(c.text) > math.MaxUint32 {
+		c.widen()
+	}
+	for slot := range int32(p.len()) {
+		off := base + p.offset(slot)
+		if c.wide != nil {
+			c.wide = append(c.wide, uint64(off))
+		} else {
+			c.at = append(c.at, uint32(off))
+		}
+	}
+}
+
 // entryLen is the size of the entry at off: its length prefix and value.
 func (c *column) entryLen(off int) int {
 	n, w := binary.Uvarint(c.text[off:])

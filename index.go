@@ -50,15 +50,16 @@ func (ix *fieldIndex) get(key string, keys *column) postings {
 	return postings{}
 }
 
-// add records that slot holds fold, the folded form of val, which keys
-// (the field's column) holds at slot already.
-func (ix *fieldIndex) add(fold, val string, slot int32, keys *column) {
+// add records that slot holds fold, which keys (the field's column) holds
+// at slot already.
+func (ix *fieldIndex) add(fold string, slot int32, keys *column) {
 	if other, ok := ix.one.find(fold, keys); ok {
 		ix.one.remove(fold, other)
 		p := &postings{}
 		p.add(min(other, slot))
 		p.add(max(other, slot))
-		ix.many[ownKey(fold, val)] = p
+		// fold is the column's memory, which a key must not pin.
+		ix.many[strings.Clone(fold)] = p
 		return
 	}
 	if p := ix.many[fold]; p != nil {
@@ -66,16 +67,6 @@ func (ix *fieldIndex) add(fold, val string, slot int32, keys *column) {
 		return
 	}
 	ix.one.insert(fold, slot, keys)
-}
-
-// ownKey returns fold as a key the many map may keep: fold may be a
-// column's memory, which a key must not pin. When the value was lower case
-// already, the resource's own text is the key and nothing is copied.
-func ownKey(fold, val string) string {
-	if fold == val {
-		return val
-	}
-	return strings.Clone(fold)
 }
 
 // remove records that slot no longer holds fold; keys must still give

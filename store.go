@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -134,7 +135,7 @@ func (s *Store) appendLocked(r *Resource) {
 		c.push(r.str(f), !r.isNull(f))
 		if s.index[f] != nil && !r.isNull(f) {
 			fold, _ := c.get(slot)
-			s.index[f].add(fold, r.str(f), slot, c)
+			s.index[f].add(fold, slot, c)
 		}
 	}
 	s.changes++
@@ -256,31 +257,62 @@ func (s *Store) Load(resources []*Resource) error {
 }
 
 // fillFields appends rs, which take the slots from first on, to every
-// field's column and index, each field on its own goroutine in wg: they
-// are independent, and for a large batch they are most of the cost.
+// field's column and index; the indexes are filled on goroutines of wg.
+//
+// The columns are filled first, by ranges of rs, one per CPU, each reading
+// a resource once for all its fields: a goroutine per field read every
+// resource once per field, and a million resources do not fit in a cache.
+// Then, a field per goroutine, the ranges' columns are appended in order
+// and the field's index is filled from its column alone.
 func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldIndex, rs []*Resource, first int32, wg *sync.WaitGroup) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(rs)/4096))
+	parts := make([][numStringFields]column, workers)
+	var filled sync.WaitGroup
+	for w := range workers {
+		filled.Go(func() {
+			part, rs := &parts[w], rs[len(rs)*w/workers:len(rs)*(w+1)/workers]
+			// Each column's text is sized from a sample, so that it is not
+			// copied a dozen times on its way; a bad guess only costs that.
+			sample := rs[:min(len(rs), 256)]
+			for f := fieldID + 1; f < numStringFields; f++ {
+				size := 0
+				for _, r := range sample {
+					size += len(r.str(f)) + 1
+				}
+				part[f].text = make([]byte, 0, size*len(rs)/max(len(sample), 1)*17/16)
+				part[f].at = make([]uint32, 0, len(rs))
+			}
+			for _, r := range rs {
+				for f := fieldID + 1; f < numStringFields; f++ {
+					part[f].push(r.str(f), !r.isNull(f))
+				}
+			}
+		})
+	}
+	filled.Wait()
 	for f := fieldID + 1; f < numStringFields; f++ {
 		wg.Go(func() {
 			c := &cols[f]
+			size := len(c.text)
+			for w := range parts {
+				size += len(parts[w][f].text)
+			}
 			if c.len() == 0 {
-				size := 0
-				for _, r := range rs {
-					size += len(r.str(f)) + 1
-				}
 				c.text = make([]byte, 0, size)
 				c.at = make([]uint32, 0, len(rs))
 			}
-			for _, r := range rs {
-				c.push(r.str(f), !r.isNull(f))
+			for w := range parts {
+				c.appendColumn(&parts[w][f])
+				parts[w][f] = column{}
 			}
 			ix := index[f]
 			if ix == nil {
 				return
 			}
 			ix.sizeFor(c, first, len(rs))
-			for i, r := range rs {
-				if fold, ok := c.get(first + int32(i)); ok {
-					ix.add(fold, r.str(f), first+int32(i), c)
+			for slot := first; slot < first+int32(len(rs)); slot++ {
+				if fold, ok := c.get(slot); ok {
+					ix.add(fold, slot, c)
 				}
 			}
 		})
@@ -348,7 +380,7 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 		col.set(slot, r.str(f), isSet)
 		if ix != nil && isSet {
 			fold, _ := col.get(slot)
-			ix.add(fold, r.str(f), slot, col)
+			ix.add(fold, slot, col)
 		}
 	}
 	s.rows[slot] = r
