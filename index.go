@@ -15,6 +15,9 @@ import (
 type fieldIndex struct {
 	one  slotTable
 	many map[string]*postings
+	// distinct is whether sizeFor's sample found the values mostly
+	// distinct: 0 until it has looked, then 1 or -1.
+	distinct int8
 }
 
 func newFieldIndex() *fieldIndex {
@@ -24,18 +27,26 @@ func newFieldIndex() *fieldIndex {
 // sizeFor makes room in one for n more slots when a sample of the n values
 // from first on shows most of them distinct (Email, ExternalID), so that it
 // is not rehashed several times on the way to a million keys.
+// The first large batch decides for the later ones: a seed in batches
+// would otherwise sample every batch.
 func (ix *fieldIndex) sizeFor(c *column, first int32, n int) {
 	const sample = 4096
-	if n < sample {
+	if n < sample || ix.distinct < 0 {
 		return
 	}
-	distinct := make(map[string]struct{}, sample)
-	for i := range int32(sample) {
-		fold, _ := c.get(first + i)
-		distinct[fold] = struct{}{}
+	if ix.distinct == 0 {
+		distinct := make(map[string]struct{}, sample)
+		for i := range int32(sample) {
+			fold, _ := c.get(first + i)
+			distinct[fold] = struct{}{}
+		}
+		ix.distinct = -1
+		if len(distinct)*2 > sample {
+			ix.distinct = 1
+		}
 	}
-	if len(distinct)*2 > sample {
-		ix.one.reserve(n/sample*len(distinct), c)
+	if ix.distinct > 0 {
+		ix.one.reserve(n, c)
 	}
 }
 
