@@ -64,20 +64,22 @@ func (ix *fieldIndex) get(key string, keys *column) postings {
 // add records that slot holds fold, which keys (the field's column) holds
 // at slot already.
 func (ix *fieldIndex) add(fold string, slot int32, keys *column) {
-	if other, ok := ix.one.find(fold, keys); ok {
-		ix.one.remove(fold, other)
-		p := &postings{}
-		p.add(min(other, slot))
-		p.add(max(other, slot))
-		// fold is the column's memory, which a key must not pin.
-		ix.many[strings.Clone(fold)] = p
+	if len(ix.many) > 0 {
+		if p := ix.many[fold]; p != nil {
+			p.add(slot)
+			return
+		}
+	}
+	other, shared := ix.one.insertNew(fold, slot, keys)
+	if !shared {
 		return
 	}
-	if p := ix.many[fold]; p != nil {
-		p.add(slot)
-		return
-	}
-	ix.one.insert(fold, slot, keys)
+	ix.one.remove(fold, other)
+	p := &postings{}
+	p.add(min(other, slot))
+	p.add(max(other, slot))
+	// fold is the column's memory, which a key must not pin.
+	ix.many[strings.Clone(fold)] = p
 }
 
 // remove records that slot no longer holds fold; keys must still give

@@ -105,6 +105,33 @@ func (t *slotTable) insert(key string, slot int32, keys slotKeys) {
 	t.live++
 }
 
+// insertNew files slot under key unless key is in the table already; then
+// it returns the slot filed under it and found. It is find and insert in
+// one probe: loading a million keys, each probe is a cache miss.
+func (t *slotTable) insertNew(key string, slot int32, keys slotKeys) (existing int32, found bool) {
+	if (t.live+t.deleted+1)*slotTableLoadDen > len(t.tags)*slotTableLoadNum {
+		t.rehash(slotTablePlaces(t.live+1), keys)
+	}
+	mask := len(t.tags) - 1
+	free := -1 // the first deleted place passed, where slot goes
+	i, tag := t.hash(key)
+	for ; t.tags[i] != tagEmpty; i = (i + 1) & mask {
+		switch {
+		case t.tags[i] == tag && keys.slotKey(t.slots[i]) == key:
+			return t.slots[i], true
+		case t.tags[i] == tagDeleted && free < 0:
+			free = i
+		}
+	}
+	if free >= 0 {
+		i = free
+		t.deleted--
+	}
+	t.tags[i], t.slots[i] = tag, slot
+	t.live++
+	return 0, false
+}
+
 // reserve makes room for n more keys, so that a batch does not rehash the
 // table several times on its way.
 func (t *slotTable) reserve(n int, keys slotKeys) {

@@ -70,9 +70,10 @@ func TestSlotTablePlaces(t *testing.T) {
 func TestSlotTable(t *testing.T) {
 	keys := stringKeys{"a", "b", "c", "", "A", "ab", "ba", "x"}
 	type op struct {
-		remove bool
-		slot   int32
-		ok     bool // remove's result
+		remove, insertNew bool
+		slot              int32
+		ok                bool  // remove's result, or insertNew's found
+		existing          int32 // insertNew's slot when found
 	}
 	for _, tc := range []struct {
 		name  string
@@ -89,6 +90,16 @@ func TestSlotTable(t *testing.T) {
 			want: map[string]int32{"a": 0, "b": 1}},
 		{name: "remove all", start: 4, ops: []op{{slot: 1}, {slot: 2}, {remove: true, slot: 1, ok: true}, {remove: true, slot: 2, ok: true},
 			{remove: true, slot: 2}}},
+		{name: "insertNew of a new key", start: 1, ops: []op{{insertNew: true, slot: 0}, {insertNew: true, slot: 1}},
+			want: map[string]int32{"a": 0, "b": 1}},
+		{name: "insertNew of a key in the table", start: 1,
+			ops:  []op{{slot: 0}, {insertNew: true, slot: 0, ok: true, existing: 0}},
+			want: map[string]int32{"a": 0}},
+		{name: "insertNew after removes", start: 4,
+			ops: []op{{slot: 0}, {slot: 1}, {slot: 2}, {remove: true, slot: 0, ok: true}, {remove: true, slot: 1, ok: true},
+				{insertNew: true, slot: 1}, {insertNew: true, slot: 2, ok: true, existing: 2}},
+			want: map[string]int32{"b": 1, "c": 2}},
+		{name: "zero table grows on insertNew", start: -1, ops: []op{{insertNew: true, slot: 7}}, want: map[string]int32{"x": 7}},
 		{name: "growth past the room asked for", start: 1,
 			ops:  []op{{slot: 0}, {slot: 1}, {slot: 2}, {slot: 3}, {slot: 4}, {slot: 5}, {slot: 6}, {slot: 7}},
 			want: map[string]int32{"a": 0, "b": 1, "c": 2, "": 3, "A": 4, "ab": 5, "ba": 6, "x": 7}},
@@ -99,6 +110,13 @@ func TestSlotTable(t *testing.T) {
 				table = newSlotTable(tc.start)
 			}
 			for _, o := range tc.ops {
+				if o.insertNew {
+					existing, found := table.insertNew(keys[o.slot], o.slot, keys)
+					if found != o.ok || found && existing != o.existing {
+						t.Fatalf("insertNew(%q, %d) = %d, %v; want %d, %v", keys[o.slot], o.slot, existing, found, o.existing, o.ok)
+					}
+					continue
+				}
 				if o.remove {
 					if got := table.remove(keys[o.slot], o.slot); got != o.ok {
 						t.Fatalf("remove(%q, %d) = %v, want %v", keys[o.slot], o.slot, got, o.ok)
@@ -140,15 +158,27 @@ func TestSlotTableMatchesMap(t *testing.T) {
 		}
 		for step := range 20_000 {
 			switch r := rng.IntN(10); {
-			case r < 6 || len(want) == 0: // insert a new key
+			case r < 6 || len(want) == 0: // insert a key, by insert when it is new or by insertNew
 				key := strconv.Itoa(rng.IntN(5000))
-				if _, taken := want[key]; taken {
-					if slot, ok := table.find(key, keys); !ok || slot != want[key] {
-						t.Fatalf("seed %d step %d: find(%q) = %d, %v; want %d", seed, step, key, slot, ok, want[key])
+				slot := int32(len(keys))
+				byInsertNew := rng.IntN(2) == 0
+				if byInsertNew {
+					keys = append(keys, key) // insertNew may read it back
+					got, found := table.insertNew(key, slot, keys)
+					if w, taken := want[key]; found != taken || taken && got != w {
+						t.Fatalf("seed %d step %d: insertNew(%q) = %d, %v; want %d, %v", seed, step, key, got, found, w, taken)
+					}
+					if !found {
+						want[key] = slot
 					}
 					continue
 				}
-				slot := int32(len(keys))
+				if _, taken := want[key]; taken {
+					if got, ok := table.find(key, keys); !ok || got != want[key] {
+						t.Fatalf("seed %d step %d: find(%q) = %d, %v; want %d", seed, step, key, got, ok, want[key])
+					}
+					continue
+				}
 				keys = append(keys, key)
 				want[key] = slot
 				table.insert(key, slot, keys)

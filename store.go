@@ -230,11 +230,10 @@ func (s *Store) Load(resources []*Resource) error {
 		byID = newSlotTable(len(resources))
 		keys := &resourceIDs{resources}
 		for i, r := range resources {
-			if _, taken := byID.find(r.ID(), keys); taken {
+			if _, taken := byID.insertNew(r.ID(), int32(i), keys); taken {
 				dup = &errDuplicateID{Index: i, ID: r.ID()}
 				return
 			}
-			byID.insert(r.ID(), int32(i), keys)
 		}
 	})
 	for _, f := range indexedFields {
