@@ -16,7 +16,8 @@ type slotKeys interface {
 // storing the keys: the caller's slotKeys reads a slot's key back when a
 // lookup needs to compare it. A map[string]int32 of a million near-unique
 // values costs 55 to 70 bytes a key (its entries, the key strings, and the
-// slack of its growth); this costs 5 bytes per place, 7 to 10 a key.
+// slack of its growth); this costs 5 bytes per place, 7 to 13 a key
+// (places are 4/3 to 8/3 of the keys).
 //
 // It is open addressing with linear probing over a power-of-two number of
 // places. tags holds a byte of each place's hash (tagEmpty and tagDeleted

@@ -292,11 +292,11 @@ func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldInd
 	for f := fieldID + 1; f < numStringFields; f++ {
 		wg.Go(func() {
 			c := &cols[f]
-			size := len(c.text)
-			for w := range parts {
-				size += len(parts[w][f].text)
-			}
-			if c.len() == 0 {
+			if c.len() == 0 { // sized exactly: a loaded column keeps no slack
+				size := 0
+				for w := range parts {
+					size += len(parts[w][f].text)
+				}
 				c.text = make([]byte, 0, size)
 				c.at = make([]uint32, 0, len(rs))
 			}
