@@ -587,6 +587,10 @@ func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnl
 		// One condition over every slot, the common scan: read its column
 		// straight through rather than through the row interface.
 		col := &s.cols[c.Field]
+		if c.Op == opContains && c.Fold != "" {
+			col.eachContaining(c.Fold, record)
+			return slots, total
+		}
 		for slot := range int32(len(s.rows)) {
 			if c.matchValue(col.get(slot)) {
 				record(slot)

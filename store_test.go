@@ -385,6 +385,138 @@ func TestAppendFold(t *testing.T) {
 	}
 }
 
+func TestIndexNeedle(t *testing.T) {
+	for _, tc := range []struct {
+		text, needle string
+	}{
+		{"", "a"}, {"", "ab"}, {"a", "a"}, {"a", "ab"}, {"ab", "ab"}, {"xab", "ab"},
+		{"aaaaaaaaab", "ab"}, {"aaaaaaaab", "ab"}, {"aaaaaaaa" + "b", "ab"}, {"1234567a" + "b", "ab"},
+		{"12345678ab", "ab"}, {"ababababab", "bab"}, {"abcdefghijklmnopqrstuvwxyz", "xyz"},
+		{"abcdefghijklmnopqrstuvwxyz", "yz"}, {"abcdefghijklmnopqrstuvwxyz", "z"}, {"\x00\x00\x01\x00", "\x01\x00"},
+		{"\xff\xfe\xff\xff", "\xff\xff"}, {"\x80\x81\x80\x81\x80\x81\x80\x81\x80\x80", "\x80\x80"},
+		{"ann hannah joanne", "ann"}, {"an an an an an an", "ann"}, {"qzqzqzqzqzqzqzqzqzq", "zqz"},
+		{"eeeeeeeeeeeeeeeeeeeeeeeeq", "eeeq"}, {"qeeeeeeeeeeeeeeeeeeeeeeee", "qeee"}, {"Ann", "ann"},
+	} {
+		if got, want := indexNeedle([]byte(tc.text), tc.needle, rarestPair(tc.needle)), strings.Index(tc.text, tc.needle); got != want {
+			t.Errorf("indexNeedle(%q, %q) = %d, want %d", tc.text, tc.needle, got, want)
+		}
+	}
+	for needle, want := range map[string]int{"x": 0, "ab": 0, "ann": 1, "the": 0, "a.q": 1, "ée": 0, "eeqe": 1} {
+		if got := rarestPair(needle); got != want {
+			t.Errorf("rarestPair(%q) = %d, want %d", needle, got, want)
+		}
+	}
+	// Few distinct bytes, so that needles occur; the rarest pair of a
+	// needle is anywhere in it.
+	rng := mrand.New(mrand.NewPCG(5, 5))
+	for range 50_000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = "aeq\x00\xff"[rng.IntN(5)]
+		}
+		needle := make([]byte, 1+rng.IntN(5))
+		for i := range needle {
+			needle[i] = "aeq\x00\xff"[rng.IntN(5)]
+		}
+		if got, want := indexNeedle(b, string(needle), rarestPair(string(needle))), bytes.Index(b, needle); got != want {
+			t.Fatalf("indexNeedle(%q, %q) = %d, want %d", b, needle, got, want)
+		}
+	}
+}
+
+// TestColumnEachContaining checks the search of contains over runs of a
+// column's text against a search per value, where a match could run
+// across the length prefix of an entry or into the next entry.
+func TestColumnEachContaining(t *testing.T) {
+	long := strings.Repeat("ab", 100) // a two-byte length prefix
+	for _, tc := range []struct {
+		name   string
+		values []any // string, or nil for null
+		needle string
+		want   []int32
+	}{
+		{"none", []any{"abc", "def"}, "x", nil},
+		{"every slot", []any{"xa", "ax", "x"}, "x", []int32{0, 1, 2}},
+		{"twice in one value counts once", []any{"xx", "y", "axxa"}, "x", []int32{0, 2}},
+		{"not across two values", []any{"ab", "cd", "abcd"}, "bc", []int32{2}},
+		{"not across a null", []any{"ab", nil, "cd"}, "bc", nil},
+		{"not into a length prefix", []any{"a", "b"}, "a\x02", nil},
+		{"a length byte inside a value", []any{"a\x02b", "b"}, "\x02b", []int32{0}},
+		{"the empty value", []any{"", "a", ""}, "a", []int32{1}},
+		{"a two-byte prefix", []any{"z", long, "b" + long}, "ba", []int32{1, 2}},
+		{"the whole value", []any{"abc", "abcd"}, "abcd", []int32{1}},
+		{"longer than any value", []any{"ab", "ab"}, "abab", nil},
+	} {
+		for _, wide := range []bool{false, true} {
+			var c column
+			if wide {
+				c.at = []uint32{}
+				c.widen()
+			}
+			for _, v := range tc.values {
+				s, ok := v.(string)
+				c.push(s, ok)
+			}
+			var got []int32
+			c.eachContaining(tc.needle, func(slot int32) { got = append(got, slot) })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("%s (wide %v): slots %v, want %v", tc.name, wide, got, tc.want)
+			}
+		}
+	}
+
+	// Random values against strings.Contains per value, then with updates,
+	// which move values to the end of the text and leave garbage behind.
+	rng := mrand.New(mrand.NewPCG(3, 9))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "ab\x01\x03"[rng.IntN(4)]
+		}
+		return string(b)
+	}
+	var c column
+	var values []string
+	var nulls []bool
+	for range 3000 {
+		v, ok := word(rng.IntN(6)), rng.IntN(8) > 0
+		if rng.IntN(50) == 0 {
+			v = word(130 + rng.IntN(100))
+		}
+		if !ok {
+			v = ""
+		}
+		c.push(v, ok)
+		values, nulls = append(values, v), append(nulls, !ok)
+	}
+	for round := range 300 {
+		if round >= 100 {
+			for range 1 + rng.IntN(100) {
+				slot, v, ok := rng.IntN(len(values)), word(rng.IntN(6)), rng.IntN(8) > 0
+				if !ok {
+					v = ""
+				}
+				c.set(int32(slot), v, ok)
+				values[slot], nulls[slot] = v, !ok
+			}
+		}
+		needle := word(1 + rng.IntN(4))
+		var want, got []int32
+		for slot, v := range values {
+			if !nulls[slot] && strings.Contains(v, needle) {
+				want = append(want, int32(slot))
+			}
+		}
+		c.eachContaining(needle, func(slot int32) { got = append(got, slot) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d, needle %q: %d slots, want %d", round, needle, len(got), len(want))
+		}
+	}
+	if c.garbage == 0 {
+		t.Error("the updates left no garbage")
+	}
+}
+
 // TestColumnWide switches the columns to the wide offsets that a column
 // takes past 4 GiB of text, then checks that appends, reads, updates and
 // compaction agree with the resources.
