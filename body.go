@@ -23,9 +23,8 @@ type resourceInput struct {
 
 // member is a known property of a body and its value exactly as sent.
 type member struct {
-	p     prop
-	raw   []byte
-	plain bool // a string property's string value without escapes, in UTF-8
+	p   prop
+	raw []byte
 }
 
 // decodeResource reads a body that must be one JSON object. A body that is
