@@ -529,7 +529,7 @@ func benchStoreUpdate(b *testing.B, d *benchDir, status bool) {
 		o := rows[slot]
 		c := *o
 		if status {
-			if o.vals[fieldStatus] == statusActive {
+			if o.str(fieldStatus) == statusActive {
 				c.set(fieldStatus, statusInactive, true)
 			} else {
 				c.set(fieldStatus, statusActive, true)
@@ -810,7 +810,7 @@ func benchPutBody(r *Resource, phone string) []byte {
 		case r.isNull(field(p)):
 			b = append(b, "null"...)
 		default:
-			b = appendJSONString(b, r.vals[p])
+			b = appendJSONString(b, r.str(field(p)))
 		}
 	}
 	return append(b, '}')
@@ -933,10 +933,10 @@ func TestBenchGenerator(t *testing.T) {
 		externals[ext] = true
 		company, _ := r.value(fieldCompany)
 		companies[company] = true
-		if r.vals[fieldStatus] == statusActive {
+		if r.str(fieldStatus) == statusActive {
 			active++
 		}
-		if r.isNull(fieldDisplayName) || r.vals[fieldDisplayName] == "" {
+		if r.isNull(fieldDisplayName) || r.str(fieldDisplayName) == "" {
 			t.Fatalf("resource %d has no DisplayName", i)
 		}
 		if len(r.types) > 2 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Reading a resource from a checked body: the properties as sent, before
@@ -22,9 +23,8 @@ type resourceInput struct {
 
 // member is a known property of a body and its value exactly as sent.
 type member struct {
-	p     prop
-	raw   []byte
-	plain bool // a string property's string value without escapes, in UTF-8
+	p   prop
+	raw []byte
 }
 
 // decodeResource reads a body that must be one JSON object. A body that is
@@ -66,42 +66,29 @@ func decodeResourceAt(s scanner, i int) (*resourceInput, int, error) {
 		return nil, 0, err
 	}
 	in := &resourceInput{}
-	in.res.nulls = 1<<numStringFields - 1
-	// Plain string values share one allocation rather than taking one each.
-	size := 0
-	for k, m := range members {
-		if m.p >= prop(numStringFields) || m.raw[0] != '"' {
-			continue
-		}
-		if inner := m.raw[1 : len(m.raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-			members[k].plain = true
-			size += len(inner)
-		}
-	}
-	var arena strings.Builder
-	arena.Grow(size)
-	for _, m := range members {
-		if m.plain {
-			arena.Write(m.raw[1 : len(m.raw)-1])
-		}
-	}
-	text := arena.String()
+	// The string values are gathered here and copied into the resource's
+	// one string at the end. A plain value is read in place: the body
+	// outlives this function's use of it.
+	var vals [numStringFields]string
+	nulls := uint16(1<<numStringFields - 1)
 	for _, m := range members {
 		in.seen[m.p] = true
-		if !m.plain {
-			in.decodeProp(m.p, m.raw)
-			continue
+		if m.p < prop(numStringFields) && m.raw[0] == '"' {
+			if inner := m.raw[1 : len(m.raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+				vals[m.p] = unsafe.String(unsafe.SliceData(inner), len(inner))
+				nulls &^= 1 << m.p
+				continue
+			}
 		}
-		n := len(m.raw) - 2
-		in.res.set(field(m.p), text[:n], true)
-		text = text[n:]
+		in.decodeProp(m.p, m.raw, &vals, &nulls)
 	}
+	in.res.setAll(&vals, nulls)
 	return in, end, nil
 }
 
 // decodeProp reads property p's checked value; the last of duplicate keys
 // wins, as in ASP.NET's model binding.
-func (in *resourceInput) decodeProp(p prop, raw []byte) {
+func (in *resourceInput) decodeProp(p prop, raw []byte, vals *[numStringFields]string, nulls *uint16) {
 	isNull := raw[0] == 'n'
 	switch p {
 	case propAddress:
@@ -132,14 +119,16 @@ func (in *resourceInput) decodeProp(p prop, raw []byte) {
 	default:
 		f := field(p)
 		if isNull {
-			in.res.set(f, "", false)
+			vals[f] = ""
+			*nulls |= 1 << f
 			return
 		}
 		if raw[0] != '"' {
 			in.ms.add(f.String(), f.String()+" must be a string or null.")
 			return
 		}
-		in.res.set(f, unquote(raw), true)
+		vals[f] = unquote(raw)
+		*nulls &^= 1 << f
 	}
 }
 

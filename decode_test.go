@@ -186,16 +186,16 @@ func checkStored(t *testing.T, body []byte, r *Resource) {
 		t.Fatalf("%q: DisplayName %q", body, dn)
 	}
 	for f, limit := range map[field]int{fieldFirstName: maxFirstName, fieldSurname: maxSurname, fieldCompany: maxCompany} {
-		if n := utf8.RuneCountInString(r.vals[f]); n > limit {
+		if n := utf8.RuneCountInString(r.str(f)); n > limit {
 			t.Fatalf("%q: %s of %d characters", body, f, n)
 		}
 	}
-	if strings.TrimSpace(r.vals[fieldFirstName]+r.vals[fieldSurname]+r.vals[fieldCompany]) == "" {
+	if strings.TrimSpace(r.str(fieldFirstName)+r.str(fieldSurname)+r.str(fieldCompany)) == "" {
 		t.Fatalf("%q: no FirstName, Surname or Company", body)
 	}
 	for f := field(0); f < numStringFields; f++ {
-		if r.isNull(f) && r.vals[f] != "" || !utf8.ValidString(r.vals[f]) {
-			t.Fatalf("%q: field %s is %q null=%v", body, f, r.vals[f], r.isNull(f))
+		if r.isNull(f) && r.str(f) != "" || !utf8.ValidString(r.str(f)) {
+			t.Fatalf("%q: field %s is %q null=%v", body, f, r.str(f), r.isNull(f))
 		}
 	}
 	if r.types == nil {

@@ -8,40 +8,51 @@ import (
 
 // fieldIndex maps a folded value to the ascending slots that hold it. Most
 // values of a near-unique field (Email, ExternalID, DisplayName) belong to
-// one resource, so a lone slot is kept inline in one; only shared values get
-// an entry in many. A list per value cost a slice header and an allocation
-// per resource and field, a quarter of the heap at a million resources.
+// one resource, so a lone slot is filed in one, a slotTable that reads its
+// keys back from the field's column; only shared values get an entry in
+// many. A map entry per value cost its key, its entry and its map's growth
+// slack, 55 to 70 bytes a resource for each near-unique field.
 type fieldIndex struct {
-	one  map[string]int32
+	one  slotTable
 	many map[string]*postings
+	// distinct is whether sizeFor's sample found the values mostly
+	// distinct: 0 until it has looked, then 1 or -1.
+	distinct int8
 }
 
 func newFieldIndex() *fieldIndex {
-	return &fieldIndex{one: make(map[string]int32), many: make(map[string]*postings)}
+	return &fieldIndex{many: make(map[string]*postings)}
 }
 
-// sizeFor sizes the map of lone values for n more slots when a sample of
-// the n values from first on shows most of them distinct (Email,
-// ExternalID), so that it is not rehashed a dozen times on the way to a
-// million keys.
+// sizeFor makes room in one for n more slots when a sample of the n values
+// from first on shows most of them distinct (Email, ExternalID), so that it
+// is not rehashed several times on the way to a million keys.
+// The first large batch decides for the later ones: a seed in batches
+// would otherwise sample every batch.
 func (ix *fieldIndex) sizeFor(c *column, first int32, n int) {
 	const sample = 4096
-	if len(ix.one)+len(ix.many) > 0 || n < sample {
+	if n < sample || ix.distinct < 0 {
 		return
 	}
-	distinct := make(map[string]struct{}, sample)
-	for i := range int32(sample) {
-		fold, _ := c.get(first + i)
-		distinct[fold] = struct{}{}
+	if ix.distinct == 0 {
+		distinct := make(map[string]struct{}, sample)
+		for i := range int32(sample) {
+			fold, _ := c.get(first + i)
+			distinct[fold] = struct{}{}
+		}
+		ix.distinct = -1
+		if len(distinct)*2 > sample {
+			ix.distinct = 1
+		}
 	}
-	if len(distinct)*2 > sample {
-		ix.one = make(map[string]int32, n/sample*len(distinct))
+	if ix.distinct > 0 {
+		ix.one.reserve(n, c)
 	}
 }
 
 // get returns the slots holding key; the caller must not modify them.
-func (ix *fieldIndex) get(key string) postings {
-	if slot, ok := ix.one[key]; ok {
+func (ix *fieldIndex) get(key string, keys *column) postings {
+	if slot, ok := ix.one.find(key, keys); ok {
 		return onePosting(slot)
 	}
 	if p := ix.many[key]; p != nil {
@@ -50,38 +61,31 @@ func (ix *fieldIndex) get(key string) postings {
 	return postings{}
 }
 
-// ownKey returns fold as a key the index may keep: fold may be a column's
-// memory, which a key must not pin. When the value was lower case already,
-// the resource's own text is the key and nothing is copied.
-func ownKey(fold, val string) string {
-	if fold == val {
-		return val
-	}
-	return strings.Clone(fold)
-}
-
-// add records that slot holds fold, the folded form of val.
-func (ix *fieldIndex) add(fold, val string, slot int32) {
-	if other, ok := ix.one[fold]; ok {
-		delete(ix.one, fold)
-		p := &postings{}
-		p.add(min(other, slot))
-		p.add(max(other, slot))
-		ix.many[ownKey(fold, val)] = p
-		return
-	}
-	if p := ix.many[fold]; p != nil {
-		p.add(slot)
-		return
-	}
-	ix.one[ownKey(fold, val)] = slot
-}
-
-func (ix *fieldIndex) remove(fold string, slot int32) {
-	if one, ok := ix.one[fold]; ok {
-		if one == slot {
-			delete(ix.one, fold)
+// add records that slot holds fold, which keys (the field's column) holds
+// at slot already.
+func (ix *fieldIndex) add(fold string, slot int32, keys *column) {
+	if len(ix.many) > 0 {
+		if p := ix.many[fold]; p != nil {
+			p.add(slot)
+			return
 		}
+	}
+	other, shared := ix.one.insertNew(fold, slot, keys)
+	if !shared {
+		return
+	}
+	ix.one.remove(fold, other)
+	p := &postings{}
+	p.add(min(other, slot))
+	p.add(max(other, slot))
+	// fold is the column's memory, which a key must not pin.
+	ix.many[strings.Clone(fold)] = p
+}
+
+// remove records that slot no longer holds fold; keys must still give
+// every other slot's current value.
+func (ix *fieldIndex) remove(fold string, slot int32, keys *column) {
+	if ix.one.remove(fold, slot) {
 		return
 	}
 	p := ix.many[fold]
@@ -90,7 +94,7 @@ func (ix *fieldIndex) remove(fold string, slot int32) {
 	}
 	if p.n == 1 {
 		delete(ix.many, fold)
-		ix.one[strings.Clone(fold)] = p.blocks[0][0]
+		ix.one.insert(fold, p.blocks[0][0], keys)
 	}
 }
 

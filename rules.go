@@ -216,13 +216,13 @@ func applyNames(r *Resource, ms *modelState) {
 }
 
 func checkLength(r *Resource, f field, limit int, ms *modelState) {
-	if n := utf8.RuneCountInString(r.vals[f]); n > limit {
+	if n := utf8.RuneCountInString(r.str(f)); n > limit {
 		ms.add(f.String(), fmt.Sprintf("%s is %d characters long; the limit is %d.", f, n, limit))
 	}
 }
 
 // namePart is a name field as the rules see it: trimmed, "" when null.
-func namePart(r *Resource, f field) string { return strings.TrimSpace(r.vals[f]) }
+func namePart(r *Resource, f field) string { return strings.TrimSpace(r.str(f)) }
 
 func joinNonEmpty(parts ...string) string {
 	var b strings.Builder

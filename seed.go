@@ -90,9 +90,10 @@ type seedPart struct {
 }
 
 // seedParts cuts the array that starts at body[open] into one run of items
-// per CPU, of about equal size in bytes, by a quick pass over its brackets
-// that keeps only the cut points. Anything it cannot follow (malformed
-// JSON) leaves one part, whose careful reading says what is wrong.
+// per CPU, of about equal size in bytes, by a quick pass over its brackets,
+// up to the last cut, that keeps only the cut points. Anything it cannot
+// follow (malformed JSON) leaves one part, whose careful reading says what
+// is wrong.
 func seedParts(body []byte, open int) []seedPartBounds {
 	whole := []seedPartBounds{{start: open + 1, end: len(body), last: true}}
 	workers := runtime.GOMAXPROCS(0)
@@ -106,6 +107,11 @@ func seedParts(body []byte, open int) []seedPartBounds {
 		if len(parts) < workers && i >= len(parts)*len(body)/workers && item-parts[len(parts)-1].firstItem >= minSeedItemsPerPart {
 			parts[len(parts)-1].end = i
 			parts = append(parts, seedPartBounds{start: i, firstItem: item})
+			if len(parts) == workers {
+				// The last part's reading checks the rest: following it
+				// here too made a serial pass over the whole seed.
+				break
+			}
 		}
 		end := skipValue(body, i)
 		if end < 0 {

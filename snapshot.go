@@ -78,9 +78,9 @@ type snapshotChunk struct {
 // append adds r to c.
 func (c *snapshotChunk) append(r *Resource) {
 	c.Count++
+	c.Text = append(c.Text, r.text...)
 	for f := field(0); f < numStringFields; f++ {
-		c.Text = append(c.Text, r.vals[f]...)
-		c.Lens = append(c.Lens, uint32(len(r.vals[f])))
+		c.Lens = append(c.Lens, uint32(len(r.str(f))))
 	}
 	c.Nulls = append(c.Nulls, r.nulls)
 	c.NTypes = append(c.NTypes, uint8(len(r.types)))
@@ -134,11 +134,11 @@ func (c *snapshotChunk) resources(dst []*Resource) error {
 			}
 			size += int(l)
 		}
-		s := string(text[:size])
-		at := 0
+		r.text = string(text[:size])
+		at := uint32(0)
 		for f, l := range lens {
-			r.vals[f] = s[at : at+int(l)]
-			at += int(l)
+			at += l
+			r.ends[f] = at
 		}
 		text = text[size:]
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -25,9 +26,11 @@ var indexedFields = []field{
 type Store struct {
 	mu   sync.RWMutex
 	rows []*Resource
-	byID map[string]int32 // lower-case GUID to slot
+	byID slotTable // lower-case GUID to slot, read back from rows
 	// cols holds every string field's folded values, slot by slot: filters
-	// and sorts read them and never the resources.
+	// and sorts read them and never the resources. The Id column stays
+	// empty: an Id is a canonical lower-case GUID, its own folded value,
+	// so the resource's Id is read instead of a copy of 46 bytes a slot.
 	cols [numStringFields]column
 	// index maps a field's folded value to the ascending slots holding it.
 	// Null values are not indexed: eq never matches null.
@@ -53,7 +56,7 @@ func NewStore(idSeed *uint64) *Store {
 
 func (s *Store) resetLocked() {
 	s.rows = nil
-	s.byID = make(map[string]int32)
+	s.byID = slotTable{}
 	s.cols = [numStringFields]column{}
 	for _, f := range indexedFields {
 		s.index[f] = newFieldIndex()
@@ -104,7 +107,7 @@ func (s *Store) newIDLocked() (string, error) {
 			return "", fmt.Errorf("generate resource id: %w", err)
 		}
 		str := id.String()
-		if _, taken := s.byID[str]; !taken {
+		if _, taken := s.byID.find(str, (*storeIDs)(s)); !taken {
 			return str, nil
 		}
 	}
@@ -126,12 +129,13 @@ func (s *Store) Create(r *Resource) (*Resource, error) {
 func (s *Store) appendLocked(r *Resource) {
 	slot := int32(len(s.rows))
 	s.rows = append(s.rows, r)
-	s.byID[r.ID()] = slot
-	for f := range numStringFields {
-		s.cols[f].push(r.vals[f], !r.isNull(f))
+	s.byID.insert(r.ID(), slot, (*storeIDs)(s))
+	for f := fieldID + 1; f < numStringFields; f++ {
+		c := &s.cols[f]
+		c.push(r.str(f), !r.isNull(f))
 		if s.index[f] != nil && !r.isNull(f) {
-			fold, _ := s.cols[f].get(slot)
-			s.index[f].add(fold, r.vals[f], slot)
+			fold, _ := c.get(slot)
+			s.index[f].add(fold, slot, c)
 		}
 	}
 	s.changes++
@@ -165,7 +169,7 @@ func (s *Store) Insert(rs []*Resource) error {
 			id = u.String()
 			r.set(fieldID, id, true)
 		}
-		if _, taken := s.byID[id]; taken || given[id] {
+		if _, taken := s.byID.find(id, (*storeIDs)(s)); taken || given[id] {
 			return &errDuplicateID{Index: i, ID: id}
 		}
 		given[id] = true
@@ -199,8 +203,10 @@ func (s *Store) appendAllLocked(rs []*Resource) {
 	s.rows = append(s.rows, rs...)
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		keys := (*storeIDs)(s)
+		s.byID.reserve(len(rs), keys)
 		for i, r := range rs {
-			s.byID[r.ID()] = first + int32(i)
+			s.byID.insert(r.ID(), first+int32(i), keys)
 		}
 	})
 	fillFields(&s.cols, &s.index, rs, first, &wg)
@@ -215,19 +221,19 @@ func (s *Store) Load(resources []*Resource) error {
 	// The Id map and the indexes are built aside, each on its own goroutine
 	// and outside the lock, then swapped in: a million resources load in
 	// about half the time of appending them one by one.
-	var byID map[string]int32
+	var byID slotTable
 	var dup error
 	var cols [numStringFields]column
 	var index [numStringFields]*fieldIndex
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		byID = make(map[string]int32, len(resources))
+		byID = newSlotTable(len(resources))
+		keys := &resourceIDs{resources}
 		for i, r := range resources {
-			if _, taken := byID[r.ID()]; taken {
+			if _, taken := byID.insertNew(r.ID(), int32(i), keys); taken {
 				dup = &errDuplicateID{Index: i, ID: r.ID()}
 				return
 			}
-			byID[r.ID()] = int32(i)
 		}
 	})
 	for _, f := range indexedFields {
@@ -250,36 +256,79 @@ func (s *Store) Load(resources []*Resource) error {
 }
 
 // fillFields appends rs, which take the slots from first on, to every
-// field's column and index, each field on its own goroutine in wg: they
-// are independent, and for a large batch they are most of the cost.
+// field's column and index; the indexes are filled on goroutines of wg.
+//
+// The columns are filled first, by ranges of rs, one per CPU, each reading
+// a resource once for all its fields: a goroutine per field read every
+// resource once per field, and a million resources do not fit in a cache.
+// Then, a field per goroutine, the ranges' columns are appended in order
+// and the field's index is filled from its column alone.
 func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldIndex, rs []*Resource, first int32, wg *sync.WaitGroup) {
-	for f := range numStringFields {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(rs)/4096))
+	parts := make([][numStringFields]column, workers)
+	var filled sync.WaitGroup
+	for w := range workers {
+		filled.Go(func() {
+			part, rs := &parts[w], rs[len(rs)*w/workers:len(rs)*(w+1)/workers]
+			// Each column's text is sized from a sample, so that it is not
+			// copied a dozen times on its way; a bad guess only costs that.
+			sample := rs[:min(len(rs), 256)]
+			for f := fieldID + 1; f < numStringFields; f++ {
+				size := 0
+				for _, r := range sample {
+					size += len(r.str(f)) + 1
+				}
+				part[f].text = make([]byte, 0, size*len(rs)/max(len(sample), 1)*17/16)
+				part[f].at = make([]uint32, 0, len(rs))
+			}
+			for _, r := range rs {
+				for f := fieldID + 1; f < numStringFields; f++ {
+					part[f].push(r.str(f), !r.isNull(f))
+				}
+			}
+		})
+	}
+	filled.Wait()
+	for f := fieldID + 1; f < numStringFields; f++ {
 		wg.Go(func() {
 			c := &cols[f]
-			if c.len() == 0 {
+			if c.len() == 0 { // sized exactly: a loaded column keeps no slack
 				size := 0
-				for _, r := range rs {
-					size += len(r.vals[f]) + 1
+				for w := range parts {
+					size += len(parts[w][f].text)
 				}
 				c.text = make([]byte, 0, size)
 				c.at = make([]uint32, 0, len(rs))
 			}
-			for _, r := range rs {
-				c.push(r.vals[f], !r.isNull(f))
+			for w := range parts {
+				c.appendColumn(&parts[w][f])
+				parts[w][f] = column{}
 			}
 			ix := index[f]
 			if ix == nil {
 				return
 			}
 			ix.sizeFor(c, first, len(rs))
-			for i, r := range rs {
-				if fold, ok := c.get(first + int32(i)); ok {
-					ix.add(fold, r.vals[f], first+int32(i))
+			for slot := first; slot < first+int32(len(rs)); slot++ {
+				if fold, ok := c.get(slot); ok {
+					ix.add(fold, slot, c)
 				}
 			}
 		})
 	}
 }
+
+// storeIDs gives the byID table the Id of a slot of the store. It and
+// resourceIDs are pointers: a slice would be copied into an allocation
+// each time it is passed as a slotKeys.
+type storeIDs Store
+
+func (s *storeIDs) slotKey(slot int32) string { return s.rows[slot].ID() }
+
+// resourceIDs gives the Id of a slot of resources not in the store yet.
+type resourceIDs struct{ rows []*Resource }
+
+func (ids *resourceIDs) slotKey(slot int32) string { return ids.rows[slot].ID() }
 
 // restartIDsLocked restarts the reproducible GUID stream, keyed by the seed
 // and the number of resources held: after loading a snapshot the stream
@@ -300,15 +349,15 @@ func (s *Store) restartIDsLocked() {
 func (s *Store) Update(r *Resource) (*Resource, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	slot, ok := s.byID[r.ID()]
+	slot, ok := s.byID.find(r.ID(), (*storeIDs)(s))
 	if !ok {
 		return nil, false
 	}
 	old := s.rows[slot]
 	r.address = old.address
-	for f := range numStringFields {
+	for f := fieldID + 1; f < numStringFields; f++ { // an update keeps the Id
 		isSet := !r.isNull(f)
-		if isSet == !old.isNull(f) && r.vals[f] == old.vals[f] {
+		if isSet == !old.isNull(f) && r.str(f) == old.str(f) {
 			continue // unchanged: the column is not even read
 		}
 		col := &s.cols[f]
@@ -317,7 +366,7 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 			if !isSet {
 				continue
 			}
-			s.fold = appendFold(s.fold[:0], r.vals[f])
+			s.fold = appendFold(s.fold[:0], r.str(f))
 			if string(s.fold) == before {
 				continue
 			}
@@ -325,12 +374,12 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 		// before stays readable after set: a column never overwrites text.
 		ix := s.index[f]
 		if ix != nil && wasSet {
-			ix.remove(before, slot)
+			ix.remove(before, slot, col)
 		}
-		col.set(slot, r.vals[f], isSet)
+		col.set(slot, r.str(f), isSet)
 		if ix != nil && isSet {
 			fold, _ := col.get(slot)
-			ix.add(fold, r.vals[f], slot)
+			ix.add(fold, slot, col)
 		}
 	}
 	s.rows[slot] = r
@@ -396,7 +445,7 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 	}
 	end := min(offset+q.PageSize, total)
 	if !pageOnly {
-		ra, rb := &columnRow{cols: &s.cols}, &columnRow{cols: &s.cols}
+		ra, rb := &columnRow{cols: &s.cols, rows: s.rows}, &columnRow{cols: &s.cols, rows: s.rows}
 		order := func(a, b int32) int {
 			ra.slot, rb.slot = a, b
 			if c := compareResources(ra, rb, q.Sorts); c != 0 {
@@ -474,7 +523,7 @@ func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed b
 			return postings{}, false, false
 		}
 		if n.Field == fieldID {
-			if slot, found := s.byID[n.Fold]; found {
+			if slot, found := s.byID.find(n.Fold, (*storeIDs)(s)); found {
 				return onePosting(slot), true, true
 			}
 			return postings{}, true, true
@@ -482,7 +531,7 @@ func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed b
 		if s.index[n.Field] == nil {
 			return postings{}, false, false
 		}
-		return s.index[n.Field].get(n.Fold), true, true
+		return s.index[n.Field].get(n.Fold, &s.cols[n.Field]), true, true
 	case *filterLogic:
 		if n.Or {
 			var union []int32
@@ -534,10 +583,14 @@ func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnl
 		}
 		total++
 	}
-	if c, ok := n.(*filterCond); ok && scanAll && c.Field < numStringFields && c.Op < numFilterOps {
+	if c, ok := n.(*filterCond); ok && scanAll && c.Field != fieldID && c.Field < numStringFields && c.Op < numFilterOps {
 		// One condition over every slot, the common scan: read its column
 		// straight through rather than through the row interface.
 		col := &s.cols[c.Field]
+		if c.Op == opContains && c.Fold != "" {
+			col.eachContaining(c.Fold, record)
+			return slots, total
+		}
 		for slot := range int32(len(s.rows)) {
 			if c.matchValue(col.get(slot)) {
 				record(slot)
@@ -545,7 +598,7 @@ func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnl
 		}
 		return slots, total
 	}
-	cur := &columnRow{cols: &s.cols}
+	cur := &columnRow{cols: &s.cols, rows: s.rows}
 	keep := func(slot int32) {
 		cur.slot = slot
 		if n.match(cur) {
