@@ -315,7 +315,7 @@ func TestLimitsMemory(t *testing.T) {
 	// A valid seed keeps its resources: the bound adds what the same
 	// resources take in a Store here, two and a half times (the collector
 	// lets the heap grow to twice what is live). Small items keep many
-	// times their JSON: 8 MiB of them peak at about 600 MiB.
+	// times their JSON: 8 MiB of them peak at about 360 MiB.
 	type validSeed struct{ name, item string }
 	seeds := []validSeed{{"valid seed", `{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Email":"ada@example.com","Phone":"+44 20 7946 0000","Types":[{"Type":"Employee"}],"Address":{"Street":"12 St James's Square","City":"London"}}`}}
 	if os.Getenv(limLongEnv) != "" {
