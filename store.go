@@ -107,7 +107,7 @@ func (s *Store) newIDLocked() (string, error) {
 			return "", fmt.Errorf("generate resource id: %w", err)
 		}
 		str := id.String()
-		if _, taken := s.byID.find(str, (*storeIDs)(s)); !taken {
+		if _, taken := s.byID.find(str, s.rowIDs()); !taken {
 			return str, nil
 		}
 	}
@@ -129,7 +129,7 @@ func (s *Store) Create(r *Resource) (*Resource, error) {
 func (s *Store) appendLocked(r *Resource) {
 	slot := int32(len(s.rows))
 	s.rows = append(s.rows, r)
-	s.byID.insert(r.ID(), slot, (*storeIDs)(s))
+	s.byID.insert(r.ID(), slot, s.rowIDs())
 	for f := fieldID + 1; f < numStringFields; f++ {
 		c := &s.cols[f]
 		c.push(r.str(f), !r.isNull(f))
@@ -169,7 +169,7 @@ func (s *Store) Insert(rs []*Resource) error {
 			id = u.String()
 			r.set(fieldID, id, true)
 		}
-		if _, taken := s.byID.find(id, (*storeIDs)(s)); taken || given[id] {
+		if _, taken := s.byID.find(id, s.rowIDs()); taken || given[id] {
 			return &errDuplicateID{Index: i, ID: id}
 		}
 		given[id] = true
@@ -203,7 +203,7 @@ func (s *Store) appendAllLocked(rs []*Resource) {
 	s.rows = append(s.rows, rs...)
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		keys := (*storeIDs)(s)
+		keys := s.rowIDs()
 		s.byID.reserve(len(rs), keys)
 		for i, r := range rs {
 			s.byID.insert(r.ID(), first+int32(i), keys)
@@ -228,7 +228,7 @@ func (s *Store) Load(resources []*Resource) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		byID = newSlotTable(len(resources))
-		keys := &resourceIDs{resources}
+		keys := (*resourceIDs)(&resources)
 		for i, r := range resources {
 			if _, taken := byID.insertNew(r.ID(), int32(i), keys); taken {
 				dup = &errDuplicateID{Index: i, ID: r.ID()}
@@ -318,17 +318,15 @@ func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldInd
 	}
 }
 
-// storeIDs gives the byID table the Id of a slot of the store. It and
-// resourceIDs are pointers: a slice would be copied into an allocation
-// each time it is passed as a slotKeys.
-type storeIDs Store
+// resourceIDs gives the byID table the Id of a slot: the store's rows, or
+// resources not in the store yet. It is passed as a pointer: a slice would
+// be copied into an allocation each time it is passed as a slotKeys.
+type resourceIDs []*Resource
 
-func (s *storeIDs) slotKey(slot int32) string { return s.rows[slot].ID() }
+func (ids *resourceIDs) slotKey(slot int32) string { return (*ids)[slot].ID() }
 
-// resourceIDs gives the Id of a slot of resources not in the store yet.
-type resourceIDs struct{ rows []*Resource }
-
-func (ids *resourceIDs) slotKey(slot int32) string { return ids.rows[slot].ID() }
+// rowIDs is the store's rows as the byID table reads them; it follows appends.
+func (s *Store) rowIDs() *resourceIDs { return (*resourceIDs)(&s.rows) }
 
 // restartIDsLocked restarts the reproducible GUID stream, keyed by the seed
 // and the number of resources held: after loading a snapshot the stream
@@ -349,7 +347,7 @@ func (s *Store) restartIDsLocked() {
 func (s *Store) Update(r *Resource) (*Resource, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	slot, ok := s.byID.find(r.ID(), (*storeIDs)(s))
+	slot, ok := s.byID.find(r.ID(), s.rowIDs())
 	if !ok {
 		return nil, false
 	}
@@ -523,7 +521,7 @@ func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed b
 			return postings{}, false, false
 		}
 		if n.Field == fieldID {
-			if slot, found := s.byID.find(n.Fold, (*storeIDs)(s)); found {
+			if slot, found := s.byID.find(n.Fold, s.rowIDs()); found {
 				return onePosting(slot), true, true
 			}
 			return postings{}, true, true

@@ -78,7 +78,7 @@ func (s *Store) check() error {
 		if st, ok := r.value(fieldStatus); !ok || (st != statusActive && st != statusInactive) {
 			fail("slot %d: Status %q (non-null %v) is not canonical", slot, st, ok)
 		}
-		if got, ok := s.byID.find(id, (*storeIDs)(s)); !ok {
+		if got, ok := s.byID.find(id, s.rowIDs()); !ok {
 			fail("slot %d: Id %s is not in byID", slot, id)
 		} else if int(got) != slot {
 			fail("slot %d: byID[%s] = %d", slot, id, got)
@@ -95,7 +95,7 @@ func (s *Store) check() error {
 			fail("byID holds slot %d twice", slot)
 		}
 	}
-	if err := s.byID.check((*storeIDs)(s)); err != nil {
+	if err := s.byID.check(s.rowIDs()); err != nil {
 		fail("byID: %v", err)
 	}
 
@@ -306,7 +306,7 @@ func (s *Store) indexContents() (byID map[string]int32, index [numStringFields]m
 func (s *Store) Get(id string) (*Resource, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	slot, ok := s.byID.find(id, (*storeIDs)(s))
+	slot, ok := s.byID.find(id, s.rowIDs())
 	if !ok {
 		return nil, false
 	}
