@@ -99,7 +99,7 @@ func (s *Server) deleteResources(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	n := x.ns.store.Len()
-	x.ns.store.Reset()
+	x.ns.store.Clear()
 	return struct{ Deleted int }{n}, nil
 }
 
@@ -132,9 +132,6 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	x.ns.store.Reset()
-	if err := s.seedEmpty(x.ns.store); err != nil {
-		return nil, fmt.Errorf("reseed namespace %s after reset: %w", x.ns.name, err)
-	}
 	x.ns.journal.clear()
 	x.ns.faults.clear()
 	return struct {
@@ -143,13 +140,3 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 	}{"reset", x.ns.store.Len()}, nil
 }
 
-// cloneResources copies the seed's resources, which Insert gives Ids to, so
-// that the seed itself is never changed.
-func cloneResources(rs []*Resource) []*Resource {
-	out := make([]*Resource, len(rs))
-	for i, r := range rs {
-		c := *r
-		out[i] = &c
-	}
-	return out
-}

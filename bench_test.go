@@ -340,7 +340,7 @@ func benchDirectory(b *testing.B, n int) *benchDir {
 // Id: O(n) once.)
 func benchCopy(rows []*Resource) *Store {
 	s := NewStore(nil)
-	if err := s.Load(rows); err != nil {
+	if err := s.load(rows); err != nil {
 		panic(err)
 	}
 	return s

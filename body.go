@@ -82,7 +82,9 @@ func decodeResourceAt(s scanner, i int) (*resourceInput, int, error) {
 		}
 		in.decodeProp(m.p, m.raw, &vals, &nulls)
 	}
-	in.res.setAll(&vals, nulls)
+	for f := range numStringFields {
+		in.res.set(f, strings.Clone(vals[f]), nulls&(1<<f) == 0) // vals may point into the body
+	}
 	return in, end, nil
 }
 

@@ -673,7 +673,7 @@ func TestFilterMatchAllocs(t *testing.T) {
 	if _, err := s.Create(&stored); err != nil {
 		t.Fatal(err)
 	}
-	r := &columnRow{cols: &s.cols, slot: 0}
+	r := s.at(0)
 	for _, s := range []string{
 		"DisplayName~contains~'love'", "Email~endswith~'.org'", "StatusId~gte~1",
 		"StatusId~contains~'1'", "Fax~isnullorempty~or~Surname~lt~'m'~and~Phone~neq~''",

@@ -1219,7 +1219,7 @@ func TestListIndexedMatchesScan(t *testing.T) {
 			}
 		}
 		if sorts != nil {
-			slices.SortStableFunc(matched, func(a, b *Resource) int { return compareResources(a, b, sorts) })
+			slices.SortStableFunc(matched, func(a, b *Resource) int { return compareEntries(a, b, sorts) })
 		}
 		size := 1 + rng.IntN(60)
 		page := 1 + rng.IntN(len(matched)/size+2)
@@ -1230,7 +1230,7 @@ func TestListIndexedMatchesScan(t *testing.T) {
 
 		if filter != nil {
 			s.mu.RLock()
-			if _, _, ok := s.candidatesLocked(filter); ok {
+			if _, ok := s.candidatesLocked(filter); ok {
 				usedIndex++
 			}
 			s.mu.RUnlock()

@@ -73,7 +73,7 @@ type storeDir struct{ *Store }
 
 func (d storeDir) snapshotSpaces() ([]snapshotSpace, uint64) {
 	rs, changes := d.All()
-	return []snapshotSpace{{defaultNamespace, rs}}, changes
+	return defaultSpace(rs), changes
 }
 
 func (d storeDir) changeMark() uint64 { return d.Changes() }
@@ -81,14 +81,27 @@ func (d storeDir) changeMark() uint64 { return d.Changes() }
 func (d storeDir) restore(spaces []snapshotSpace) error {
 	var all []*Resource
 	for _, sp := range spaces {
-		all = append(all, sp.Resources...)
+		all = append(all, sp.resources()...)
 	}
-	return d.Load(all)
+	return d.load(all)
+}
+
+// resources returns what the namespace shows: its base with its
+// replacements, then its own.
+func (sp *snapshotSpace) resources() []*Resource {
+	var out []*Resource
+	if sp.Base != nil {
+		out = slices.Clone(sp.Base.Resources)
+	}
+	for _, rr := range sp.Replaced {
+		out[rr.pos] = rr.res
+	}
+	return append(out, sp.Own...)
 }
 
 // defaultSpace is a snapshot of one directory, the default namespace.
 func defaultSpace(rs []*Resource) []snapshotSpace {
-	return []snapshotSpace{{defaultNamespace, rs}}
+	return []snapshotSpace{{Name: defaultNamespace, Own: rs}}
 }
 
 // writeSnapshotFile writes a snapshot of one directory.
@@ -104,7 +117,7 @@ func readSnapshotFile(path string) ([]*Resource, error) {
 	}
 	var all []*Resource
 	for _, sp := range spaces {
-		all = append(all, sp.Resources...)
+		all = append(all, sp.resources()...)
 	}
 	return all, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"hash"
@@ -84,10 +85,7 @@ func (s *Server) namespace(name string) (*namespace, error) {
 			"The namespace %q would be one more than the limit of %d namespaces (-max-namespaces); delete one with DELETE /__admin/namespaces/{name}.",
 			name, s.cfg.MaxNamespaces)}
 	}
-	ns, err := s.newNamespace(name, NewStore(s.cfg.IDSeed))
-	if err != nil {
-		return nil, err
-	}
+	ns := s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
 	s.spaces.byName[name] = ns
 	return ns, nil
 }
@@ -99,23 +97,8 @@ func (s *Server) lookupNamespace(name string) *namespace {
 	return s.spaces.byName[name]
 }
 
-// newNamespace starts a namespace over store, seeding an empty one; the
-// namespace is usable (unseeded) even when seeding fails.
-func (s *Server) newNamespace(name string, store *Store) (*namespace, error) {
-	ns := &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize)}
-	if err := s.seedEmpty(store); err != nil {
-		return ns, fmt.Errorf("seed namespace %s: %w", name, err)
-	}
-	return ns, nil
-}
-
-// seedEmpty fills an empty store from the -seed file, when one was given:
-// where every namespace starts, and where a reset goes back to.
-func (s *Server) seedEmpty(store *Store) error {
-	if store.Len() > 0 || len(s.cfg.Seed) == 0 {
-		return nil
-	}
-	return store.Insert(cloneResources(s.cfg.Seed))
+func (s *Server) newNamespace(name string, store *Store) *namespace {
+	return &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize)}
 }
 
 // sortedNamespaces returns every namespace, by name.
@@ -173,15 +156,28 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 	}{name, ns.store.Len()}, nil
 }
 
-// snapshotSpaces gives the snapshot every namespace's resources, by name.
+// snapshotSpaces gives the snapshot every namespace, by name, each as its
+// base (shared: written once) and its layer.
 func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 	all := s.sortedNamespaces()
 	spaces := make([]snapshotSpace, len(all))
+	bases := map[*base]*snapshotBase{}
 	mark := fnv.New64a()
 	for i, ns := range all {
-		resources, changes := ns.store.All()
-		spaces[i] = snapshotSpace{ns.name, resources}
-		markNamespace(mark, ns.name, changes)
+		st := ns.store.state()
+		sp := snapshotSpace{Name: ns.name, Replaced: st.replaced, Own: st.own}
+		if len(st.base.rows) > 0 {
+			if bases[st.base] == nil {
+				rs := make([]*Resource, len(st.base.rows))
+				for k, e := range st.base.rows {
+					rs[k] = e.res
+				}
+				bases[st.base] = &snapshotBase{Resources: rs, frozen: st.base}
+			}
+			sp.Base = bases[st.base]
+		}
+		spaces[i] = sp
+		markNamespace(mark, ns.name, st.changes)
 	}
 	return spaces, mark.Sum64()
 }
@@ -204,32 +200,59 @@ func markNamespace(mark hash.Hash64, name string, changes uint64) {
 }
 
 // restore replaces every namespace with a snapshot's; the default one
-// keeps its store, so that the caller's reference stays good. A namespace
-// that the snapshot holds empty starts from the seed again, as a new one
-// does.
+// keeps its store, so that the caller's reference stays good. A base the
+// snapshot holds that is the -seed file's is shared with it, not frozen a
+// second time.
 func (s *Server) restore(spaces []snapshotSpace) error {
 	restored := map[string]*namespace{}
 	def := s.defaultNS()
 	restored[defaultNamespace] = def
 	for _, sp := range spaces {
+		// A namespace the snapshot holds empty starts from the seed, as a
+		// new one does: -seed loads into an empty directory.
+		b := s.seed
+		if sp.Base == nil && len(sp.Own) > 0 {
+			b = emptyBase
+		}
+		if sp.Base != nil {
+			if sp.Base.frozen == nil {
+				if sameResources(sp.Base.Resources, s.seed) {
+					sp.Base.frozen = s.seed
+				} else {
+					frozen, err := newBase(sp.Base.Resources, nil)
+					if err != nil {
+						return fmt.Errorf("namespace %s: %w", sp.Name, err)
+					}
+					sp.Base.frozen = frozen
+				}
+			}
+			b = sp.Base.frozen
+		}
 		store := def.store
 		if sp.Name != defaultNamespace {
-			store = NewStore(s.cfg.IDSeed)
+			store = newLayer(s.seed, s.cfg.IDSeed)
+			restored[sp.Name] = s.newNamespace(sp.Name, store)
 		}
-		if err := store.Load(sp.Resources); err != nil {
+		if err := store.restore(b, sp.Replaced, sp.Own); err != nil {
 			return fmt.Errorf("namespace %s: %w", sp.Name, err)
 		}
-		ns, err := s.newNamespace(sp.Name, store)
-		if err != nil {
-			return err
-		}
-		if sp.Name == defaultNamespace {
-			continue // def keeps its journal and faults
-		}
-		restored[sp.Name] = ns
 	}
 	s.spaces.mu.Lock()
 	s.spaces.byName = restored
 	s.spaces.mu.Unlock()
 	return nil
+}
+
+// sameResources reports whether rs are b's resources, value for value.
+func sameResources(rs []*Resource, b *base) bool {
+	if len(rs) != len(b.rows) {
+		return false
+	}
+	for i, r := range rs {
+		o := b.rows[i].res
+		if r.vals != o.vals || r.null != o.null || !slices.Equal(r.types, o.types) || !bytes.Equal(r.address, o.address) {
+			return false
+		}
+	}
+	return true
 }

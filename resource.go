@@ -101,17 +101,12 @@ func (t requestorType) String() string {
 	return "type" + strconv.Itoa(int(t))
 }
 
-// Resource is one person or company in the directory. A Resource is never
-// mutated once it is in the store: an update stores a new value, so readers
-// (list pages, snapshots) can hold pointers without locks.
-//
-// The string fields share one string, text, field after field: an array
-// of thirteen strings took 208 bytes a resource and a heap object per
-// string it was built from; the ends take 52.
+// Resource is one person or company in the directory, as plain values. It
+// is never changed once it is in a store: an update stores a new Resource,
+// so list pages and snapshots hold resources without a lock.
 type Resource struct {
-	text  string                  // the string fields, back to back in field order
-	ends  [numStringFields]uint32 // where each field's value ends in text
-	nulls uint16                  // bit f set: string field f is null; Id and Status never are
+	vals  [numStringFields]string // by field; "" when null
+	null  [numStringFields]bool   // Id and Status are never null
 	types []requestorType
 	// address is the Address object exactly as created (compacted JSON), nil
 	// when it was null or absent.
@@ -119,13 +114,7 @@ type Resource struct {
 }
 
 // str returns string field f's text, "" when null.
-func (r *Resource) str(f field) string {
-	start := uint32(0)
-	if f > 0 {
-		start = r.ends[f-1]
-	}
-	return r.text[start:r.ends[f]]
-}
+func (r *Resource) str(f field) string { return r.vals[f] }
 
 // value returns the field's text and whether it is non-null. StatusId is
 // given as its decimal text.
@@ -133,66 +122,27 @@ func (r *Resource) value(f field) (string, bool) {
 	if f == fieldStatusID {
 		return strconv.Itoa(r.statusID()), true
 	}
-	if r.nulls&(1<<f) != 0 {
-		return "", false
-	}
-	return r.str(f), true
+	return r.vals[f], !r.null[f]
 }
 
-func (r *Resource) isNull(f field) bool {
-	return f < numStringFields && r.nulls&(1<<f) != 0
-}
+func (r *Resource) isNull(f field) bool { return f < numStringFields && r.null[f] }
 
 func (r *Resource) statusID() int {
-	if r.str(fieldStatus) == statusInactive {
+	if r.vals[fieldStatus] == statusInactive {
 		return 2
 	}
 	return 1
 }
 
 // ID returns the resource's GUID in its canonical lower-case form.
-func (r *Resource) ID() string { return r.str(fieldID) }
+func (r *Resource) ID() string { return r.vals[fieldID] }
 
-// set stores a field value; null when ok is false. It copies the resource's
-// text, so a resource is built with setAll and then set a field or two.
+// set stores a field value; null when ok is false.
 func (r *Resource) set(f field, s string, ok bool) {
 	if !ok {
-		r.nulls |= 1 << f
 		s = ""
-	} else {
-		r.nulls &^= 1 << f
 	}
-	old := r.str(f)
-	if old == s {
-		return
-	}
-	end := int(r.ends[f])
-	var b strings.Builder
-	b.Grow(len(r.text) - len(old) + len(s))
-	b.WriteString(r.text[:end-len(old)])
-	b.WriteString(s)
-	b.WriteString(r.text[end:])
-	r.text = b.String()
-	for g := f; g < numStringFields; g++ {
-		r.ends[g] = uint32(int(r.ends[g]) - len(old) + len(s))
-	}
-}
-
-// setAll stores every string field at once, in one allocation; a null
-// field (a bit of nulls) must be "" in vals.
-func (r *Resource) setAll(vals *[numStringFields]string, nulls uint16) {
-	size := 0
-	for _, v := range vals {
-		size += len(v)
-	}
-	var b strings.Builder
-	b.Grow(size)
-	for f, v := range vals {
-		b.WriteString(v)
-		r.ends[f] = uint32(b.Len())
-	}
-	r.text = b.String()
-	r.nulls = nulls
+	r.vals[f], r.null[f] = s, !ok
 }
 
 // prop is a property of a request body: the string fields, which share

@@ -107,6 +107,7 @@ type Server struct {
 	snap *snapshotter // nil when running in memory only
 
 	spaces namespaces
+	seed   *base // the -seed file, frozen: where every namespace starts
 
 	// closing is closed when the server begins to shut down, to cut
 	// injected delays short.
@@ -137,12 +138,17 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(),
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
-	def, err := s.newNamespace(defaultNamespace, store)
+	// The seed is frozen once and shared by every namespace (behaviour.md 9).
+	seed, err := newBase(cfg.Seed, cfg.IDSeed)
 	if err != nil {
-		// The seed was checked when it was read (decodeSeed), and the store
-		// is empty: only failing to generate an Id gets here.
-		s.log.Error("the default namespace could not be seeded", "error", err)
+		// The seed was checked when it was read (decodeSeed): only failing
+		// to generate an Id gets here.
+		s.log.Error("the seed could not be loaded; namespaces start empty", "error", err)
+		seed = emptyBase
 	}
+	s.seed = seed
+	store.setSeed(seed)
+	def := s.newNamespace(defaultNamespace, store)
 	s.spaces.byName = map[string]*namespace{defaultNamespace: def}
 	allowed := map[string][]string{}
 	for _, rt := range routes {

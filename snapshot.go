@@ -10,162 +10,361 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
-	"sync"
 	"time"
 )
 
 // The snapshot file is: snapshotMagic, a big-endian uint32 format version,
-// a gob stream (a snapshotHeader, then the resources in chunks), and a
-// big-endian CRC-32C of everything before it.
+// a gob stream, and a big-endian CRC-32C of everything before it.
 //
-// Version 3 holds every namespace: the header lists them in order with
-// their counts, and the chunks hold their resources one namespace after
-// another. Version 2 files (one directory) still load, into "default".
-// Chunks store resources column by column (snapshotChunk).
+// Version 4 holds the bases that namespaces share (the -seed file) once,
+// and each namespace as its layer of changes on one of them, so that the
+// file grows with the seed plus the writes, not the seed times the
+// namespaces. The gob stream is a snapshotHeader, then snapshotRecords
+// chunks: every base's resources, then each namespace's replaced and own
+// resources, in the header's order. A record's string values follow the
+// header's Fields, by name, so that a property added to the model later
+// reads as null in an older file instead of breaking it.
+//
+// Versions 2 and 3 (every namespace a full copy) still load: snapshotv3.go.
 const (
 	snapshotMagic   = "resourcedir snapshot\n"
-	snapshotVersion = 3
+	snapshotVersion = 4
 	// oldestSnapshotVersion is the oldest format that still loads; format
 	// 1 never left development.
 	oldestSnapshotVersion = 2
-	// snapshotChunkSize resources go in one gob value: one value per
-	// resource costs a gob message each, one value for all of them a second
-	// copy of the whole directory in memory.
+	// snapshotChunkSize records go in one gob value: one value per record
+	// costs a gob message each, one value for all a second copy in memory.
 	snapshotChunkSize = 4096
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
+// snapshotBase is a base as the snapshot holds it: its resources, and the
+// base they were frozen into when the server has it (nil when read from a
+// file, until restored).
+type snapshotBase struct {
+	Resources []*Resource
+	frozen    *base
+}
+
+// snapshotSpace is one namespace as saved and restored: the base it is
+// layered on (nil: none, an empty directory) and its layer.
+type snapshotSpace struct {
+	Name     string
+	Base     *snapshotBase
+	Replaced []replacedResource
+	Own      []*Resource
+}
+
+// count is the number of resources the namespace shows.
+func (sp *snapshotSpace) count() int {
+	n := len(sp.Own)
+	if sp.Base != nil {
+		n += len(sp.Base.Resources)
+	}
+	return n
+}
+
 type snapshotHeader struct {
-	Count   int
 	Written time.Time
-	// Namespaces, from version 3: names and resource counts, in the order
-	// their resources follow. The counts add up to Count.
+	// Fields names the string fields in the order of each record's Values.
+	Fields     []string
+	Bases      []int // resource count of each base
 	Namespaces []snapshotNamespace
+
+	// Count and the namespaces' Count are those of versions 2 and 3.
+	Count int
 }
 
 type snapshotNamespace struct {
-	Name  string
-	Count int
+	Name string
+	// Base is 1 + the index of the base in Bases; 0 for none.
+	Base           int
+	Replaced, Own  int
+	Count          int // versions 2 and 3: the namespace's resources
 }
 
-// snapshotSpace is one namespace's resources, as saved and restored.
-type snapshotSpace struct {
-	Name      string
-	Resources []*Resource
+// snapshotRecords is one chunk of records, all of one section.
+type snapshotRecords struct {
+	Records []snapshotRecord
 }
 
-// snapshotChunk holds up to snapshotChunkSize resources, column by column,
-// so that gob handles a few long slices rather than a value per string.
-// gob drops zero values, so null and "" are told apart by Nulls.
-type snapshotChunk struct {
-	Count int
-	// Text is every string field of every resource, back to back; Lens has
-	// numStringFields byte lengths per resource (0 for null).
-	Text []byte
-	Lens []uint32
-	// Nulls has a bit per string field per resource, set for null.
-	Nulls []uint16
-	// NTypes is each resource's number of Types, Types all of them in order.
-	NTypes []uint8
-	Types  []uint8
-	// AddressLens is each resource's Address length, -1 for null; Address
-	// is all of them back to back.
-	AddressLens []int32
-	Address     []byte
+type snapshotRecord struct {
+	Pos     int32    // a replaced resource's position in its base
+	Values  []string // by the header's Fields
+	Nulls   []uint8  // indexes in Fields of the null values
+	Types   []uint8
+	Address []byte // nil: null
 }
 
-// append adds r to c.
-func (c *snapshotChunk) append(r *Resource) {
-	c.Count++
-	c.Text = append(c.Text, r.text...)
-	for f := field(0); f < numStringFields; f++ {
-		c.Lens = append(c.Lens, uint32(len(r.str(f))))
+func recordOf(r *Resource, pos int32) snapshotRecord {
+	rec := snapshotRecord{Pos: pos, Values: r.vals[:], Address: r.address}
+	for f := range numStringFields {
+		if r.null[f] {
+			rec.Nulls = append(rec.Nulls, uint8(f))
+		}
 	}
-	c.Nulls = append(c.Nulls, r.nulls)
-	c.NTypes = append(c.NTypes, uint8(len(r.types)))
 	for _, t := range r.types {
-		c.Types = append(c.Types, uint8(t))
+		rec.Types = append(rec.Types, uint8(t))
 	}
-	if r.address == nil {
-		c.AddressLens = append(c.AddressLens, -1)
-	} else {
-		c.AddressLens = append(c.AddressLens, int32(len(r.address)))
-		c.Address = append(c.Address, r.address...)
-	}
+	return rec
 }
 
-func (c *snapshotChunk) reset() {
-	*c = snapshotChunk{
-		Text: c.Text[:0], Lens: c.Lens[:0], Nulls: c.Nulls[:0], NTypes: c.NTypes[:0],
-		Types: c.Types[:0], AddressLens: c.AddressLens[:0], Address: c.Address[:0],
-	}
-}
-
-// resources rebuilds the chunk's resources into dst, which must have room
-// for c.Count. The chunk must be freshly decoded and not reused: Addresses
-// and Types point into its slices.
-func (c *snapshotChunk) resources(dst []*Resource) error {
-	n := c.Count
-	if n < 0 || n > len(dst) || len(c.Lens) != n*int(numStringFields) || len(c.Nulls) != n ||
-		len(c.NTypes) != n || len(c.AddressLens) != n {
-		return fmt.Errorf("a chunk of %d resources has columns of the wrong length", n)
-	}
-	types := make([]requestorType, len(c.Types))
-	for i, t := range c.Types {
-		types[i] = requestorType(t)
-		if !knownRequestorType(types[i]) {
-			return fmt.Errorf("unknown requestor type id %d", t)
-		}
-	}
-	text, typesAt, addressAt := c.Text, 0, 0
-	for i := range n {
-		r := &Resource{nulls: c.Nulls[i]}
-		lens := c.Lens[i*int(numStringFields) : (i+1)*int(numStringFields)]
-		// One allocation holds the resource's strings; the store folds
-		// them into its columns when it loads the resources.
-		size := 0
-		for f, l := range lens {
-			if l > uint32(len(text)-size) {
-				return errors.New("a chunk's text is shorter than its lengths say")
+// encodeSnapshot writes the namespaces to w in the snapshot format.
+func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
+	header := snapshotHeader{Written: time.Now().UTC(), Fields: fieldNames[:numStringFields], Namespaces: make([]snapshotNamespace, len(spaces))}
+	var bases []*snapshotBase
+	baseIndex := map[*snapshotBase]int{}
+	for i, sp := range spaces {
+		ns := snapshotNamespace{Name: sp.Name, Replaced: len(sp.Replaced), Own: len(sp.Own)}
+		if sp.Base != nil {
+			if _, ok := baseIndex[sp.Base]; !ok {
+				baseIndex[sp.Base] = len(bases)
+				bases = append(bases, sp.Base)
+				header.Bases = append(header.Bases, len(sp.Base.Resources))
 			}
-			if r.nulls&(1<<f) != 0 && l != 0 {
-				return errors.New("a null field has a value")
+			ns.Base = baseIndex[sp.Base] + 1
+		}
+		header.Namespaces[i] = ns
+	}
+	crc := crc32.New(crcTable)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
+	var version [4]byte
+	binary.BigEndian.PutUint32(version[:], snapshotVersion)
+	bw.WriteString(snapshotMagic)
+	bw.Write(version[:])
+	enc := gob.NewEncoder(bw)
+	if err := enc.Encode(header); err != nil {
+		return fmt.Errorf("encode header: %w", err)
+	}
+	var chunk snapshotRecords
+	section := func(n int, record func(i int) snapshotRecord) error {
+		for start := 0; start < n; start += snapshotChunkSize {
+			chunk.Records = chunk.Records[:0]
+			for i := start; i < min(start+snapshotChunkSize, n); i++ {
+				chunk.Records = append(chunk.Records, record(i))
 			}
-			size += int(l)
-		}
-		r.text = string(text[:size])
-		at := uint32(0)
-		for f, l := range lens {
-			at += l
-			r.ends[f] = at
-		}
-		text = text[size:]
-
-		nt := int(c.NTypes[i])
-		if nt > len(types)-typesAt {
-			return errors.New("a chunk has fewer Types than its counts say")
-		}
-		r.types = types[typesAt : typesAt+nt : typesAt+nt]
-		typesAt += nt
-		if l := c.AddressLens[i]; l >= 0 {
-			if int(l) > len(c.Address)-addressAt {
-				return errors.New("a chunk has less Address text than its lengths say")
+			if err := enc.Encode(&chunk); err != nil {
+				return fmt.Errorf("encode resources: %w", err)
 			}
-			r.address = c.Address[addressAt : addressAt+int(l) : addressAt+int(l)]
-			addressAt += int(l)
-		} else if l != -1 {
-			return fmt.Errorf("bad Address length %d", l)
+			// Encoding is CPU-bound and runs while the server serves: let
+			// a waiting request have the CPU every chunk.
+			runtime.Gosched()
 		}
-		if err := checkLoaded(r); err != nil {
+		return nil
+	}
+	for _, b := range bases {
+		if err := section(len(b.Resources), func(i int) snapshotRecord { return recordOf(b.Resources[i], 0) }); err != nil {
 			return err
 		}
-		dst[i] = r
 	}
-	if len(text) != 0 || typesAt != len(types) || addressAt != len(c.Address) {
-		return errors.New("a chunk holds more data than its resources")
+	for _, sp := range spaces {
+		if err := section(len(sp.Replaced), func(i int) snapshotRecord { return recordOf(sp.Replaced[i].res, sp.Replaced[i].pos) }); err != nil {
+			return err
+		}
+		if err := section(len(sp.Own), func(i int) snapshotRecord { return recordOf(sp.Own[i], 0) }); err != nil {
+			return err
+		}
 	}
-	return nil
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
+	_, err := w.Write(sum[:])
+	return err
+}
+
+// decodeSnapshot reads a whole snapshot of size bytes from r and checks its
+// magic, version and checksum before it trusts anything in it.
+func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
+	headerLen := int64(len(snapshotMagic) + 4)
+	if size == 0 {
+		return nil, errors.New("the file is empty")
+	}
+	if size < headerLen+4 {
+		b, _ := io.ReadAll(io.LimitReader(r, size))
+		if !bytes.HasPrefix(b, []byte(snapshotMagic)) && !bytes.HasPrefix([]byte(snapshotMagic), b) {
+			return nil, errors.New("not a resourcedir snapshot (bad magic)")
+		}
+		return nil, fmt.Errorf("the file is truncated (%d bytes)", size)
+	}
+	crc := crc32.New(crcTable)
+	body := io.TeeReader(io.LimitReader(r, size-4), crc)
+	head := make([]byte, headerLen)
+	if _, err := io.ReadFull(body, head); err != nil {
+		return nil, fmt.Errorf("read header: %w", err)
+	}
+	if string(head[:len(snapshotMagic)]) != snapshotMagic {
+		return nil, errors.New("not a resourcedir snapshot (bad magic)")
+	}
+	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
+	// A version this resourcedir cannot read is refused before the rest is
+	// read: nothing says how big its parts are.
+	switch {
+	case version > snapshotVersion:
+		return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (%d to %d); upgrade resourcedir",
+			version, oldestSnapshotVersion, snapshotVersion)
+	case version < oldestSnapshotVersion:
+		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads %d to %d)", version, oldestSnapshotVersion, snapshotVersion)
+	}
+	// The checksum is checked before gob sees the content, so a corrupt file
+	// fails as corrupt rather than as whatever gob makes of it.
+	payload := make([]byte, size-headerLen-4)
+	if _, err := io.ReadFull(body, payload); err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	var sum [4]byte
+	if _, err := io.ReadFull(r, sum[:]); err != nil {
+		return nil, fmt.Errorf("read checksum: %w", err)
+	}
+	if binary.BigEndian.Uint32(sum[:]) != crc.Sum32() {
+		return nil, errors.New("checksum mismatch: the file is corrupt or truncated")
+	}
+	br := bytes.NewReader(payload)
+	dec := gob.NewDecoder(br)
+	var header snapshotHeader
+	if err := dec.Decode(&header); err != nil {
+		return nil, fmt.Errorf("decode header: %w", err)
+	}
+	var spaces []snapshotSpace
+	var err error
+	if version < 4 {
+		spaces, err = decodeV3(dec, header, len(payload))
+	} else {
+		spaces, err = decodeV4(dec, header, len(payload))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if br.Len() != 0 {
+		return nil, errors.New("data after the resources its header announces")
+	}
+	return spaces, nil
+}
+
+func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotSpace, error) {
+	// Every record takes bytes of the payload, so counts beyond its length
+	// are lies, and must not size an allocation.
+	total := 0
+	counts := append([]int{}, header.Bases...)
+	for _, ns := range header.Namespaces {
+		counts = append(counts, ns.Replaced, ns.Own)
+	}
+	for _, n := range counts {
+		if n < 0 || n > payload-total {
+			return nil, fmt.Errorf("bad resource count %d in the header", n)
+		}
+		total += n
+	}
+	fields := make([]int, len(header.Fields)) // the header's field i is ours fields[i], or -1
+	for i, name := range header.Fields {
+		fields[i] = -1
+		if f, ok := lookupField(name); ok && f < numStringFields && fieldNames[f] == name {
+			fields[i] = int(f)
+		}
+	}
+	read := &recordReader{dec: dec, fields: fields}
+	bases := make([]*snapshotBase, len(header.Bases))
+	for i, n := range header.Bases {
+		rs, _, err := read.section(n)
+		if err != nil {
+			return nil, fmt.Errorf("base %d: %w", i, err)
+		}
+		bases[i] = &snapshotBase{Resources: rs}
+	}
+	spaces := make([]snapshotSpace, len(header.Namespaces))
+	seen := map[string]bool{}
+	for i, ns := range header.Namespaces {
+		if !validNamespaceName(ns.Name) || seen[ns.Name] || ns.Base < 0 || ns.Base > len(bases) {
+			return nil, fmt.Errorf("bad namespace %q in the header", ns.Name)
+		}
+		seen[ns.Name] = true
+		sp := snapshotSpace{Name: ns.Name}
+		if ns.Base > 0 {
+			sp.Base = bases[ns.Base-1]
+		}
+		replaced, pos, err := read.section(ns.Replaced)
+		if err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
+		}
+		for k, r := range replaced {
+			if sp.Base == nil || pos[k] < 0 || int(pos[k]) >= len(sp.Base.Resources) || sp.Base.Resources[pos[k]].ID() != r.ID() {
+				return nil, fmt.Errorf("namespace %s: the changed seed resource %s is not in the seed", ns.Name, r.ID())
+			}
+			sp.Replaced = append(sp.Replaced, replacedResource{pos[k], r})
+		}
+		if sp.Own, _, err = read.section(ns.Own); err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
+		}
+		spaces[i] = sp
+	}
+	return spaces, nil
+}
+
+// recordReader reads the chunks of one section after another.
+type recordReader struct {
+	dec    *gob.Decoder
+	fields []int
+	read   int
+}
+
+// section reads n records, which the writer put in chunks of their own.
+func (rr *recordReader) section(n int) ([]*Resource, []int32, error) {
+	out := make([]*Resource, 0, n)
+	var pos []int32
+	for len(out) < n {
+		var chunk snapshotRecords
+		if err := rr.dec.Decode(&chunk); err != nil {
+			return nil, nil, fmt.Errorf("decode resources after %d: %w", rr.read, err)
+		}
+		if len(chunk.Records) == 0 || len(chunk.Records) > n-len(out) {
+			return nil, nil, fmt.Errorf("a chunk of %d resources where %d remain", len(chunk.Records), n-len(out))
+		}
+		for _, rec := range chunk.Records {
+			r, err := rr.resource(rec)
+			if err != nil {
+				return nil, nil, fmt.Errorf("resource %d: %w", rr.read, err)
+			}
+			out = append(out, r)
+			pos = append(pos, rec.Pos)
+			rr.read++
+		}
+	}
+	return out, pos, nil
+}
+
+func (rr *recordReader) resource(rec snapshotRecord) (*Resource, error) {
+	if len(rec.Values) != len(rr.fields) {
+		return nil, fmt.Errorf("%d values for %d fields", len(rec.Values), len(rr.fields))
+	}
+	r := &Resource{address: rec.Address}
+	for f := range numStringFields {
+		r.null[f] = true // a field the file does not have is null
+	}
+	for i, v := range rec.Values {
+		if f := rr.fields[i]; f >= 0 {
+			r.vals[f], r.null[f] = v, false
+		}
+	}
+	for _, i := range rec.Nulls {
+		if int(i) >= len(rr.fields) {
+			return nil, fmt.Errorf("null field %d of %d", i, len(rr.fields))
+		}
+		if f := rr.fields[i]; f >= 0 {
+			if r.vals[f] != "" {
+				return nil, errors.New("a null field has a value")
+			}
+			r.null[f] = true
+		}
+	}
+	r.types = make([]requestorType, len(rec.Types))
+	for i, t := range rec.Types {
+		if r.types[i] = requestorType(t); !knownRequestorType(r.types[i]) {
+			return nil, fmt.Errorf("unknown requestor type id %d", t)
+		}
+	}
+	return r, checkLoaded(r)
 }
 
 // checkLoaded checks what the store relies on: a canonical GUID as Id, a
@@ -210,227 +409,6 @@ func knownRequestorType(t requestorType) bool {
 	return false
 }
 
-// encodeSnapshot writes the namespaces to w in the snapshot format.
-func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
-	header := snapshotHeader{Written: time.Now().UTC(), Namespaces: make([]snapshotNamespace, len(spaces))}
-	var resources []*Resource
-	for i, sp := range spaces {
-		header.Namespaces[i] = snapshotNamespace{sp.Name, len(sp.Resources)}
-		header.Count += len(sp.Resources)
-	}
-	resources = make([]*Resource, 0, header.Count)
-	for _, sp := range spaces {
-		resources = append(resources, sp.Resources...)
-	}
-	crc := crc32.New(crcTable)
-	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
-	var version [4]byte
-	binary.BigEndian.PutUint32(version[:], snapshotVersion)
-	bw.WriteString(snapshotMagic)
-	bw.Write(version[:])
-	enc := gob.NewEncoder(bw)
-	if err := enc.Encode(header); err != nil {
-		return fmt.Errorf("encode header: %w", err)
-	}
-	var chunk snapshotChunk
-	for start := 0; start < len(resources); start += snapshotChunkSize {
-		chunk.reset()
-		for _, r := range resources[start:min(start+snapshotChunkSize, len(resources))] {
-			chunk.append(r)
-		}
-		if err := enc.Encode(&chunk); err != nil {
-			return fmt.Errorf("encode resources: %w", err)
-		}
-		// Encoding is CPU-bound and runs while the server serves: let a
-		// waiting request have the CPU every chunk (a few ms at most)
-		// rather than at the scheduler's 10ms preemption.
-		runtime.Gosched()
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	var sum [4]byte
-	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
-	_, err := w.Write(sum[:])
-	return err
-}
-
-// decodeSnapshot reads a whole snapshot of size bytes from r and checks its
-// magic, version and checksum before it trusts anything in it.
-func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
-	headerLen := int64(len(snapshotMagic) + 4)
-	if size == 0 {
-		return nil, errors.New("the file is empty")
-	}
-	if size < headerLen+4 {
-		b, _ := io.ReadAll(io.LimitReader(r, size))
-		if !bytes.HasPrefix(b, []byte(snapshotMagic)) && !bytes.HasPrefix([]byte(snapshotMagic), b) {
-			return nil, errors.New("not a resourcedir snapshot (bad magic)")
-		}
-		return nil, fmt.Errorf("the file is truncated (%d bytes)", size)
-	}
-	crc := crc32.New(crcTable)
-	body := io.TeeReader(io.LimitReader(r, size-4), crc)
-	head := make([]byte, headerLen)
-	if _, err := io.ReadFull(body, head); err != nil {
-		return nil, fmt.Errorf("read header: %w", err)
-	}
-	if string(head[:len(snapshotMagic)]) != snapshotMagic {
-		return nil, errors.New("not a resourcedir snapshot (bad magic)")
-	}
-	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
-	known := version >= oldestSnapshotVersion && version <= snapshotVersion
-	// The checksum is checked before gob sees the content, so a corrupt file
-	// fails as corrupt rather than as whatever gob makes of it. A version
-	// this resourcedir cannot read is only checksummed, not kept: nothing
-	// has checked its size against its content (checkDeclaredSizes).
-	var payload []byte
-	if known {
-		payload = make([]byte, size-headerLen-4)
-		if _, err := io.ReadFull(body, payload); err != nil {
-			return nil, fmt.Errorf("read: %w", err)
-		}
-	} else if _, err := io.CopyN(io.Discard, body, size-headerLen-4); err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	var sum [4]byte
-	if _, err := io.ReadFull(r, sum[:]); err != nil {
-		return nil, fmt.Errorf("read checksum: %w", err)
-	}
-	sumOK := binary.BigEndian.Uint32(sum[:]) == crc.Sum32()
-	switch {
-	case !known && !sumOK:
-		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads %d to %d) and checksum mismatch: "+
-			"the file is corrupt, or was written by a newer resourcedir", version, oldestSnapshotVersion, snapshotVersion)
-	case !known && version > snapshotVersion:
-		return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (%d to %d); upgrade resourcedir",
-			version, oldestSnapshotVersion, snapshotVersion)
-	case !known:
-		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads %d to %d)", version, oldestSnapshotVersion, snapshotVersion)
-	case !sumOK:
-		return nil, errors.New("checksum mismatch: the file is corrupt or truncated")
-	}
-
-	br := bytes.NewReader(payload)
-	dec := gob.NewDecoder(br)
-	var header snapshotHeader
-	if err := dec.Decode(&header); err != nil {
-		return nil, fmt.Errorf("decode header: %w", err)
-	}
-	// Every resource takes bytes of the payload, so a count beyond its
-	// length is a lie, and must not size an allocation.
-	if header.Count < 0 || header.Count > len(payload) {
-		return nil, fmt.Errorf("bad resource count %d", header.Count)
-	}
-	resources := make([]*Resource, header.Count)
-	build := newChunkBuilder(resources)
-	decoded := 0
-	for decoded < header.Count {
-		var err error
-		var n int
-		var chunk snapshotChunk
-		if err = dec.Decode(&chunk); err == nil {
-			n = chunk.Count
-			if n <= 0 || n > header.Count-decoded {
-				err = fmt.Errorf("a chunk of %d resources", n)
-			} else {
-				build.add(&chunk, decoded)
-			}
-		}
-		if err != nil {
-			build.wait()
-			return nil, fmt.Errorf("decode resources after %d of %d: %w", decoded, header.Count, err)
-		}
-		decoded += n
-	}
-	if err := build.wait(); err != nil {
-		return nil, err
-	}
-	if br.Len() != 0 {
-		return nil, fmt.Errorf("data after the %d resources its header announces", header.Count)
-	}
-	return splitSpaces(header, resources)
-}
-
-// splitSpaces cuts the resources into the namespaces the header lists; a
-// file from before namespaces is the default namespace.
-func splitSpaces(header snapshotHeader, resources []*Resource) ([]snapshotSpace, error) {
-	if header.Namespaces == nil {
-		return []snapshotSpace{{defaultNamespace, resources}}, nil
-	}
-	spaces := make([]snapshotSpace, len(header.Namespaces))
-	seen := map[string]bool{}
-	rest := resources
-	for i, ns := range header.Namespaces {
-		if !validNamespaceName(ns.Name) || seen[ns.Name] || ns.Count < 0 || ns.Count > len(rest) {
-			return nil, fmt.Errorf("bad namespace %q of %d resources in the header", ns.Name, ns.Count)
-		}
-		seen[ns.Name] = true
-		spaces[i] = snapshotSpace{ns.Name, rest[:ns.Count:ns.Count]}
-		rest = rest[ns.Count:]
-	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("the namespaces hold %d resources fewer than the header's count", len(rest))
-	}
-	return spaces, nil
-}
-
-// chunkBuilder rebuilds the resources of decoded chunks on every CPU while
-// gob decodes the next ones.
-type chunkBuilder struct {
-	dst  []*Resource
-	jobs chan chunkJob
-	wg   sync.WaitGroup
-
-	mu       sync.Mutex
-	err      error
-	errStart int
-}
-
-type chunkJob struct {
-	chunk *snapshotChunk
-	start int
-}
-
-func newChunkBuilder(dst []*Resource) *chunkBuilder {
-	workers := runtime.GOMAXPROCS(0)
-	b := &chunkBuilder{dst: dst, jobs: make(chan chunkJob, 2*workers)}
-	for range workers {
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			for job := range b.jobs {
-				if err := job.chunk.resources(b.dst[job.start : job.start+job.chunk.Count]); err != nil {
-					b.fail(job.start, err)
-				}
-			}
-		}()
-	}
-	return b
-}
-
-func (b *chunkBuilder) add(c *snapshotChunk, start int) { b.jobs <- chunkJob{c, start} }
-
-// fail keeps the error of the earliest chunk, so that the report does not
-// depend on scheduling.
-func (b *chunkBuilder) fail(start int, err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.err == nil || start < b.errStart {
-		b.err, b.errStart = err, start
-	}
-}
-
-// wait waits for the chunks added so far and returns the first error.
-func (b *chunkBuilder) wait() error {
-	close(b.jobs)
-	b.wg.Wait()
-	if b.err != nil {
-		return fmt.Errorf("decode resources after %d of %d: %w", b.errStart, len(b.dst), b.err)
-	}
-	return nil
-}
-
 // checkDeclaredSizes refuses a snapshot whose content and size disagree
 // before decodeSnapshot allocates a buffer of the file's size: a valid
 // header on a sparse 60 GB file must not take 60 GB. The lengths of the gob
@@ -447,8 +425,8 @@ func checkDeclaredSizes(r io.ReaderAt, size int64) error {
 		return fmt.Errorf("read header: %w", err)
 	}
 	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
-	if string(head[:len(snapshotMagic)]) != snapshotMagic || (version != 1 && version != snapshotVersion) {
-		return nil // not gob, or not gob we know: decodeSnapshot refuses it without a buffer
+	if string(head[:len(snapshotMagic)]) != snapshotMagic || version < oldestSnapshotVersion || version > snapshotVersion {
+		return nil // not gob, or not gob we know: decodeSnapshot refuses it before reading it
 	}
 	end := size - 4 // the checksum
 	var prefix [9]byte

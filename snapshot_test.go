@@ -48,7 +48,9 @@ func snapRealistic(n int) []*Resource {
 	out := make([]*Resource, n)
 	for i := range out {
 		r := &Resource{}
-		r.nulls = 1<<numStringFields - 1
+		for f := range numStringFields {
+			r.null[f] = true
+		}
 		id, err := uuid.NewRandomFromReader(ids)
 		if err != nil {
 			panic(err)
@@ -460,7 +462,7 @@ func TestSnapshotReadsVersion2(t *testing.T) {
 		t.Fatalf("loaded %d resources, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if g, w := snapWire(got[i]), snapWire(want[i]); g != w || got[i].nulls != want[i].nulls || got[i].vals() != want[i].vals() {
+		if g, w := snapWire(got[i]), snapWire(want[i]); g != w || got[i].null != want[i].null || got[i].vals != want[i].vals {
 			t.Fatalf("resource %d:\n got %s\nwant %s", i, g, w)
 		}
 	}
@@ -490,6 +492,8 @@ func TestSnapshotCorruption(t *testing.T) {
 	badID.set(fieldID, strings.ToUpper(badID.ID()), true)
 	var badIDChunk snapshotChunk
 	badIDChunk.append(&badID)
+	v4Fields := fieldNames[:numStringFields]
+	v4Three := snapshotRecords{[]snapshotRecord{recordOf(rs[0], 0), recordOf(rs[1], 0), recordOf(rs[2], 0)}}
 
 	cases := []struct {
 		name   string
@@ -499,8 +503,8 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"empty", nil, "empty"},
 		{"flipped first magic byte", flip(0, 0xff), "bad magic"},
 		{"flipped last magic byte", flip(len(snapshotMagic)-1, 0x01), "bad magic"},
-		{"flipped high version byte", flip(len(snapshotMagic), 0x80), fmt.Sprintf("unknown format version %d .*checksum mismatch", snapshotVersion|0x80000000)},
-		{"flipped low version byte", flip(headerLen-1, 0x04), fmt.Sprintf("unknown format version %d .*checksum mismatch", snapshotVersion^0x04)},
+		{"flipped high version byte", flip(len(snapshotMagic), 0x80), fmt.Sprintf("format version %d is newer", snapshotVersion|0x80000000)},
+		{"flipped low version byte", flip(headerLen-1, 0x04), fmt.Sprintf("unknown format version %d ", snapshotVersion^0x04)},
 		{"flipped first payload byte", flip(headerLen, 0x01), "corrupt or truncated"}, // a record length: checkDeclaredSizes
 		{"flipped payload byte 100", flip(headerLen+100, 0x20), "checksum mismatch"},
 		{"flipped middle payload byte", flip(n/2, 0x08), "checksum mismatch"},
@@ -525,13 +529,23 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"version 0", withVersion(0), "unknown format version 0"},
 		{"valid frame, not gob", snapFrame(snapshotVersion, []byte("this is not gob at all")), "the record at byte 25 declares 116 bytes, and 21 remain"},
 		{"valid frame, no payload", snapFrame(snapshotVersion, nil), "decode header"},
-		{"valid frame, fewer resources than the header says", snapFrame(snapshotVersion, snapGob(t, header, &three)), "decode resources after 3 of 5"},
-		{"valid frame, data after the resources", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &three, &three)), "data after the 3 resources"},
-		{"valid frame, negative count", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: -1})), "bad resource count -1"},
-		{"valid frame, an upper-case Id", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 1}, &badIDChunk)), "invalid Id"},
-		{"valid frame, columns of the wrong length", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens[:20], Nulls: three.Nulls, NTypes: three.NTypes, Types: three.Types, AddressLens: three.AddressLens, Address: three.Address})), "wrong length"},
-		{"valid frame, an unknown requestor type", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens, Nulls: three.Nulls, NTypes: three.NTypes, Types: append(slices.Clone(three.Types[:len(three.Types)-1]), 3), AddressLens: three.AddressLens, Address: three.Address})), "unknown requestor type id 3"},
-		{"valid frame, strings where chunks belong", snapFrame(snapshotVersion, snapGob(t, snapshotHeader{Count: 3}, []string{"x"})), "decode resources"},
+		{"format 3, fewer resources than the header says", snapFrame(3, snapGob(t, header, &three)), "decode resources after 3 of 5"},
+		{"format 3, data after the resources", snapFrame(3, snapGob(t, snapshotHeader{Count: 3}, &three, &three)), "data after the resources"},
+		{"format 3, negative count", snapFrame(3, snapGob(t, snapshotHeader{Count: -1})), "bad resource count -1"},
+		{"format 3, an upper-case Id", snapFrame(3, snapGob(t, snapshotHeader{Count: 1}, &badIDChunk)), "invalid Id"},
+		{"format 3, columns of the wrong length", snapFrame(3, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens[:20], Nulls: three.Nulls, NTypes: three.NTypes, Types: three.Types, AddressLens: three.AddressLens, Address: three.Address})), "wrong length"},
+		{"format 3, an unknown requestor type", snapFrame(3, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens, Nulls: three.Nulls, NTypes: three.NTypes, Types: append(slices.Clone(three.Types[:len(three.Types)-1]), 3), AddressLens: three.AddressLens, Address: three.Address})), "unknown requestor type id 3"},
+		{"format 3, strings where chunks belong", snapFrame(3, snapGob(t, snapshotHeader{Count: 3}, []string{"x"})), "decode resources"},
+		{"format 4, negative count", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Bases: []int{-1}})), "bad resource count -1"},
+		{"format 4, a count beyond the file", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 1 << 40}}})), "bad resource count 1099511627776"},
+		{"format 4, fewer records than the header says", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 5}}}, &v4Three)), "decode resources after 3"},
+		{"format 4, more records than the header says", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 2}}}, &v4Three)), "a chunk of 3 resources where 2 remain"},
+		{"format 4, data after the resources", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 3}}}, &v4Three, &v4Three)), "data after the resources"},
+		{"format 4, values that do not match the fields", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields[:5], Namespaces: []snapshotNamespace{{Name: "default", Own: 3}}}, &v4Three)), "13 values for 5 fields"},
+		{"format 4, an upper-case Id", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 1}}}, &snapshotRecords{[]snapshotRecord{recordOf(&badID, 0)}})), "invalid Id"},
+		{"format 4, a base that does not exist", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Base: 2}}})), `bad namespace "default"`},
+		{"format 4, a bad namespace name", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "a/b"}}})), `bad namespace "a/b"`},
+		{"format 4, a replaced resource outside its base", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Bases: []int{1}, Namespaces: []snapshotNamespace{{Name: "default", Base: 1, Replaced: 1}}}, &snapshotRecords{v4Three.Records[:1]}, &snapshotRecords{[]snapshotRecord{recordOf(rs[1], 7)}})), "is not in the seed"},
 		{"format 1, which never left development", withVersion(1), "unknown format version 1 "},
 	}
 	dir := t.TempDir()
@@ -1086,10 +1100,11 @@ func snapCheckServes(t *testing.T, p *snapProc, path string) {
 			prefix = "/ns/" + sp.Name
 		}
 		served := p.listIn(t, prefix)
-		if len(served) != len(sp.Resources) {
-			t.Fatalf("after reboot %d resources are served in namespace %s; the snapshot holds %d", len(served), sp.Name, len(sp.Resources))
+		resources := sp.resources()
+		if len(served) != len(resources) {
+			t.Fatalf("after reboot %d resources are served in namespace %s; the snapshot holds %d", len(served), sp.Name, len(resources))
 		}
-		for i, r := range sp.Resources {
+		for i, r := range resources {
 			if w := snapWire(r); string(served[i]) != w {
 				t.Fatalf("after reboot resource %d of namespace %s is served as\n%s\nthe snapshot has\n%s", i, sp.Name, served[i], w)
 			}
@@ -1613,3 +1628,29 @@ func TestSnapshotWriteFailureReason(t *testing.T) {
 		}
 	}
 }
+
+// append adds r to c as formats 2 and 3 wrote it, for tests of old files.
+func (c *snapshotChunk) append(r *Resource) {
+	c.Count++
+	var nulls uint16
+	for f := range v3StringFields {
+		c.Text = append(c.Text, r.vals[f]...)
+		c.Lens = append(c.Lens, uint32(len(r.vals[f])))
+		if r.null[f] {
+			nulls |= 1 << f
+		}
+	}
+	c.Nulls = append(c.Nulls, nulls)
+	c.NTypes = append(c.NTypes, uint8(len(r.types)))
+	for _, t := range r.types {
+		c.Types = append(c.Types, uint8(t))
+	}
+	if r.address == nil {
+		c.AddressLens = append(c.AddressLens, -1)
+	} else {
+		c.AddressLens = append(c.AddressLens, int32(len(r.address)))
+		c.Address = append(c.Address, r.address...)
+	}
+}
+
+func (c *snapshotChunk) reset() { *c = snapshotChunk{} }

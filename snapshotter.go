@@ -128,7 +128,7 @@ func (s *snapshotter) load() error {
 		}
 		n := 0
 		for _, sp := range spaces {
-			n += len(sp.Resources)
+			n += sp.count()
 		}
 		s.log.Info("snapshot loaded", "path", s.path, "resources", n, "namespaces", len(spaces), "duration", time.Since(start))
 	}
@@ -163,7 +163,7 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	s.written = changes
 	n := 0
 	for _, sp := range spaces {
-		n += len(sp.Resources)
+		n += sp.count()
 	}
 	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: time.Since(start)}
 	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)

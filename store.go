@@ -5,13 +5,22 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/google/uuid"
 )
+
+// The store: one directory (a namespace's) in memory. It is a layer of the
+// namespace's own changes on top of a frozen base that every namespace
+// shares: the -seed file, loaded and indexed once. A new namespace, or a
+// reset, is a new empty layer on the same base, so it costs the same
+// whatever the seed's size, and a namespace's memory grows with its writes.
+//
+// Positions: the base's resources take positions 0..len(base)-1 and the
+// layer's own creations follow, so a position is a resource's place in the
+// default (creation) order; an update keeps it.
 
 // indexedFields are the fields with an exact-match index: the ones callers
 // filter on to find a resource (spec 4.3) and Status. Id has its own map.
@@ -20,64 +29,260 @@ var indexedFields = []field{
 	fieldExternalID, fieldEmail, fieldStatus,
 }
 
-// Store holds the directory in memory. Resources live in a slice in creation
-// order, so a resource's position (its slot) is also its place in the default
-// order; nothing is ever removed except by Reset, so slots never move.
+// fold is the one folding rule of the directory: filters, sorts and indexes
+// compare what it gives (behaviour.md 4 and 5: lower-cased, by code point).
+func fold(s string) string { return strings.ToLower(s) }
+
+// entry is a stored resource with its folded values, which every filter
+// and sort reads; computed once when the resource is stored.
+type entry struct {
+	res  *Resource
+	fold [numStringFields]string
+}
+
+func newEntry(r *Resource) *entry {
+	e := &entry{res: r}
+	for f := range numStringFields {
+		e.fold[f] = fold(r.vals[f])
+	}
+	return e
+}
+
+// folded is what a filter reads of a field: its folded text, and false for
+// null. StatusId reads as "1" or "2".
+func (e *entry) folded(f field) (string, bool) {
+	if f == fieldStatusID {
+		return statusIDText(e.fold[fieldStatus]), true
+	}
+	return e.fold[f], !e.res.null[f]
+}
+
+// statusIDText is StatusId as text, from the folded Status.
+func statusIDText(foldedStatus string) string {
+	if foldedStatus == "inactive" {
+		return "2"
+	}
+	return "1"
+}
+
+// postings maps a folded value to the ascending positions that hold it.
+type postings map[string][]int32
+
+// fieldIndexes are the exact-match indexes of indexedFields; nil maps for
+// the other fields.
+type fieldIndexes [numStringFields]postings
+
+func (ix *fieldIndexes) add(e *entry, pos int32) {
+	for _, f := range indexedFields {
+		if e.res.null[f] {
+			continue // eq never matches null
+		}
+		if ix[f] == nil {
+			ix[f] = postings{}
+		}
+		list := ix[f][e.fold[f]]
+		at, _ := slices.BinarySearch(list, pos)
+		ix[f][e.fold[f]] = slices.Insert(list, at, pos)
+	}
+}
+
+func (ix *fieldIndexes) remove(e *entry, pos int32) {
+	for _, f := range indexedFields {
+		if e.res.null[f] {
+			continue
+		}
+		list := ix[f][e.fold[f]]
+		if at, found := slices.BinarySearch(list, pos); found {
+			list = slices.Delete(list, at, at+1)
+		}
+		if len(list) == 0 {
+			delete(ix[f], e.fold[f])
+		} else {
+			ix[f][e.fold[f]] = list
+		}
+	}
+}
+
+// base is a frozen directory that layers share: never written once built.
+type base struct {
+	rows  []*entry
+	byID  map[string]int32
+	index fieldIndexes
+	// idState is the reproducible GUID stream (-id-seed) as it stands after
+	// the base's own Ids were generated, so that a layer's creations
+	// continue it and never repeat a base Id; nil without -id-seed.
+	idState []byte
+}
+
+var emptyBase = &base{}
+
+// newBase freezes resources, in order, generating an Id for those without
+// one (from the stream of idSeed when given).
+func newBase(resources []*Resource, idSeed *uint64) (*base, error) {
+	b := &base{rows: make([]*entry, 0, len(resources)), byID: make(map[string]int32, len(resources))}
+	for i, r := range resources {
+		if r.ID() == "" || r.isNull(fieldID) {
+			continue
+		}
+		id, ok := parseGUID(r.ID())
+		if !ok {
+			return nil, fmt.Errorf("resource %d: Id %q is not a GUID", i, r.ID())
+		}
+		if _, taken := b.byID[id]; taken {
+			return nil, &errDuplicateID{Index: i, ID: id}
+		}
+		b.byID[id] = -1 // taken; the position is set below
+	}
+	ids := newIDStream(idSeed, 0)
+	var stream io.Reader // nil: crypto/rand
+	if ids != nil {
+		stream = ids
+	}
+	for i, r := range resources {
+		c := *r // the caller's resources are left as they are
+		if c.ID() == "" || c.isNull(fieldID) {
+			id, err := newID(stream, b.byID)
+			if err != nil {
+				return nil, err
+			}
+			c.set(fieldID, id, true)
+		} else {
+			id, _ := parseGUID(c.ID())
+			c.set(fieldID, id, true)
+		}
+		e := newEntry(&c)
+		b.byID[c.ID()] = int32(i)
+		b.rows = append(b.rows, e)
+		b.index.add(e, int32(i))
+	}
+	if ids != nil {
+		state, err := ids.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("save the id stream: %w", err)
+		}
+		b.idState = state
+	}
+	return b, nil
+}
+
+// newIDStream returns the reproducible GUID stream of idSeed, keyed by n
+// (the resources already held), or nil for crypto/rand.
+func newIDStream(idSeed *uint64, n int) *rand.ChaCha8 {
+	if idSeed == nil {
+		return nil
+	}
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:8], *idSeed)
+	binary.LittleEndian.PutUint64(key[8:16], uint64(n))
+	return rand.NewChaCha8(key)
+}
+
+// newID generates a version-4 GUID that taken does not hold.
+func newID(ids io.Reader, taken map[string]int32) (string, error) {
+	for {
+		var id uuid.UUID
+		var err error
+		if ids == nil {
+			id, err = uuid.NewRandom()
+		} else {
+			id, err = uuid.NewRandomFromReader(ids)
+		}
+		if err != nil {
+			return "", fmt.Errorf("generate resource id: %w", err)
+		}
+		if _, ok := taken[id.String()]; !ok {
+			return id.String(), nil
+		}
+	}
+}
+
+// Store is one directory: a layer of changes over a shared base.
 type Store struct {
 	mu   sync.RWMutex
-	rows []*Resource
-	byID slotTable // lower-case GUID to slot, read back from rows
-	// cols holds every string field's folded values, slot by slot: filters
-	// and sorts read them and never the resources. The Id column stays
-	// empty: an Id is a canonical lower-case GUID, its own folded value,
-	// so the resource's Id is read instead of a copy of 46 bytes a slot.
-	cols [numStringFields]column
-	// index maps a field's folded value to the ascending slots holding it.
-	// Null values are not indexed: eq never matches null.
-	index [numStringFields]*fieldIndex
+	seed *base // what Reset goes back to
+	base *base // what the layer is on: seed, or empty once cleared
+
+	// The layer: base positions written over, resources created here (at
+	// positions from len(base.rows) on), their Ids, and the index of both.
+	replaced map[int32]*entry
+	own      []*entry
+	ownByID  map[string]int32
+	index    fieldIndexes
+
 	// changes counts mutations, so a snapshot can tell whether it is stale.
 	changes uint64
-	// idSeed, when set, makes generated GUIDs reproducible: ids draws from
-	// a PRNG seeded with it, restarted whenever the store is emptied so that
-	// each test after a reset sees the same ids. Otherwise ids is nil and
-	// GUIDs come from crypto/rand.
-	idSeed *uint64
-	ids    io.Reader
-	fold   []byte // Update's scratch space
+	idSeed  *uint64
+	ids     io.Reader // nil: GUIDs from crypto/rand
 }
 
 // NewStore returns an empty store. A non-nil idSeed makes the sequence of
 // generated GUIDs the same on every run.
-func NewStore(idSeed *uint64) *Store {
-	s := &Store{idSeed: idSeed}
-	s.resetLocked()
+func NewStore(idSeed *uint64) *Store { return newLayer(emptyBase, idSeed) }
+
+// newLayer returns a store that starts from seed and goes back to it on
+// Reset.
+func newLayer(seed *base, idSeed *uint64) *Store {
+	s := &Store{seed: seed, idSeed: idSeed}
+	s.startLocked(seed)
 	return s
 }
 
-func (s *Store) resetLocked() {
-	s.rows = nil
-	s.byID = slotTable{}
-	s.cols = [numStringFields]column{}
-	for _, f := range indexedFields {
-		s.index[f] = newFieldIndex()
-	}
-	s.restartIDsLocked()
+// startLocked drops the layer and puts it on b.
+func (s *Store) startLocked(b *base) {
+	s.base = b
+	s.replaced, s.own, s.ownByID, s.index = nil, nil, nil, fieldIndexes{}
+	s.restartIDsLocked(len(b.rows), b.idState)
 	s.changes++
 }
 
-// Reset removes every resource.
+// setSeed makes b what Reset goes back to, and puts an empty store on it.
+func (s *Store) setSeed(b *base) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seed = b
+	if s.lenLocked() == 0 {
+		s.startLocked(b)
+	}
+}
+
+// restartIDsLocked restarts the reproducible GUID stream (-id-seed), keyed
+// by the n resources held so that it does not replay their Ids, or from
+// state: where the base's own Ids left it, so that a layer's creations
+// continue it as one directory seeded and then written would.
+func (s *Store) restartIDsLocked(n int, state []byte) {
+	s.ids = nil
+	stream := newIDStream(s.idSeed, n)
+	if stream == nil {
+		return
+	}
+	if state != nil && stream.UnmarshalBinary(state) != nil {
+		stream = newIDStream(s.idSeed, n)
+	}
+	s.ids = stream
+}
+
+// Reset goes back to the seed.
 func (s *Store) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.resetLocked()
+	s.startLocked(s.seed)
+}
+
+// Clear removes every resource, the seed's included (until the next Reset).
+func (s *Store) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.startLocked(emptyBase)
 }
 
 // Len returns the number of resources.
 func (s *Store) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.rows)
+	return s.lenLocked()
 }
+
+func (s *Store) lenLocked() int { return len(s.base.rows) + len(s.own) }
 
 // Changes returns a counter that moves whenever the store changes.
 func (s *Store) Changes() uint64 {
@@ -86,29 +291,46 @@ func (s *Store) Changes() uint64 {
 	return s.changes
 }
 
+// at returns the resource at position pos.
+func (s *Store) at(pos int32) *entry {
+	if n := int32(len(s.base.rows)); pos >= n {
+		return s.own[pos-n]
+	}
+	if e, ok := s.replaced[pos]; ok {
+		return e
+	}
+	return s.base.rows[pos]
+}
+
+// find returns the position of the resource with Id id.
+func (s *Store) find(id string) (int32, bool) {
+	if pos, ok := s.ownByID[id]; ok {
+		return pos, true
+	}
+	pos, ok := s.base.byID[id]
+	return pos, ok
+}
+
 // All returns every resource in creation order and the change counter they
 // reflect. Resources are immutable, so the caller may read them unlocked.
 func (s *Store) All() ([]*Resource, uint64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return slices.Clone(s.rows), s.changes
+	out := make([]*Resource, s.lenLocked())
+	for i := range out {
+		out[i] = s.at(int32(i)).res
+	}
+	return out, s.changes
 }
 
 func (s *Store) newIDLocked() (string, error) {
 	for {
-		var id uuid.UUID
-		var err error
-		if s.ids == nil {
-			id, err = uuid.NewRandom()
-		} else {
-			id, err = uuid.NewRandomFromReader(s.ids)
-		}
+		id, err := newID(s.ids, s.ownByID)
 		if err != nil {
-			return "", fmt.Errorf("generate resource id: %w", err)
+			return "", err
 		}
-		str := id.String()
-		if _, taken := s.byID.find(str, s.rowIDs()); !taken {
-			return str, nil
+		if _, inBase := s.base.byID[id]; !inBase {
+			return id, nil
 		}
 	}
 }
@@ -127,17 +349,14 @@ func (s *Store) Create(r *Resource) (*Resource, error) {
 }
 
 func (s *Store) appendLocked(r *Resource) {
-	slot := int32(len(s.rows))
-	s.rows = append(s.rows, r)
-	s.byID.insert(r.ID(), slot, s.rowIDs())
-	for f := fieldID + 1; f < numStringFields; f++ {
-		c := &s.cols[f]
-		c.push(r.str(f), !r.isNull(f))
-		if s.index[f] != nil && !r.isNull(f) {
-			fold, _ := c.get(slot)
-			s.index[f].add(fold, slot, c)
-		}
+	pos := int32(s.lenLocked())
+	e := newEntry(r)
+	s.own = append(s.own, e)
+	if s.ownByID == nil {
+		s.ownByID = map[string]int32{}
 	}
+	s.ownByID[r.ID()] = pos
+	s.index.add(e, pos)
 	s.changes++
 }
 
@@ -163,13 +382,13 @@ func (s *Store) Insert(rs []*Resource) error {
 		if r.isNull(fieldID) || id == "" {
 			continue
 		}
-		// byID is keyed by the canonical form: an upper-case Id would
+		// Ids are keyed by the canonical form: an upper-case Id would
 		// otherwise be a second key for the same GUID, which PUT never finds.
-		if u, err := uuid.Parse(id); err == nil && u.String() != id {
-			id = u.String()
+		if canonical, ok := parseGUID(id); ok && canonical != id {
+			id = canonical
 			r.set(fieldID, id, true)
 		}
-		if _, taken := s.byID.find(id, s.rowIDs()); taken || given[id] {
+		if _, taken := s.find(id); taken || given[id] {
 			return &errDuplicateID{Index: i, ID: id}
 		}
 		given[id] = true
@@ -187,159 +406,10 @@ func (s *Store) Insert(rs []*Resource) error {
 			r.set(fieldID, id, true)
 		}
 	}
-	s.appendAllLocked(rs)
+	for _, r := range rs {
+		s.appendLocked(r)
+	}
 	return nil
-}
-
-// appendAllLocked appends a batch, filling the indexes concurrently.
-func (s *Store) appendAllLocked(rs []*Resource) {
-	if len(rs) < 1024 {
-		for _, r := range rs {
-			s.appendLocked(r)
-		}
-		return
-	}
-	first := int32(len(s.rows))
-	s.rows = append(s.rows, rs...)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		keys := s.rowIDs()
-		s.byID.reserve(len(rs), keys)
-		for i, r := range rs {
-			s.byID.insert(r.ID(), first+int32(i), keys)
-		}
-	})
-	fillFields(&s.cols, &s.index, rs, first, &wg)
-	wg.Wait()
-	s.changes += uint64(len(rs))
-}
-
-// Load replaces the store's contents with resources, which already carry
-// their Ids (a snapshot); indexes are rebuilt. On error the store is left as
-// it was.
-func (s *Store) Load(resources []*Resource) error {
-	// The Id map and the indexes are built aside, each on its own goroutine
-	// and outside the lock, then swapped in: a million resources load in
-	// about half the time of appending them one by one.
-	var byID slotTable
-	var dup error
-	var cols [numStringFields]column
-	var index [numStringFields]*fieldIndex
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		byID = newSlotTable(len(resources))
-		keys := (*resourceIDs)(&resources)
-		for i, r := range resources {
-			if _, taken := byID.insertNew(r.ID(), int32(i), keys); taken {
-				dup = &errDuplicateID{Index: i, ID: r.ID()}
-				return
-			}
-		}
-	})
-	for _, f := range indexedFields {
-		index[f] = newFieldIndex()
-	}
-	fillFields(&cols, &index, resources, 0, &wg)
-	wg.Wait()
-	if dup != nil {
-		return dup
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.resetLocked()
-	s.rows = slices.Clone(resources)
-	s.byID = byID
-	s.cols = cols
-	s.index = index
-	s.restartIDsLocked()
-	return nil
-}
-
-// fillFields appends rs, which take the slots from first on, to every
-// field's column and index; the indexes are filled on goroutines of wg.
-//
-// The columns are filled first, by ranges of rs, one per CPU, each reading
-// a resource once for all its fields: a goroutine per field read every
-// resource once per field, and a million resources do not fit in a cache.
-// Then, a field per goroutine, the ranges' columns are appended in order
-// and the field's index is filled from its column alone.
-func fillFields(cols *[numStringFields]column, index *[numStringFields]*fieldIndex, rs []*Resource, first int32, wg *sync.WaitGroup) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(rs)/4096))
-	parts := make([][numStringFields]column, workers)
-	var filled sync.WaitGroup
-	for w := range workers {
-		filled.Go(func() {
-			part, rs := &parts[w], rs[len(rs)*w/workers:len(rs)*(w+1)/workers]
-			// Each column's text is sized from a sample, so that it is not
-			// copied a dozen times on its way; a bad guess only costs that.
-			sample := rs[:min(len(rs), 256)]
-			for f := fieldID + 1; f < numStringFields; f++ {
-				size := 0
-				for _, r := range sample {
-					size += len(r.str(f)) + 1
-				}
-				part[f].text = make([]byte, 0, size*len(rs)/max(len(sample), 1)*17/16)
-				part[f].at = make([]uint32, 0, len(rs))
-			}
-			for _, r := range rs {
-				for f := fieldID + 1; f < numStringFields; f++ {
-					part[f].push(r.str(f), !r.isNull(f))
-				}
-			}
-		})
-	}
-	filled.Wait()
-	for f := fieldID + 1; f < numStringFields; f++ {
-		wg.Go(func() {
-			c := &cols[f]
-			if c.len() == 0 { // sized exactly: a loaded column keeps no slack
-				size := 0
-				for w := range parts {
-					size += len(parts[w][f].text)
-				}
-				c.text = make([]byte, 0, size)
-				c.at = make([]uint32, 0, len(rs))
-			}
-			for w := range parts {
-				c.appendColumn(&parts[w][f])
-				parts[w][f] = column{}
-			}
-			ix := index[f]
-			if ix == nil {
-				return
-			}
-			ix.sizeFor(c, first, len(rs))
-			for slot := first; slot < first+int32(len(rs)); slot++ {
-				if fold, ok := c.get(slot); ok {
-					ix.add(fold, slot, c)
-				}
-			}
-		})
-	}
-}
-
-// resourceIDs gives the byID table the Id of a slot: the store's rows, or
-// resources not in the store yet. It is passed as a pointer: a slice would
-// be copied into an allocation each time it is passed as a slotKeys.
-type resourceIDs []*Resource
-
-func (ids *resourceIDs) slotKey(slot int32) string { return (*ids)[slot].ID() }
-
-// rowIDs is the store's rows as the byID table reads them; it follows appends.
-func (s *Store) rowIDs() *resourceIDs { return (*resourceIDs)(&s.rows) }
-
-// restartIDsLocked restarts the reproducible GUID stream, keyed by the seed
-// and the number of resources held: after loading a snapshot the stream
-// must not replay the ids the snapshot already holds, which would cost one
-// rejected guess per loaded resource.
-func (s *Store) restartIDsLocked() {
-	if s.idSeed == nil {
-		return
-	}
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:8], *s.idSeed)
-	binary.LittleEndian.PutUint64(key[8:16], uint64(len(s.rows)))
-	s.ids = rand.NewChaCha8(key)
 }
 
 // Update replaces the resource with r's Id by r, keeping the stored Address
@@ -347,40 +417,28 @@ func (s *Store) restartIDsLocked() {
 func (s *Store) Update(r *Resource) (*Resource, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	slot, ok := s.byID.find(r.ID(), s.rowIDs())
+	pos, ok := s.find(r.ID())
 	if !ok {
 		return nil, false
 	}
-	old := s.rows[slot]
-	r.address = old.address
-	for f := fieldID + 1; f < numStringFields; f++ { // an update keeps the Id
-		isSet := !r.isNull(f)
-		if isSet == !old.isNull(f) && r.str(f) == old.str(f) {
-			continue // unchanged: the column is not even read
+	old := s.at(pos)
+	r.address = old.res.address
+	e := newEntry(r)
+	nb := int32(len(s.base.rows))
+	switch {
+	case pos >= nb:
+		s.index.remove(old, pos)
+		s.own[pos-nb] = e
+	default:
+		if prev, ok := s.replaced[pos]; ok {
+			s.index.remove(prev, pos)
 		}
-		col := &s.cols[f]
-		before, wasSet := col.get(slot)
-		if wasSet == isSet {
-			if !isSet {
-				continue
-			}
-			s.fold = appendFold(s.fold[:0], r.str(f))
-			if string(s.fold) == before {
-				continue
-			}
+		if s.replaced == nil {
+			s.replaced = map[int32]*entry{}
 		}
-		// before stays readable after set: a column never overwrites text.
-		ix := s.index[f]
-		if ix != nil && wasSet {
-			ix.remove(before, slot, col)
-		}
-		col.set(slot, r.str(f), isSet)
-		if ix != nil && isSet {
-			fold, _ := col.get(slot)
-			ix.add(fold, slot, col)
-		}
+		s.replaced[pos] = e
 	}
-	s.rows[slot] = r
+	s.index.add(e, pos)
 	s.changes++
 	return r, true
 }
@@ -393,170 +451,115 @@ type Query struct {
 	PageSize int
 }
 
-// List returns the number of matching resources and the requested page.
-// Without sorts, the cost after matching is the page size; an eq on an
-// indexed field (alone or in an and) is answered from its index.
+// List returns the number of matching resources and the requested page:
+// the matches in creation order (from an index when the filter allows, by
+// a scan otherwise), one sort, one page window.
 func (s *Store) List(q Query) (total int, page []*Resource) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 
-	offset := len(s.rows) // past the end: only the totals are needed
-	if q.PageSize >= 1 && q.Page >= 1 && q.Page-1 <= len(s.rows)/q.PageSize {
-		offset = (q.Page - 1) * q.PageSize
+	var matches []int32
+	if q.Filter == nil && q.Sorts == nil {
+		total = s.lenLocked()
+		return total, s.pageLocked(nil, total, q)
 	}
-	pageOnly := q.Sorts == nil
-
-	var slots []int32
-	switch {
-	case q.Filter == nil && pageOnly:
-		total = len(s.rows)
-		if offset >= total {
-			return total, []*Resource{}
-		}
-		return total, slices.Clone(s.rows[offset:min(offset+q.PageSize, total)])
-	case q.Filter == nil:
-		slots = make([]int32, len(s.rows))
-		for i := range slots {
-			slots[i] = int32(i)
-		}
-	default:
-		candidates, exact, indexed := s.candidatesLocked(q.Filter)
-		if indexed && exact {
-			if pageOnly {
-				if offset >= candidates.n {
-					return candidates.n, []*Resource{}
-				}
-				return candidates.n, s.resourcesLocked(candidates.page(offset, q.PageSize))
-			}
-			slots = slices.Clone(candidates.flat()) // sorted below; the index must not be
-			break
-		}
-		slots, total = s.filterLocked(q.Filter, candidates, !indexed, pageOnly, offset, q.PageSize)
-		if pageOnly {
-			return total, s.resourcesLocked(slots)
+	candidates, indexed := s.candidatesLocked(q.Filter)
+	if !indexed {
+		candidates = nil
+		for pos := range int32(s.lenLocked()) {
+			candidates = append(candidates, pos)
 		}
 	}
-
-	total = len(slots)
-	if offset >= total {
-		return total, []*Resource{}
+	for _, pos := range candidates {
+		if q.Filter == nil || q.Filter.match(s.at(pos)) {
+			matches = append(matches, pos)
+		}
 	}
-	end := min(offset+q.PageSize, total)
-	if !pageOnly {
-		ra, rb := &columnRow{cols: &s.cols, rows: s.rows}, &columnRow{cols: &s.cols, rows: s.rows}
-		order := func(a, b int32) int {
-			ra.slot, rb.slot = a, b
-			if c := compareResources(ra, rb, q.Sorts); c != 0 {
+	if q.Sorts != nil {
+		slices.SortFunc(matches, func(a, b int32) int {
+			if c := compareEntries(s.at(a), s.at(b), q.Sorts); c != 0 {
 				return c
 			}
 			return int(a - b) // creation order breaks ties, so the order is total
-		}
-		if end <= total/8 {
-			slots = smallestSorted(slots, end, order)
-		} else {
-			slices.SortFunc(slots, order)
-		}
+		})
 	}
-	return total, s.resourcesLocked(slots[offset:end])
+	return len(matches), s.pageLocked(matches, len(matches), q)
 }
 
-// smallestSorted returns the k smallest slots in order: O(n log k) with a
-// bounded max-heap, so that the first pages of a sorted list over a million
-// matches do not sort all of them.
-func smallestSorted(slots []int32, k int, order func(a, b int32) int) []int32 {
-	heap := make([]int32, 0, k)
-	if k == 0 {
-		return heap
+// pageLocked cuts the page of q out of the matches (nil: every position).
+func (s *Store) pageLocked(matches []int32, total int, q Query) []*Resource {
+	offset := total // past the end: only the totals are asked for
+	if q.PageSize >= 1 && q.Page >= 1 && q.Page-1 <= total/q.PageSize {
+		offset = (q.Page - 1) * q.PageSize
 	}
-	for _, slot := range slots {
-		if len(heap) < k {
-			heap = append(heap, slot)
-			for i := len(heap) - 1; i > 0; {
-				parent := (i - 1) / 2
-				if order(heap[parent], heap[i]) >= 0 {
-					break
-				}
-				heap[parent], heap[i] = heap[i], heap[parent]
-				i = parent
-			}
-			continue
+	end := min(offset+max(q.PageSize, 0), total)
+	page := make([]*Resource, 0, end-offset)
+	for i := offset; i < end; i++ {
+		pos := int32(i)
+		if matches != nil {
+			pos = matches[i]
 		}
-		if order(slot, heap[0]) >= 0 {
-			continue
-		}
-		heap[0] = slot
-		for i := 0; ; {
-			largest, left, right := i, 2*i+1, 2*i+2
-			if left < k && order(heap[left], heap[largest]) > 0 {
-				largest = left
-			}
-			if right < k && order(heap[right], heap[largest]) > 0 {
-				largest = right
-			}
-			if largest == i {
-				break
-			}
-			heap[i], heap[largest] = heap[largest], heap[i]
-			i = largest
-		}
-	}
-	slices.SortFunc(heap, order)
-	return heap
-}
-
-func (s *Store) resourcesLocked(slots []int32) []*Resource {
-	page := make([]*Resource, len(slots))
-	for i, slot := range slots {
-		page[i] = s.rows[slot]
+		page = append(page, s.at(pos).res)
 	}
 	return page
 }
 
-// candidatesLocked returns the slots that hold every match of n, or
-// indexed=false when n needs a full scan. exact means every candidate matches.
-func (s *Store) candidatesLocked(n filterNode) (slots postings, exact, indexed bool) {
+// candidatesLocked returns, in ascending order, positions that include
+// every match of n, or indexed=false when n needs a scan: an eq on an
+// indexed field or Id, alone, in an and (the shortest list) or in an or of
+// such terms (the union).
+func (s *Store) candidatesLocked(n filterNode) (positions []int32, indexed bool) {
 	switch n := n.(type) {
 	case *filterCond:
 		if n.Op != opEq || (n.Kind != valueString && n.Kind != valueInt) || n.Field >= numStringFields {
-			return postings{}, false, false
+			return nil, false
 		}
 		if n.Field == fieldID {
-			if slot, found := s.byID.find(n.Fold, s.rowIDs()); found {
-				return onePosting(slot), true, true
+			if pos, found := s.find(n.Fold); found {
+				return []int32{pos}, true
 			}
-			return postings{}, true, true
+			return []int32{}, true
 		}
-		if s.index[n.Field] == nil {
-			return postings{}, false, false
+		if !slices.Contains(indexedFields, n.Field) {
+			return nil, false
 		}
-		return s.index[n.Field].get(n.Fold, &s.cols[n.Field]), true, true
+		return s.lookupLocked(n.Field, n.Fold), true
 	case *filterLogic:
-		if n.Or {
-			var union []int32
-			for _, t := range n.Terms {
-				c, _, ok := s.candidatesLocked(t)
-				if !ok {
-					return postings{}, false, false
-				}
-				union = mergeSlots(union, c.flat())
-			}
-			return flatPostings(union), false, true
-		}
-		// The smallest candidate list of the and's terms bounds the matches.
 		found := false
 		for _, t := range n.Terms {
-			c, _, ok := s.candidatesLocked(t)
-			if ok && (!found || c.n < slots.n) {
-				slots, found = c, true
+			c, ok := s.candidatesLocked(t)
+			switch {
+			case n.Or && !ok:
+				return nil, false
+			case n.Or:
+				positions, found = mergePositions(positions, c), true
+			case ok && (!found || len(c) < len(positions)):
+				positions, found = c, true
 			}
 		}
-		return slots, false, found
+		return positions, found
 	}
-	return postings{}, false, false
+	return nil, false
 }
 
-// mergeSlots returns the sorted union of two sorted slot lists.
-func mergeSlots(a, b []int32) []int32 {
+// lookupLocked returns the positions whose field f folds to key: the base's,
+// less those the layer wrote over, merged with the layer's.
+func (s *Store) lookupLocked(f field, key string) []int32 {
+	fromBase := s.base.index[f][key]
+	if len(s.replaced) > 0 {
+		kept := make([]int32, 0, len(fromBase))
+		for _, pos := range fromBase {
+			if _, over := s.replaced[pos]; !over {
+				kept = append(kept, pos)
+			}
+		}
+		fromBase = kept
+	}
+	return mergePositions(fromBase, s.index[f][key])
+}
+
+// mergePositions returns the sorted union of two sorted lists, in a new slice.
+func mergePositions(a, b []int32) []int32 {
 	out := make([]int32, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
 		switch {
@@ -571,55 +574,9 @@ func mergeSlots(a, b []int32) []int32 {
 	return append(append(out, a...), b...)
 }
 
-// filterLocked evaluates n on the candidate slots, or on every slot with
-// scanAll. With pageOnly it counts every match but keeps only the slots of
-// the page at offset, so memory stays O(page size) whatever matches.
-func (s *Store) filterLocked(n filterNode, candidates postings, scanAll, pageOnly bool, offset, size int) (slots []int32, total int) {
-	record := func(slot int32) {
-		if !pageOnly || (total >= offset && total-offset < size) {
-			slots = append(slots, slot)
-		}
-		total++
-	}
-	if c, ok := n.(*filterCond); ok && scanAll && c.Field != fieldID && c.Field < numStringFields && c.Op < numFilterOps {
-		// One condition over every slot, the common scan: read its column
-		// straight through rather than through the row interface.
-		col := &s.cols[c.Field]
-		if c.Op == opContains && c.Fold != "" {
-			col.eachContaining(c.Fold, record)
-			return slots, total
-		}
-		for slot := range int32(len(s.rows)) {
-			if c.matchValue(col.get(slot)) {
-				record(slot)
-			}
-		}
-		return slots, total
-	}
-	cur := &columnRow{cols: &s.cols, rows: s.rows}
-	keep := func(slot int32) {
-		cur.slot = slot
-		if n.match(cur) {
-			record(slot)
-		}
-	}
-	if scanAll {
-		for slot := range int32(len(s.rows)) {
-			keep(slot)
-		}
-		return slots, total
-	}
-	for _, b := range candidates.blocks {
-		for _, slot := range b {
-			keep(slot)
-		}
-	}
-	return slots, total
-}
-
-// compareResources orders by the sort keys: strings lower-cased, by code
+// compareEntries orders by the sort keys: strings lower-cased, by code
 // point, null first; StatusId numerically (its text is one digit).
-func compareResources(a, b row, keys []sortKey) int {
+func compareEntries(a, b row, keys []sortKey) int {
 	for _, k := range keys {
 		va, aSet := a.folded(k.Field)
 		vb, bSet := b.folded(k.Field)
@@ -647,4 +604,63 @@ func boolCompare(a, b bool) int {
 		return 1
 	}
 	return -1
+}
+
+// layerState is a store as the snapshot keeps it: its base and its layer.
+type layerState struct {
+	base     *base
+	cleared  bool // the base is empty because the store was cleared, not seeded
+	replaced []replacedResource
+	own      []*Resource
+	changes  uint64
+}
+
+type replacedResource struct {
+	pos int32
+	res *Resource
+}
+
+// state returns what the snapshot writes of the store; the layer is copied
+// (its size is the namespace's writes), the base shared.
+func (s *Store) state() layerState {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := layerState{base: s.base, cleared: s.base != s.seed, changes: s.changes}
+	for pos, e := range s.replaced {
+		st.replaced = append(st.replaced, replacedResource{pos, e.res})
+	}
+	slices.SortFunc(st.replaced, func(a, b replacedResource) int { return int(a.pos - b.pos) })
+	st.own = make([]*Resource, len(s.own))
+	for i, e := range s.own {
+		st.own[i] = e.res
+	}
+	return st
+}
+
+// restore puts the store on b with a layer of replaced (resources of b)
+// and own; it fails, leaving the store as it was, when an own Id is taken.
+func (s *Store) restore(b *base, replaced []replacedResource, own []*Resource) error {
+	t := newLayer(s.seed, s.idSeed)
+	t.startLocked(b)
+	for _, rr := range replaced { // decodeV4 checked that each is in b
+		if t.replaced == nil {
+			t.replaced = map[int32]*entry{}
+		}
+		e := newEntry(rr.res)
+		t.replaced[rr.pos] = e
+		t.index.add(e, rr.pos)
+	}
+	for i, r := range own {
+		if _, taken := t.find(r.ID()); taken {
+			return &errDuplicateID{Index: i, ID: r.ID()}
+		}
+		t.appendLocked(r)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.base, s.replaced, s.own, s.ownByID, s.index = t.base, t.replaced, t.own, t.ownByID, t.index
+	// The stream must not replay the Ids the layer already holds.
+	s.restartIDsLocked(t.lenLocked(), nil)
+	s.changes++
+	return nil
 }

@@ -21,14 +21,14 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
-	"unsafe"
+
 
 	"github.com/google/uuid"
 )
 
-// check verifies the store's invariants under its lock: rows, byID and the
-// eq indexes describe the same resources, exactly once each. Tests call it
-// after every kind of mutation.
+// check verifies the store's invariants under its lock: the Id maps and
+// the layer's eq indexes describe exactly the resources the store shows,
+// the base's index its own rows. Tests call it after every kind of mutation.
 func (s *Store) check() error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -38,526 +38,87 @@ func (s *Store) check() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
-
-	// Slots: every one holds a distinct, well-formed resource whose Id maps
-	// back to it.
-	seen := make(map[*Resource]int, len(s.rows))
-	for slot, r := range s.rows {
-		if r == nil {
-			fail("slot %d is empty", slot)
+	nb := int32(len(s.base.rows))
+	var wantBase, wantLayer fieldIndexes
+	for pos, e := range s.base.rows {
+		wantBase.add(e, int32(pos))
+		if got, ok := s.base.byID[e.res.ID()]; !ok || got != int32(pos) {
+			fail("base Id %s maps to %d, %v; want %d", e.res.ID(), got, ok, pos)
+		}
+	}
+	if len(s.base.byID) != len(s.base.rows) {
+		fail("the base has %d Ids for %d rows", len(s.base.byID), len(s.base.rows))
+	}
+	for pos, e := range s.replaced {
+		if pos < 0 || pos >= nb {
+			fail("replaced position %d is outside the base of %d", pos, nb)
 			continue
 		}
-		if prev, dup := seen[r]; dup {
-			fail("slots %d and %d hold the same resource", prev, slot)
+		if e.res.ID() != s.base.rows[pos].res.ID() {
+			fail("position %d: replaced by %s, the base has %s", pos, e.res.ID(), s.base.rows[pos].res.ID())
 		}
-		seen[r] = slot
-		if r.nulls>>numStringFields != 0 {
-			fail("slot %d: null bits %b beyond the string fields", slot, r.nulls)
+		wantLayer.add(e, pos)
+	}
+	for i, e := range s.own {
+		pos := nb + int32(i)
+		wantLayer.add(e, pos)
+		if got, ok := s.ownByID[e.res.ID()]; !ok || got != pos {
+			fail("own Id %s maps to %d, %v; want %d", e.res.ID(), got, ok, pos)
 		}
-		for f := field(0); f < numStringFields; f++ {
-			if slot >= s.cols[f].len() {
-				continue // reported below
-			}
-			fold, ok := s.cols[f].get(int32(slot))
-			if r.isNull(f) {
-				if r.str(f) != "" || ok || fold != "" {
-					fail("slot %d: %s is null but holds %q, column %q (non-null %v)", slot, f, r.str(f), fold, ok)
-				}
-				continue
-			}
-			if !ok || fold != strings.ToLower(r.str(f)) {
-				fail("slot %d: %s column holds %q (non-null %v), not the lower case of %q", slot, f, fold, ok, r.str(f))
-			}
-		}
-		id := r.ID()
-		if r.isNull(fieldID) {
-			fail("slot %d: Id is null", slot)
-		} else if u, err := uuid.Parse(id); err != nil || u.String() != id {
-			fail("slot %d: Id %q is not a canonical lower-case GUID", slot, id)
-		}
-		if st, ok := r.value(fieldStatus); !ok || (st != statusActive && st != statusInactive) {
-			fail("slot %d: Status %q (non-null %v) is not canonical", slot, st, ok)
-		}
-		if got, ok := s.byID.find(id, s.rowIDs()); !ok {
-			fail("slot %d: Id %s is not in byID", slot, id)
-		} else if int(got) != slot {
-			fail("slot %d: byID[%s] = %d", slot, id, got)
+		if _, inBase := s.base.byID[e.res.ID()]; inBase {
+			fail("own Id %s is also in the base", e.res.ID())
 		}
 	}
-	if s.byID.len() != len(s.rows) {
-		fail("byID has %d entries for %d resources", s.byID.len(), len(s.rows))
+	if len(s.ownByID) != len(s.own) {
+		fail("the layer has %d Ids for %d resources", len(s.ownByID), len(s.own))
 	}
-	inByID := make([]int, len(s.rows))
-	for slot := range s.byID.all {
-		if slot < 0 || int(slot) >= len(s.rows) {
-			fail("byID holds slot %d, outside the %d slots", slot, len(s.rows))
-		} else if inByID[slot]++; inByID[slot] > 1 {
-			fail("byID holds slot %d twice", slot)
+	for pos := range int32(s.lenLocked()) {
+		e := s.at(pos)
+		if want := newEntry(e.res); want.fold != e.fold {
+			fail("position %d: folded values %q, want %q", pos, e.fold, want.fold)
 		}
-	}
-	if err := s.byID.check(s.rowIDs()); err != nil {
-		fail("byID: %v", err)
-	}
-
-	// Columns: one entry per slot, and text that holds exactly the live
-	// entries plus the garbage it counts.
-	if c := &s.cols[fieldID]; c.len() != 0 || len(c.text) != 0 {
-		fail("the Id column holds %d slots, %d bytes; the Ids are read from the resources", c.len(), len(c.text))
-	}
-	for f := fieldID + 1; f < numStringFields; f++ {
-		c := &s.cols[f]
-		if c.len() != len(s.rows) {
-			fail("%s column has %d slots for %d resources", f, c.len(), len(s.rows))
-			continue
-		}
-		if (c.at == nil) == (c.wide == nil) && len(s.rows) > 0 {
-			fail("%s column has both or neither narrow and wide offsets", f)
-		}
-		live := 0
-		starts := make(map[int]bool, len(s.rows))
-		for slot := range int32(c.len()) {
-			off := c.offset(slot)
-			if off < 0 || off >= len(c.text) {
-				fail("%s column: slot %d starts at %d, outside its %d bytes", f, slot, off, len(c.text))
-				continue
-			}
-			if starts[off] {
-				fail("%s column: two slots start at %d", f, off)
-			}
-			starts[off] = true
-			if n := c.entryLen(off); off+n > len(c.text) {
-				fail("%s column: slot %d runs past the text", f, slot)
-			} else {
-				live += n
-			}
-		}
-		if live+c.garbage != len(c.text) {
-			fail("%s column: %d live bytes and %d garbage in %d bytes of text", f, live, c.garbage, len(c.text))
-		}
-		if c.garbage > len(c.text)/2 && c.garbage > 1<<16 {
-			fail("%s column: %d bytes of garbage in %d were not compacted", f, c.garbage, len(c.text))
+		if !isCanonicalGUID(e.res.ID()) || e.res.isNull(fieldID) {
+			fail("position %d: Id %q", pos, e.res.ID())
 		}
 	}
-	inColumn := func(key string) bool {
-		p := uintptr(unsafe.Pointer(unsafe.StringData(key)))
-		for f := range s.cols {
-			t := s.cols[f].text
-			if len(key) > 0 && cap(t) > 0 && p >= uintptr(unsafe.Pointer(&t[:1][0])) && p < uintptr(unsafe.Pointer(&t[:1][0]))+uintptr(cap(t)) {
-				return true
-			}
-		}
-		return false
-	}
-
-	// Indexes: exactly the fields of indexedFields have one; every posting
-	// list is non-empty and strictly ascending and points at resources with
-	// that folded, non-null value; every non-null value is indexed once.
-	var indexed [numStringFields]bool
 	for _, f := range indexedFields {
-		indexed[f] = true
-	}
-	for f := field(0); f < numStringFields; f++ {
-		if indexed[f] && s.index[f] == nil {
-			fail("%s has no index", f)
+		if !equalPostings(s.base.index[f], wantBase[f]) {
+			fail("base index of %s: %v, want %v", f, s.base.index[f], wantBase[f])
 		}
-		if !indexed[f] && s.index[f] != nil {
-			fail("%s is not an indexed field but has an index of %d keys", f, s.index[f].one.len()+len(s.index[f].many))
-		}
-	}
-	count := make([]int, len(s.rows))
-	for _, f := range indexedFields {
-		clear(count)
-		entries, want := 0, 0
-		for key, p := range s.index[f].many {
-			if p.n < 2 {
-				fail("%s index: %q has %d slots; lone slots belong in one", f, key, p.n)
-			}
-			if _, twice := s.index[f].one.find(key, &s.cols[f]); twice {
-				fail("%s index: %q is in both one and many", f, key)
-			}
-			if err := p.check(); err != nil {
-				fail("%s index: %q: %v", f, key, err)
-			}
-		}
-		if err := s.index[f].one.check(&s.cols[f]); err != nil {
-			fail("%s index: %v", f, err)
-		}
-		for key, p := range s.index[f].all(&s.cols[f]) {
-			if inColumn(key) {
-				fail("%s index: the key %q points into a column, which it would pin", f, key)
-			}
-			list := p.flat()
-			if len(list) == 0 {
-				fail("%s index: empty posting list for %q", f, key)
-			}
-			for i, slot := range list {
-				entries++
-				if i > 0 && list[i-1] >= slot {
-					fail("%s index: posting list for %q is not strictly ascending: %v", f, key, list)
-				}
-				if slot < 0 || int(slot) >= len(s.rows) {
-					fail("%s index: %q points at slot %d, outside the %d slots", f, key, slot, len(s.rows))
-					continue
-				}
-				count[slot]++
-				r := s.rows[slot]
-				switch {
-				case r == nil:
-				case r.isNull(f):
-					fail("%s index: %q points at slot %d, whose %s is null", f, key, slot, f)
-				case strings.ToLower(r.str(f)) != key:
-					fail("%s index: %q points at slot %d, whose %s is %q", f, key, slot, f, r.str(f))
-				}
-			}
-		}
-		for slot, r := range s.rows {
-			if r == nil || r.isNull(f) {
-				continue
-			}
-			want++
-			if count[slot] != 1 {
-				fail("%s index: slot %d (%q) is indexed %d times", f, slot, r.str(f), count[slot])
-			}
-		}
-		if entries != want {
-			fail("%s index: %d entries for %d non-null values", f, entries, want)
+		if !equalPostings(s.index[f], wantLayer[f]) {
+			fail("layer index of %s: %v, want %v", f, s.index[f], wantLayer[f])
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// check verifies the shape of a posting list: its count, and blocks of 1
-// to 2*postingBlock slots ascending across the whole list.
-func (p postings) check() error {
-	n := 0
-	for i, b := range p.blocks {
-		n += len(b)
-		if len(b) == 0 || len(b) > 2*postingBlock {
-			return fmt.Errorf("block %d holds %d slots, want 1 to %d", i, len(b), 2*postingBlock)
-		}
-		for k := range b {
-			prev := int32(-1)
-			switch {
-			case k > 0:
-				prev = b[k-1]
-			case i > 0:
-				prev = p.blocks[i-1][len(p.blocks[i-1])-1]
-			}
-			if b[k] <= prev {
-				return fmt.Errorf("block %d: slot %d follows %d", i, b[k], prev)
-			}
+func equalPostings(a, b postings) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
 		}
 	}
-	if n != p.n {
-		return fmt.Errorf("counts %d slots but its blocks hold %d", p.n, n)
-	}
-	return nil
+	return true
 }
 
-// folded gives a resource alone to a filter or a sort, as the store's
-// columns give a stored one: the tests evaluate filters on resources that
-// are in no store.
-func (r *Resource) folded(f field) (string, bool) {
-	if f == fieldStatusID {
-		return statusIDText(strings.ToLower(r.str(fieldStatus))), true
-	}
-	if r.isNull(f) {
-		return "", false
-	}
-	return strings.ToLower(r.str(f)), true
-}
-
-// all yields every value of the index with its slots.
-// The keys of one are copied out of the column, as a map's key would be.
-func (ix *fieldIndex) all(keys *column) func(yield func(key string, slots postings) bool) {
-	return func(yield func(key string, slots postings) bool) {
-		for slot := range ix.one.all {
-			if !yield(strings.Clone(keys.slotKey(slot)), onePosting(slot)) {
-				return
-			}
-		}
-		for key, v := range ix.many {
-			if !yield(key, *v) {
-				return
-			}
-		}
-	}
-}
-
-// indexContents returns what byID and the indexes hold, as plain maps
-// that compare equal whatever the layout of their tables.
-func (s *Store) indexContents() (byID map[string]int32, index [numStringFields]map[string][]int32) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	byID = make(map[string]int32, s.byID.len())
-	for slot := range s.byID.all {
-		byID[s.rows[slot].ID()] = slot
-	}
-	for _, f := range indexedFields {
-		index[f] = make(map[string][]int32)
-		for key, p := range s.index[f].all(&s.cols[f]) {
-			index[f][key] = slices.Clone(p.flat())
-		}
-	}
-	return byID, index
-}
+// folded gives a resource alone to a filter or a sort, as the store gives
+// a stored one: the tests evaluate filters on resources that are in no store.
+func (r *Resource) folded(f field) (string, bool) { return newEntry(r).folded(f) }
 
 // Get returns the resource with the given lower-case Id.
 func (s *Store) Get(id string) (*Resource, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	slot, ok := s.byID.find(id, s.rowIDs())
+	pos, ok := s.find(id)
 	if !ok {
 		return nil, false
 	}
-	return s.rows[slot], true
+	return s.at(pos).res, true
 }
 
-// TestPostings adds and removes slots at random in lists long enough to
-// split and merge blocks, against a plain sorted slice.
-func TestPostings(t *testing.T) {
-	rng := mrand.New(mrand.NewPCG(7, 14))
-	for _, span := range []int32{10, 3 * postingBlock, 20 * postingBlock} {
-		var p postings
-		var want []int32
-		for step := range 40 * postingBlock {
-			slot := rng.Int32N(span)
-			// Appends at the end, as creates do, and removals that empty lists.
-			if step%5 == 0 {
-				slot = span + int32(step)
-			}
-			i, found := slices.BinarySearch(want, slot)
-			if found && rng.IntN(3) > 0 {
-				want = slices.Delete(want, i, i+1)
-				if !p.remove(slot) {
-					t.Fatalf("span %d step %d: remove(%d) = false for a held slot", span, step, slot)
-				}
-			} else if !found {
-				want = slices.Insert(want, i, slot)
-				p.add(slot)
-			}
-			if p.remove(-1) || p.remove(span+int32(40*postingBlock)) {
-				t.Fatalf("span %d step %d: removed a slot never added", span, step)
-			}
-			if step%97 == 0 || step == 40*postingBlock-1 {
-				if err := p.check(); err != nil {
-					t.Fatalf("span %d step %d: %v", span, step, err)
-				}
-				if got := p.flat(); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
-					t.Fatalf("span %d step %d: holds %v, want %v", span, step, got, want)
-				}
-				off, size := rng.IntN(len(want)+2), 1+rng.IntN(3*postingBlock)
-				wantPage := want[min(off, len(want)):min(off+size, len(want))]
-				if got := p.page(off, size); !slices.Equal(got, wantPage) {
-					t.Fatalf("span %d step %d: page(%d, %d) = %v, want %v", span, step, off, size, got, wantPage)
-				}
-			}
-		}
-		if len(p.blocks) < 2 && span > postingBlock {
-			t.Errorf("span %d: the list never spread over blocks", span)
-		}
-	}
-}
-
-// TestAppendFold holds the one folding rule to strings.ToLower.
-func TestAppendFold(t *testing.T) {
-	for _, s := range []string{
-		"", "a", "Ada LOVELACE", "EMP-00000042", "@[`{", "Émile", "ZOË", "İstanbul", "ΣΑΣ", "\u212Aelvin",
-		"\xff\xfeAB", "mixed ascii then Ñ", strings.Repeat("Ab", 200),
-		"@AZ[`az{", "ABCDEFGH", "ABCDEFGHÉ", "abcdefgh\x7f\x00AZ", "EMP-00000042@EXAMPLE.ORG", "\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f",
-	} {
-		got := appendFold([]byte("prefix"), s)
-		if want := "prefix" + strings.ToLower(s); string(got) != want {
-			t.Errorf("appendFold(%q) = %q, want %q", s, got, want)
-		}
-	}
-	// Every byte value, and every rune below 256, at every place of an
-	// eight-byte word.
-	for c := range 256 {
-		for at := range 9 {
-			for _, mid := range []string{string([]byte{byte(c)}), string(rune(c))} {
-				in := strings.Repeat("Q", at) + mid + "qQ"
-				if got, want := string(appendFold(nil, in)), strings.ToLower(in); got != want {
-					t.Fatalf("appendFold(%q) = %q, want %q", in, got, want)
-				}
-			}
-		}
-	}
-}
-
-func TestIndexNeedle(t *testing.T) {
-	for _, tc := range []struct {
-		text, needle string
-	}{
-		{"", "a"}, {"", "ab"}, {"a", "a"}, {"a", "ab"}, {"ab", "ab"}, {"xab", "ab"},
-		{"aaaaaaaaab", "ab"}, {"aaaaaaaab", "ab"}, {"aaaaaaaa" + "b", "ab"}, {"1234567a" + "b", "ab"},
-		{"12345678ab", "ab"}, {"ababababab", "bab"}, {"abcdefghijklmnopqrstuvwxyz", "xyz"},
-		{"abcdefghijklmnopqrstuvwxyz", "yz"}, {"abcdefghijklmnopqrstuvwxyz", "z"}, {"\x00\x00\x01\x00", "\x01\x00"},
-		{"\xff\xfe\xff\xff", "\xff\xff"}, {"\x80\x81\x80\x81\x80\x81\x80\x81\x80\x80", "\x80\x80"},
-		{"ann hannah joanne", "ann"}, {"an an an an an an", "ann"}, {"qzqzqzqzqzqzqzqzqzq", "zqz"},
-		{"eeeeeeeeeeeeeeeeeeeeeeeeq", "eeeq"}, {"qeeeeeeeeeeeeeeeeeeeeeeee", "qeee"}, {"Ann", "ann"},
-	} {
-		if got, want := indexNeedle([]byte(tc.text), tc.needle, rarestPair(tc.needle)), strings.Index(tc.text, tc.needle); got != want {
-			t.Errorf("indexNeedle(%q, %q) = %d, want %d", tc.text, tc.needle, got, want)
-		}
-	}
-	for needle, want := range map[string]int{"x": 0, "ab": 0, "ann": 1, "the": 0, "a.q": 1, "ée": 0, "eeqe": 1} {
-		if got := rarestPair(needle); got != want {
-			t.Errorf("rarestPair(%q) = %d, want %d", needle, got, want)
-		}
-	}
-	// Few distinct bytes, so that needles occur; the rarest pair of a
-	// needle is anywhere in it.
-	rng := mrand.New(mrand.NewPCG(5, 5))
-	for range 50_000 {
-		b := make([]byte, rng.IntN(40))
-		for i := range b {
-			b[i] = "aeq\x00\xff"[rng.IntN(5)]
-		}
-		needle := make([]byte, 1+rng.IntN(5))
-		for i := range needle {
-			needle[i] = "aeq\x00\xff"[rng.IntN(5)]
-		}
-		if got, want := indexNeedle(b, string(needle), rarestPair(string(needle))), bytes.Index(b, needle); got != want {
-			t.Fatalf("indexNeedle(%q, %q) = %d, want %d", b, needle, got, want)
-		}
-	}
-}
-
-// TestColumnEachContaining checks the search of contains over runs of a
-// column's text against a search per value, where a match could run
-// across the length prefix of an entry or into the next entry.
-func TestColumnEachContaining(t *testing.T) {
-	long := strings.Repeat("ab", 100) // a two-byte length prefix
-	for _, tc := range []struct {
-		name   string
-		values []any // string, or nil for null
-		needle string
-		want   []int32
-	}{
-		{"none", []any{"abc", "def"}, "x", nil},
-		{"every slot", []any{"xa", "ax", "x"}, "x", []int32{0, 1, 2}},
-		{"twice in one value counts once", []any{"xx", "y", "axxa"}, "x", []int32{0, 2}},
-		{"not across two values", []any{"ab", "cd", "abcd"}, "bc", []int32{2}},
-		{"not across a null", []any{"ab", nil, "cd"}, "bc", nil},
-		{"not into a length prefix", []any{"a", "b"}, "a\x02", nil},
-		{"a length byte inside a value", []any{"a\x02b", "b"}, "\x02b", []int32{0}},
-		{"the empty value", []any{"", "a", ""}, "a", []int32{1}},
-		{"a two-byte prefix", []any{"z", long, "b" + long}, "ba", []int32{1, 2}},
-		{"the whole value", []any{"abc", "abcd"}, "abcd", []int32{1}},
-		{"longer than any value", []any{"ab", "ab"}, "abab", nil},
-	} {
-		for _, wide := range []bool{false, true} {
-			var c column
-			if wide {
-				c.at = []uint32{}
-				c.widen()
-			}
-			for _, v := range tc.values {
-				s, ok := v.(string)
-				c.push(s, ok)
-			}
-			var got []int32
-			c.eachContaining(tc.needle, func(slot int32) { got = append(got, slot) })
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("%s (wide %v): slots %v, want %v", tc.name, wide, got, tc.want)
-			}
-		}
-	}
-
-	// Random values against strings.Contains per value, then with updates,
-	// which move values to the end of the text and leave garbage behind.
-	rng := mrand.New(mrand.NewPCG(3, 9))
-	word := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = "ab\x01\x03"[rng.IntN(4)]
-		}
-		return string(b)
-	}
-	var c column
-	var values []string
-	var nulls []bool
-	for range 3000 {
-		v, ok := word(rng.IntN(6)), rng.IntN(8) > 0
-		if rng.IntN(50) == 0 {
-			v = word(130 + rng.IntN(100))
-		}
-		if !ok {
-			v = ""
-		}
-		c.push(v, ok)
-		values, nulls = append(values, v), append(nulls, !ok)
-	}
-	for round := range 300 {
-		if round >= 100 {
-			for range 1 + rng.IntN(100) {
-				slot, v, ok := rng.IntN(len(values)), word(rng.IntN(6)), rng.IntN(8) > 0
-				if !ok {
-					v = ""
-				}
-				c.set(int32(slot), v, ok)
-				values[slot], nulls[slot] = v, !ok
-			}
-		}
-		needle := word(1 + rng.IntN(4))
-		var want, got []int32
-		for slot, v := range values {
-			if !nulls[slot] && strings.Contains(v, needle) {
-				want = append(want, int32(slot))
-			}
-		}
-		c.eachContaining(needle, func(slot int32) { got = append(got, slot) })
-		if !slices.Equal(got, want) {
-			t.Fatalf("round %d, needle %q: %d slots, want %d", round, needle, len(got), len(want))
-		}
-	}
-	if c.garbage == 0 {
-		t.Error("the updates left no garbage")
-	}
-}
-
-// TestColumnWide switches the columns to the wide offsets that a column
-// takes past 4 GiB of text, then checks that appends, reads, updates and
-// compaction agree with the resources.
-func TestColumnWide(t *testing.T) {
-	s := NewStore(nil)
-	var rows []*Resource
-	for i := range 50 {
-		if i == 10 {
-			s.mu.Lock()
-			for f := range s.cols {
-				s.cols[f].widen()
-			}
-			s.mu.Unlock()
-		}
-		r, err := s.Create(mkRes(fieldSurname, "Name"+strconv.Itoa(i), fieldCompany, strings.Repeat("Ç", 100+i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows = append(rows, r)
-	}
-	mustCheck(t, s)
-	compacted := false
-	for round := range 40 {
-		for i, r := range rows {
-			before := len(s.cols[fieldCompany].text)
-			rows[i], _ = s.Update(withVal(r, fieldCompany, strings.Repeat("x", round+i), fieldSurname, nil))
-			compacted = compacted || len(s.cols[fieldCompany].text) < before
-		}
-	}
-	mustCheck(t, s)
-	if !compacted {
-		t.Error("2,000 updates never compacted the Company column")
-	}
-	if s.cols[fieldCompany].wide == nil || s.cols[fieldCompany].at != nil {
-		t.Error("the Company column went back to 32-bit offsets")
-	}
-	total, page := s.List(Query{Filter: mustFilter(t, "Company~startswith~'xxxxxxxxxx'~and~Surname~isnull"), Page: 1, PageSize: 100})
-	if total != 50 || len(page) != 50 {
-		t.Fatalf("%d matches, page of %d; want 50", total, len(page))
-	}
-}
 
 func mustCheck(t testing.TB, s *Store) {
 	t.Helper()
@@ -861,7 +422,7 @@ func TestStoreUpdate(t *testing.T) {
 		return ids(page)
 	}
 	old := rs[3]
-	oldVals := old.vals()
+	oldVals := old.vals
 
 	// Move Email and FirstName to new values, ExternalID from "" to null,
 	// Company from null to a value, Status to Inactive.
@@ -876,7 +437,7 @@ func TestStoreUpdate(t *testing.T) {
 	if string(got.address) != `{"n":3}` {
 		t.Fatalf("Address after update = %s, want the created one", got.address)
 	}
-	if old.vals() != oldVals || string(old.address) != `{"n":3}` {
+	if old.vals != oldVals || string(old.address) != `{"n":3}` {
 		t.Fatal("Update changed the stored resource in place")
 	}
 	if r, _ := s.Get(old.ID()); r != got {
@@ -940,7 +501,7 @@ func TestStoreLoad(t *testing.T) {
 		mkRes(fieldID, uuid.NewString(), fieldCompany, "C"),
 	}
 	changes := s.Changes()
-	if err := s.Load(loaded); err != nil {
+	if err := s.load(loaded); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
@@ -962,7 +523,7 @@ func TestStoreLoad(t *testing.T) {
 	// was.
 	dupID := uuid.NewString()
 	bad := []*Resource{mkRes(fieldID, dupID, fieldCompany, "X"), mkRes(fieldID, uuid.NewString(), fieldCompany, "Y"), mkRes(fieldID, dupID, fieldCompany, "Z")}
-	err := s.Load(bad)
+	err := s.load(bad)
 	var dup *errDuplicateID
 	if !errors.As(err, &dup) || dup.Index != 2 || dup.ID != dupID {
 		t.Fatalf("Load = %v, want a duplicate at 2", err)
@@ -972,7 +533,7 @@ func TestStoreLoad(t *testing.T) {
 		t.Fatalf("a refused Load changed the store: %d resources", len(all))
 	}
 
-	if err := s.Load(nil); err != nil {
+	if err := s.load(nil); err != nil {
 		t.Fatal(err)
 	}
 	if s.Len() != 0 {
@@ -1471,7 +1032,7 @@ func TestConcurrentServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded := NewStore(nil)
-	if err := loaded.Load(resources); err != nil {
+	if err := loaded.load(resources); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, loaded)
@@ -1481,36 +1042,11 @@ func TestConcurrentServer(t *testing.T) {
 		t.Fatalf("snapshot holds %d resources, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if got[i].vals() != want[i].vals() || got[i].nulls != want[i].nulls {
-			t.Fatalf("snapshot resource %d differs: %v / %v", i, got[i].vals(), want[i].vals())
+		if got[i].vals != want[i].vals || got[i].null != want[i].null {
+			t.Fatalf("snapshot resource %d differs: %v / %v", i, got[i].vals, want[i].vals)
 		}
 	}
 	t.Logf("%d created, %d seeded, %d snapshots written", created, inserted.Load(), snaps.Load())
-}
-
-// smallestSorted must give exactly the head of a full sort, ties included.
-func TestSmallestSortedMatchesFullSort(t *testing.T) {
-	rng := mrand.New(mrand.NewPCG(1, 2))
-	for trial := range 200 {
-		n := rng.IntN(300)
-		keys := make([]int, n)
-		slots := make([]int32, n)
-		for i := range slots {
-			slots[i] = int32(i)
-			keys[i] = rng.IntN(20) // many ties
-		}
-		order := func(a, b int32) int {
-			if c := keys[a] - keys[b]; c != 0 {
-				return c
-			}
-			return int(a - b)
-		}
-		full := slices.SortedFunc(slices.Values(slots), order)
-		k := rng.IntN(n + 1)
-		if got := smallestSorted(slices.Clone(slots), k, order); !slices.Equal(got, full[:k]) {
-			t.Fatalf("trial %d: n=%d k=%d: got %v, want %v", trial, n, k, got, full[:k])
-		}
-	}
 }
 
 // A large batch fills the indexes on several goroutines; the store must end
@@ -1546,11 +1082,27 @@ func TestStoreInsertLargeBatch(t *testing.T) {
 	}
 }
 
-// vals returns every string field's text, "" for null, to compare two
-// resources' fields at once.
-func (r *Resource) vals() (vals [numStringFields]string) {
-	for f := range numStringFields {
-		vals[f] = r.str(f)
+
+// load replaces the store's contents with resources that carry their Ids,
+// as a format-3 snapshot restores a namespace.
+func (s *Store) load(rs []*Resource) error { return s.restore(emptyBase, nil, rs) }
+
+// indexContents returns what the Id maps and the indexes hold, base and
+// layer together, as plain maps from folded value to positions.
+func (s *Store) indexContents() (byID map[string]int32, index [numStringFields]map[string][]int32) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	byID = map[string]int32{}
+	for pos := range int32(s.lenLocked()) {
+		byID[s.at(pos).res.ID()] = pos
 	}
-	return vals
+	for _, f := range indexedFields {
+		index[f] = map[string][]int32{}
+		for pos := range int32(s.lenLocked()) {
+			if e := s.at(pos); !e.res.null[f] {
+				index[f][e.fold[f]] = s.lookupLocked(f, e.fold[f])
+			}
+		}
+	}
+	return byID, index
 }
