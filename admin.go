@@ -139,4 +139,3 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 		Resources int
 	}{"reset", x.ns.store.Len()}, nil
 }
-

@@ -79,9 +79,9 @@ type snapshotHeader struct {
 type snapshotNamespace struct {
 	Name string
 	// Base is 1 + the index of the base in Bases; 0 for none.
-	Base           int
-	Replaced, Own  int
-	Count          int // versions 2 and 3: the namespace's resources
+	Base          int
+	Replaced, Own int
+	Count         int // versions 2 and 3: the namespace's resources
 }
 
 // snapshotRecords is one chunk of records, all of one section.

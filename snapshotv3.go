@@ -139,4 +139,3 @@ func (c *snapshotChunk) resources(dst []*Resource) error {
 	}
 	return nil
 }
-

@@ -22,7 +22,6 @@ import (
 	"testing/iotest"
 	"time"
 
-
 	"github.com/google/uuid"
 )
 
@@ -118,7 +117,6 @@ func (s *Store) Get(id string) (*Resource, bool) {
 	}
 	return s.at(pos).res, true
 }
-
 
 func mustCheck(t testing.TB, s *Store) {
 	t.Helper()
@@ -1081,7 +1079,6 @@ func TestStoreInsertLargeBatch(t *testing.T) {
 		t.Errorf("Changes() = %d after 10,001 resources", got)
 	}
 }
-
 
 // load replaces the store's contents with resources that carry their Ids,
 // as a format-3 snapshot restores a namespace.
