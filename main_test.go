@@ -510,14 +510,20 @@ func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
 		t.Errorf("no loaded log line:\n%s", out)
 	}
 
-	// An empty snapshot is an empty store: the seed loads again.
+	// A directory emptied with DELETE /__admin/resources stays empty across
+	// a restart (the snapshot keeps it), and a reset brings the seed back.
 	p = runStart(t, args, nil)
 	e = clientAt(t, p.url)
 	e.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
 	p.stopClean()
 	p = runStart(t, args, nil)
-	if n := clientAt(t, p.url).health(); n != 2 {
-		t.Errorf("%d resources after a restart on an empty snapshot, want the 2 seeded", n)
+	e = clientAt(t, p.url)
+	if n := e.health(); n != 0 {
+		t.Errorf("%d resources after a restart on an emptied directory, want 0", n)
+	}
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
+	if n := e.health(); n != 2 {
+		t.Errorf("%d resources after a reset, want the 2 seeded", n)
 	}
 	p.stopClean()
 }

@@ -37,8 +37,9 @@ import (
 )
 
 var (
-	modelSeed  = flag.Uint64("model.seed", 0, "seed of TestModel (0: a fixed seed; under RESOURCEDIR_LONG, two fixed and four random ones)")
-	modelSteps = flag.Int("model.steps", 0, "steps per seed of TestModel (0: 2000, or 40000 under RESOURCEDIR_LONG)")
+	modelSeed     = flag.Uint64("model.seed", 0, "seed of TestModel (0: a fixed seed; under RESOURCEDIR_LONG, two fixed and four random ones)")
+	modelSeedSize = flag.Int("model.seedsize", 300, "resources in the seed every namespace of TestModel starts from")
+	modelSteps    = flag.Int("model.steps", 0, "steps per seed of TestModel (0: 2000, or 40000 under RESOURCEDIR_LONG)")
 )
 
 func longTests() bool { return os.Getenv("RESOURCEDIR_LONG") != "" }
@@ -897,6 +898,45 @@ type modelRun struct {
 	// and requests go to /ns/{name} unless it is the default.
 	spaces map[string]*modelSpace
 	cur    string
+	// seedModel is the seed every namespace starts from and resets to.
+	seedModel []*mResource
+}
+
+// seedForModel returns n valid create bodies from g as a seed, and the model's
+// resources for them (without their Ids, which the server generates).
+func seedForModel(g *gen, n int) ([]byte, []*mResource) {
+	var items [][]byte
+	var model []*mResource
+	for len(model) < n {
+		b := g.createBody()
+		if b.broken != "" {
+			continue
+		}
+		b.remove("Id") // a seed keeps a given Id; a create ignores it
+		want, faults := judge(b, false)
+		if len(faults) > 0 {
+			continue
+		}
+		items = append(items, b.render())
+		model = append(model, want)
+	}
+	return append(append([]byte("["), bytes.Join(items, []byte(","))...), ']'), model
+}
+
+// adminReset resets the namespace: back to the seed, as every test starts.
+func (run *modelRun) adminReset() {
+	if code, body := run.do(http.MethodPost, "/__admin/reset", nil); code != http.StatusOK {
+		run.fatalf("reset: %d %s", code, body)
+	}
+	run.model = slices.Clone(run.seedModel)
+}
+
+// clear empties the namespace, seed included, until the next reset.
+func (run *modelRun) clear() {
+	if code, body := run.do(http.MethodDelete, "/__admin/resources", nil); code != http.StatusOK {
+		run.fatalf("clear: %d %s", code, body)
+	}
+	run.model = nil
 }
 
 // modelSpaces are the namespaces the model test spreads its steps over.
@@ -917,32 +957,48 @@ func (run *modelRun) use(name string) {
 		if err != nil {
 			run.fatalf("namespace %s: %v", name, err)
 		}
-		sp = &modelSpace{store: ns.store}
+		sp = &modelSpace{store: ns.store, model: slices.Clone(run.seedModel)}
 		run.spaces[name] = sp
 	}
 	run.store, run.model = sp.store, sp.model
 }
 
 func runModel(t *testing.T, seed uint64, steps int) {
-	// Generated Ids come from the seed too, so that a failure repeats
-	// exactly, orders by Id included.
+	// Every namespace starts from a seed, shared by all of them, which the
+	// steps write over; generated Ids come from the seed too, so that a
+	// failure repeats exactly, orders by Id included.
+	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	seedBody, seedModel := seedForModel(g, *modelSeedSize)
+	seedResources, err := decodeSeed(seedBody)
+	if err != nil {
+		t.Fatalf("the model's seed: %v", err)
+	}
 	store := NewStore(&seed)
 	logger := slog.New(slog.DiscardHandler)
-	srv := NewServer(DefaultConfig(), store, nil)
+	cfg := DefaultConfig()
+	cfg.Seed = seedResources
+	srv := NewServer(cfg, store, nil)
+	seedIDs, _ := store.All()
+	for i, r := range seedIDs {
+		seedModel[i].id = r.ID()
+	}
 	run := &modelRun{
 		t: t, seed: seed, steps: steps, store: store, srv: srv,
-		snap:   newSnapshotter(filepath.Join(t.TempDir(), "model.gob"), srv, logger),
-		stats:  map[string]int{},
-		spaces: map[string]*modelSpace{defaultNamespace: {store: store}},
-		cur:    defaultNamespace,
+		snap:      newSnapshotter(filepath.Join(t.TempDir(), "model.gob"), srv, logger),
+		stats:     map[string]int{},
+		spaces:    map[string]*modelSpace{defaultNamespace: {store: store, model: slices.Clone(seedModel)}},
+		cur:       defaultNamespace,
+		seedModel: seedModel,
+		model:     slices.Clone(seedModel),
 	}
-	run.g = &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), model: &run.model}
+	g.model = &run.model
+	run.g = g
 	t.Logf("seed %d, %d steps", seed, steps)
 	counts := map[string]int{}
 	for run.step = 1; run.step <= steps; run.step++ {
 		run.use(modelSpaces[run.g.r.IntN(len(modelSpaces))])
 		x := run.g.r.IntN(1000)
-		if len(run.model) > 400 {
+		if len(run.model) > len(run.seedModel)+400 {
 			x = 993 // keep lists cheap: reset now and then
 		}
 		switch {
@@ -960,9 +1016,10 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			run.snapshotRoundTrip()
 		case x < 995:
 			counts["reset"]++
-			run.store.Reset()
-			run.model = nil
-			run.note("store.Reset()")
+			run.adminReset()
+		case x < 997:
+			counts["clear"]++
+			run.clear()
 		default:
 			counts["compare"]++
 			run.compareAll()
@@ -1207,7 +1264,9 @@ func (run *modelRun) update() {
 		}
 		want.id, want.address = cur.id, cur.address
 		run.checkResource(run.decodeObject(body), body, want, true)
-		*cur = *want
+		// A new value, not *cur = *want: the namespaces' models share the
+		// seed's resources until they write over them.
+		run.model[slices.Index(run.model, cur)] = want
 	}
 }
 

@@ -208,11 +208,9 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 	def := s.defaultNS()
 	restored[defaultNamespace] = def
 	for _, sp := range spaces {
-		// A namespace the snapshot holds empty starts from the seed, as a
-		// new one does: -seed loads into an empty directory.
-		b := s.seed
-		if sp.Base == nil && len(sp.Own) > 0 {
-			b = emptyBase
+		b := emptyBase
+		if sp.reseed {
+			b = s.seed
 		}
 		if sp.Base != nil {
 			if sp.Base.frozen == nil {

@@ -54,6 +54,10 @@ type snapshotSpace struct {
 	Base     *snapshotBase
 	Replaced []replacedResource
 	Own      []*Resource
+	// reseed: the namespace starts from the seed. Formats 2 and 3 cannot
+	// tell a cleared namespace from one never written: an empty one starts
+	// from the seed again, as it did when they were current.
+	reseed bool
 }
 
 // count is the number of resources the namespace shows.

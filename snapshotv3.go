@@ -36,7 +36,11 @@ func decodeV3(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 		}
 		decoded += chunk.Count
 	}
-	return splitSpaces(header, resources)
+	spaces, err := splitSpaces(header, resources)
+	for i := range spaces {
+		spaces[i].reseed = len(spaces[i].Own) == 0
+	}
+	return spaces, err
 }
 
 // splitSpaces cuts the resources into the namespaces the header lists; a
