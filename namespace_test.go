@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -279,5 +282,190 @@ func BenchmarkNamespaceHeap(b *testing.B) {
 				runtime.KeepAlive(srv)
 			}
 		})
+	}
+}
+
+// TestNamespacesShareTheSeed: every namespace starts from one frozen seed
+// and holds only its own changes; what a client sees is what a copy of its
+// own would show, and the seed's Ids are the same everywhere and after
+// every reset.
+func TestNamespacesShareTheSeed(t *testing.T) {
+	t.Parallel()
+	idSeed := uint64(5)
+	e := startServer(t, nsConfig(t), &idSeed)
+	seedIDs := func(c *testClient) []string {
+		var out []string
+		for _, r := range c.all() {
+			out = append(out, r.Id)
+		}
+		return out
+	}
+	want := seedIDs(e)
+	if len(want) != 2 || want[0] != "6f9619ff-8b86-4011-b42d-00c04fc964ff" {
+		t.Fatalf("default namespace holds %v, want the seed's two with the given Id first", want)
+	}
+	a, b := e.in("a"), e.in("b")
+	for _, c := range []*testClient{a, b} {
+		if got := seedIDs(c); !slices.Equal(got, want) {
+			t.Fatalf("a new namespace holds %v, want the seed's %v", got, want)
+		}
+	}
+	// A new namespace is an empty layer on the seed the server froze.
+	nsA := e.srv.lookupNamespace("a")
+	if nsA.store.base != e.srv.seed || nsA.store.own != nil || nsA.store.replaced != nil {
+		t.Fatal("a new namespace is not an empty layer on the shared seed")
+	}
+
+	// Writes in a stay in a: an update of a seed resource, a create, a seed.
+	a.expect(http.StatusOK, http.MethodPut, "/api/v2/resource/"+want[0], putBody(want[0], "FirstName", "Augusta"))
+	created := a.createPerson("Grace").Id
+	if slices.Contains(want, created) {
+		t.Fatalf("a create in a namespace got the seed's Id %s", created)
+	}
+	seeded := a.seed(`[{"Company": "Extra"}]`)
+	check := func(c *testClient, filter string, wantTotal int) {
+		t.Helper()
+		var out struct{ TotalResults int }
+		c.getJSON("/api/v2/resource?requestParams.filters="+url.QueryEscape(filter), &out)
+		if out.TotalResults != wantTotal {
+			t.Errorf("%s %s: %d results, want %d", c.base, filter, out.TotalResults, wantTotal)
+		}
+	}
+	check(a, "FirstName~eq~'augusta'", 1)
+	check(a, "FirstName~eq~'ada'", 0)
+	check(b, "FirstName~eq~'ada'", 1)
+	check(b, "FirstName~eq~'augusta'", 0)
+	check(e, "FirstName~eq~'grace'", 0)
+	if got := seedIDs(a); !slices.Equal(got, append(slices.Clone(want), created, seeded[0].Id)) {
+		t.Fatalf("namespace a holds %v: the seed in its order, then its own", got)
+	}
+
+	// With -id-seed, b's first create gets the Id a's first create got.
+	if got := b.createPerson("Grace").Id; got != created {
+		t.Errorf("b's first create got %s, a's got %s: -id-seed must repeat the stream in every namespace", got, created)
+	}
+
+	// DELETE empties a's view, seed included; POST adds on top of nothing;
+	// a reset brings back the seed with the same Ids.
+	a.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
+	if n := a.health(); n != 0 {
+		t.Fatalf("%d resources after DELETE /__admin/resources, want 0", n)
+	}
+	check(a, "FirstName~eq~'ada'", 0)
+	a.seed(`[{"Company": "Alone"}]`)
+	if n := a.health(); n != 1 {
+		t.Fatalf("%d resources after seeding an emptied namespace, want 1", n)
+	}
+	a.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
+	if got := seedIDs(a); !slices.Equal(got, want) {
+		t.Fatalf("after a reset a holds %v, want the seed's %v", got, want)
+	}
+	check(a, "FirstName~eq~'ada'", 1)
+	if nsA.store.own != nil || nsA.store.replaced != nil {
+		t.Fatal("a reset left a layer behind")
+	}
+	if got := a.createPerson("Grace").Id; got != created {
+		t.Errorf("after a reset the first create got %s, want %s as the first time", got, created)
+	}
+}
+
+// TestNamespacesLayeredConcurrently: writers, readers and resets at once on
+// namespaces layered on one seed. Every read sees a whole version of each
+// resource (its FirstName and Surname are written together), never one
+// older than a write already answered, and a namespace never sees another's.
+func TestNamespacesLayeredConcurrently(t *testing.T) {
+	t.Parallel()
+	var items []string
+	for i := range 200 {
+		items = append(items, fmt.Sprintf(`{"FirstName": "v0", "Surname": "v0", "ExternalID": "x%d"}`, i))
+	}
+	cfg := DefaultConfig()
+	seed, err := decodeSeed([]byte("[" + strings.Join(items, ",") + "]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seed = seed
+	e := startServer(t, cfg, nil)
+	ids := make([]string, 0, 200)
+	for _, r := range e.all() {
+		ids = append(ids, r.Id)
+	}
+	const spaces, rounds = 4, 60
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	fail := func(format string, args ...any) {
+		select {
+		case errs <- fmt.Sprintf(format, args...):
+		default:
+		}
+	}
+	for s := range spaces {
+		ns := e.in(fmt.Sprintf("layer-%d", s))
+		target := ids[s*7] // each namespace writes its own resource of the seed
+		// answered is the last version whose PUT was answered; a reset
+		// takes the namespace back to v0, so it is taken under resetMu.
+		var answered atomic.Int64
+		var resetMu sync.RWMutex
+		wg.Go(func() { // the writer
+			for v := 1; v <= rounds; v++ {
+				resetMu.RLock()
+				tag := fmt.Sprintf("v%d", v)
+				r := ns.do(http.MethodPut, "/api/v2/resource/"+target, putBody(target, "FirstName", tag, "Surname", tag, "ExternalID", "w"))
+				if r.Status != http.StatusOK {
+					fail("PUT %s: %d %s", tag, r.Status, r.Body)
+				}
+				answered.Store(int64(v))
+				resetMu.RUnlock()
+				if v%20 == 0 {
+					resetMu.Lock()
+					ns.do(http.MethodPost, "/__admin/reset", "")
+					answered.Store(0)
+					resetMu.Unlock()
+				}
+			}
+		})
+		for range 2 { // readers
+			wg.Go(func() {
+				for range rounds {
+					resetMu.RLock()
+					floor := answered.Load()
+					var out struct {
+						ResourceList []struct{ Id, FirstName, Surname string }
+					}
+					r := ns.do(http.MethodGet, "/api/v2/resource?requestParams.filters="+url.QueryEscape("Id~eq~'"+target+"'"), "")
+					resetMu.RUnlock()
+					if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil || len(out.ResourceList) != 1 {
+						fail("read: %d %s", r.Status, r.Body)
+						return
+					}
+					got := out.ResourceList[0]
+					if got.FirstName != got.Surname {
+						fail("a half-applied write: FirstName %s, Surname %s", got.FirstName, got.Surname)
+					}
+					var v int64
+					fmt.Sscanf(got.FirstName, "v%d", &v)
+					if v < floor {
+						fail("read %s after v%d was answered", got.FirstName, floor)
+					}
+				}
+			})
+		}
+		wg.Go(func() { // a reader of the resources no one writes
+			for range rounds {
+				var out struct{ TotalResults int }
+				r := ns.do(http.MethodGet, "/api/v2/resource?requestParams.filters="+url.QueryEscape("ExternalID~eq~'w'"), "")
+				if r.Status != http.StatusOK || json.Unmarshal(r.Body, &out) != nil || out.TotalResults > 1 {
+					fail("namespace %d sees %d written resources, want its own one at most: %s", s, out.TotalResults, r.Body)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for msg := range errs {
+		t.Error(msg)
+	}
+	if n := e.health(); n != 200 {
+		t.Errorf("the default namespace holds %d, want the seed's 200 untouched", n)
 	}
 }

@@ -1654,3 +1654,180 @@ func (c *snapshotChunk) append(r *Resource) {
 }
 
 func (c *snapshotChunk) reset() { *c = snapshotChunk{} }
+
+// TestSnapshotLayers: the seed is written once whatever the number of
+// namespaces, each namespace as its changes, and a restart on the same seed
+// brings every namespace back as it was, sharing the seed again.
+func TestSnapshotLayers(t *testing.T) {
+	seedRes := snapRealistic(2000)
+	for _, r := range seedRes {
+		r.set(fieldID, "", false) // the server gives the seed its Ids
+	}
+	idSeed := uint64(3)
+	cfg := DefaultConfig()
+	cfg.Seed = seedRes
+	cfg.IDSeed = &idSeed
+	srv := NewServer(cfg, NewStore(&idSeed), nil)
+	path := filepath.Join(t.TempDir(), "layers.gob")
+	snap := newSnapshotter(path, srv, snapLogger(nil))
+	if _, err := snap.write(); err != nil {
+		t.Fatal(err)
+	}
+	one, _ := os.Stat(path)
+
+	seedIDs, _ := srv.defaultNS().store.All()
+	for i := range 50 {
+		name := fmt.Sprintf("t%02d", i)
+		ns := fmt.Sprintf("/ns/%s", name)
+		if i%10 == 9 {
+			snapServe(t, srv, http.MethodDelete, ns+"/__admin/resources", "")
+			continue
+		}
+		snapCreate(t, srv, fmt.Sprintf(`{"Company": "C%d"}`, i))
+		snapServe(t, srv, http.MethodPost, ns+"/api/v2/resource", fmt.Sprintf(`{"FirstName": "N%d"}`, i))
+		id := seedIDs[i].ID()
+		if code, body := snapServe(t, srv, http.MethodPut, ns+"/api/v2/resource/"+id, putBody(id, "FirstName", name)); code != http.StatusOK {
+			t.Fatalf("PUT: %d %s", code, body)
+		}
+	}
+	res, err := snap.write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50 namespaces on 2,000 seed resources, the seed written once: the
+	// file holds one seed and a few resources per namespace.
+	if res.Bytes > one.Size()*3/2 {
+		t.Errorf("the snapshot of 50 namespaces is %d bytes, the seed alone %d: the seed is not shared", res.Bytes, one.Size())
+	}
+	want := map[string][]string{}
+	for _, ns := range srv.sortedNamespaces() {
+		rs, _ := ns.store.All()
+		for _, r := range rs {
+			want[ns.name] = append(want[ns.name], snapWire(r))
+		}
+	}
+
+	// A restart with the same seed: every namespace as it was, on the
+	// server's own seed, with no second copy of it.
+	srv2 := NewServer(cfg, NewStore(&idSeed), nil)
+	if err := newSnapshotter(path, srv2, snapLogger(nil)).load(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, ns := range srv2.sortedNamespaces() {
+		rs, _ := ns.store.All()
+		for _, r := range rs {
+			got[ns.name] = append(got[ns.name], snapWire(r))
+		}
+		if err := ns.store.check(); err != nil {
+			t.Fatalf("namespace %s: %v", ns.name, err)
+		}
+		if len(rs) > 100 && ns.store.base != srv2.seed {
+			t.Errorf("namespace %s is not on the server's seed after the load", ns.name)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the reload the namespaces differ (%d namespaces, want %d)", len(got), len(want))
+	}
+	if n := len(got["t09"]); n != 0 {
+		t.Errorf("an emptied namespace holds %d after the reload, want 0", n)
+	}
+
+	// A restart with another seed: the namespaces keep the seed they were
+	// written on; a reset takes one to the new seed.
+	cfg3 := cfg
+	cfg3.Seed = snapRealistic(3)
+	srv3 := NewServer(cfg3, NewStore(&idSeed), nil)
+	if err := newSnapshotter(path, srv3, snapLogger(nil)).load(); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := srv3.lookupNamespace("t01").store.All(); len(rs) != len(want["t01"]) {
+		t.Fatalf("on another seed, t01 holds %d, want %d", len(rs), len(want["t01"]))
+	}
+	if code, _ := snapServe(t, srv3, http.MethodPost, "/ns/t01/__admin/reset", ""); code != http.StatusOK {
+		t.Fatal("reset")
+	}
+	if n := srv3.lookupNamespace("t01").store.Len(); n != 3 {
+		t.Errorf("after a reset t01 holds %d, want the new seed's 3", n)
+	}
+}
+
+// TestSnapshotFieldsByName: a format-4 file names its fields, so a file
+// written before a property existed loads with that property null, and one
+// written with a property this version does not have loads without it.
+func TestSnapshotFieldsByName(t *testing.T) {
+	rs := snapRealistic(3)
+	var older, newer snapshotRecords
+	olderFields := slices.DeleteFunc(slices.Clone(fieldNames[:numStringFields]), func(n string) bool { return n == "AddressComment" })
+	newerFields := append(slices.Clone(fieldNames[:numStringFields]), "Nickname")
+	for _, r := range rs {
+		rec := recordOf(r, 0)
+		rec.Values = slices.Delete(slices.Clone(rec.Values), int(fieldAddressComment), int(fieldAddressComment)+1)
+		rec.Nulls = slices.DeleteFunc(slices.Clone(rec.Nulls), func(i uint8) bool { return i >= uint8(fieldAddressComment) })
+		older.Records = append(older.Records, rec)
+		rec = recordOf(r, 0)
+		rec.Values = append(slices.Clone(rec.Values), "Nick")
+		newer.Records = append(newer.Records, rec)
+	}
+	for _, c := range []struct {
+		name    string
+		fields  []string
+		records *snapshotRecords
+		want    func(r *Resource) *Resource
+	}{
+		{"a property added since", olderFields, &older, func(r *Resource) *Resource {
+			c := *r
+			c.set(fieldAddressComment, "", false)
+			return &c
+		}},
+		{"a property this version lacks", newerFields, &newer, func(r *Resource) *Resource { return r }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := snapFrame(4, snapGob(t, snapshotHeader{Fields: c.fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 3}}}, c.records))
+			path := filepath.Join(t.TempDir(), "fields.gob")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readSnapshotFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range rs {
+				if w, g := snapWire(c.want(r)), snapWire(got[i]); g != w {
+					t.Errorf("resource %d:\n got %s\nwant %s", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+// TestSnapshotSparseHeaders: a sparse file of 2 GiB behind a valid header of
+// each version this resourcedir reads, and of one it does not, is refused
+// from its declared sizes, without a buffer of its size.
+func TestSnapshotSparseHeaders(t *testing.T) {
+	dir := t.TempDir()
+	for _, version := range []uint32{2, 3, 4, 5, 1 << 20} {
+		t.Run(fmt.Sprint(version), func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("v%d.gob", version))
+			head := binary.BigEndian.AppendUint32([]byte(snapshotMagic), version)
+			if err := os.WriteFile(path, head, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, 2<<30); err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := readSnapshotFile(path)
+			runtime.ReadMemStats(&after)
+			reason := "corrupt or truncated: the record at byte 25 declares 0 bytes"
+			if version > snapshotVersion {
+				reason = fmt.Sprintf("format version %d is newer", version)
+			}
+			snapCheckRefusal(t, err, path, reason)
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+				t.Errorf("refusing the file allocated %d bytes", grew)
+			}
+		})
+	}
+}
