@@ -1219,7 +1219,7 @@ func TestListIndexedMatchesScan(t *testing.T) {
 			}
 		}
 		if sorts != nil {
-			slices.SortStableFunc(matched, func(a, b *Resource) int { return compareEntries(a, b, sorts) })
+			slices.SortStableFunc(matched, func(a, b *Resource) int { return compareEntries(newEntry(a), newEntry(b), sorts) })
 		}
 		size := 1 + rng.IntN(60)
 		page := 1 + rng.IntN(len(matched)/size+2)

@@ -39,7 +39,8 @@ func (s *Store) check() error {
 	}
 	nb := int32(len(s.base.rows))
 	var wantBase, wantLayer fieldIndexes
-	for pos, e := range s.base.rows {
+	for pos := range s.base.rows {
+		e := &s.base.rows[pos]
 		wantBase.add(e, int32(pos))
 		if got, ok := s.base.byID[e.res.ID()]; !ok || got != int32(pos) {
 			fail("base Id %s maps to %d, %v; want %d", e.res.ID(), got, ok, pos)

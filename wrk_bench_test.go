@@ -517,3 +517,169 @@ func BenchmarkStartup(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNamespaces measures what a suite of parallel tests pays for
+// namespaces on a 100,000-resource seed, with the built binary and its
+// default flags (snapshot on, in a temporary folder):
+//
+//	go test -run '^$' -bench '^BenchmarkNamespaces$' -benchtime 1x .
+//
+// boot with -seed to the first answer; a new namespace's first answer;
+// the memory an unwritten namespace adds; a reset after 100 writes; 1,000
+// namespaces with 10 creates and 10 PUTs each (memory, snapshot size, and
+// the restart that loads it); a list in a written namespace against the same
+// list in default; a contains scan over the 100,000.
+func BenchmarkNamespaces(b *testing.B) {
+	_, dir, bin := wrkBuild(b)
+	const seedSize = 100_000
+	seedPath := filepath.Join(dir, "seed.json")
+	body := []byte{'['}
+	for i := range seedSize {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = benchAppendJSON(body, i)
+	}
+	wrkWrite(b, seedPath, string(append(body, ']')))
+	snapPath := filepath.Join(dir, "ns.gob")
+	client := &http.Client{Timeout: 30 * time.Second}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	get := func(url string) wrkAnswer { return wrkDo(b, client, http.MethodGet, url, nil) }
+	timed := func(method, url string, body []byte) float64 {
+		start := time.Now()
+		if a := wrkDo(b, client, method, url, body); a.Status != http.StatusOK {
+			b.Fatalf("%s %s: %d %s", method, url, a.Status, a.Body)
+		}
+		return ms(time.Since(start))
+	}
+
+	for b.Loop() {
+		addr := freeAddr(b)
+		base := "http://" + addr
+		start := time.Now()
+		cmd := wrkStart(b, filepath.Join(dir, "boot.log"), bin, "-addr", addr, "-seed", seedPath, "-snapshot", snapPath, "-max-namespaces", "1100")
+		wrkWaitHealthy(b, client, base)
+		boot := ms(time.Since(start))
+		rss0 := procRSS(b, cmd.Process.Pid)
+
+		var first []float64
+		for i := range 1000 {
+			start := time.Now()
+			if a := get(fmt.Sprintf("%s/ns/t%04d/api/v2/resource?requestParams.pageSize=1", base, i)); a.Status != http.StatusOK {
+				b.Fatalf("first list in a new namespace: %d %s", a.Status, a.Body)
+			}
+			first = append(first, ms(time.Since(start)))
+		}
+		rss1 := procRSS(b, cmd.Process.Pid)
+
+		var ids []string
+		var page struct{ ResourceList []struct{ Id string } }
+		if err := json.Unmarshal(get(base+"/api/v2/resource?requestParams.pageSize=500").Body, &page); err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range page.ResourceList {
+			ids = append(ids, r.Id)
+		}
+		put := func(ns, id string, k int) {
+			body := putBody(id, "FirstName", fmt.Sprintf("N%d", k), "Surname", "Written", "Company", "Layered Ltd", "Email", fmt.Sprintf("n%d@example.org", k))
+			timed(http.MethodPut, base+"/ns/"+ns+"/api/v2/resource/"+id, []byte(body))
+		}
+		for i := range 1000 {
+			ns := fmt.Sprintf("t%04d", i)
+			for k := range 10 {
+				timed(http.MethodPost, base+"/ns/"+ns+"/api/v2/resource", fmt.Appendf(nil, `{"FirstName": "C%d", "Surname": "Created", "Company": "Layered Ltd"}`, k))
+				put(ns, ids[(i+k)%len(ids)], k)
+			}
+		}
+		rss2 := procRSS(b, cmd.Process.Pid)
+
+		var resets []float64
+		for i := range 30 {
+			ns := fmt.Sprintf("reset%02d", i)
+			for k := range 50 {
+				timed(http.MethodPost, base+"/ns/"+ns+"/api/v2/resource", []byte(`{"Company": "Gone"}`))
+				put(ns, ids[k], k)
+			}
+			resets = append(resets, timed(http.MethodPost, base+"/ns/"+ns+"/__admin/reset", nil))
+		}
+
+		// The same lists in default and in a namespace with 20 writes.
+		lists := []string{
+			"requestParams.pageSize=25&requestParams.page=7",
+			"requestParams.filters=" + url.QueryEscape("Company~eq~'Layered Ltd'"),
+			"requestParams.filters=" + url.QueryEscape("Surname~contains~'ell'") + "&requestParams.pageSize=25",
+			"requestParams.sorts=Surname-desc&requestParams.pageSize=25",
+		}
+		var ratios []float64
+		for _, q := range lists {
+			var inDefault, inNS []float64
+			for range 15 {
+				inDefault = append(inDefault, timed(http.MethodGet, base+"/api/v2/resource?"+q, nil))
+				inNS = append(inNS, timed(http.MethodGet, base+"/ns/t0500/api/v2/resource?"+q, nil))
+			}
+			ratios = append(ratios, wrkMedian(inNS)/wrkMedian(inDefault))
+			b.Logf("list %s: default %.2f ms, written namespace %.2f ms (medians of 15)", q, wrkMedian(inDefault), wrkMedian(inNS))
+		}
+		var contains []float64
+		for range 31 {
+			contains = append(contains, timed(http.MethodGet, base+"/api/v2/resource?requestParams.filters="+url.QueryEscape("Email~contains~'zz'"), nil))
+		}
+
+		snapStart := time.Now()
+		if a := wrkDo(b, client, http.MethodPost, base+"/__admin/snapshot", nil); a.Status != http.StatusOK {
+			b.Fatalf("snapshot: %d %s", a.Status, a.Body)
+		}
+		snapWrite := ms(time.Since(snapStart))
+		info, err := os.Stat(snapPath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
+		cmd.Wait()                       //nolint:errcheck // interrupted
+
+		addr = freeAddr(b)
+		base = "http://" + addr
+		start = time.Now()
+		cmd = wrkStart(b, filepath.Join(dir, "reboot.log"), bin, "-addr", addr, "-seed", seedPath, "-snapshot", snapPath, "-max-namespaces", "1100")
+		wrkWaitHealthy(b, client, base)
+		reboot := ms(time.Since(start))
+		var spaces struct{ Total int }
+		if err := json.Unmarshal(get(base+"/__admin/namespaces").Body, &spaces); err != nil || spaces.Total != 1031 {
+			b.Fatalf("after the restart %d namespaces, want 1031 (%v)", spaces.Total, err)
+		}
+		rss3 := procRSS(b, cmd.Process.Pid)
+		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
+		cmd.Wait()                       //nolint:errcheck // interrupted
+
+		b.ReportMetric(boot, "ms-boot-100k-seed")
+		b.ReportMetric(wrkMedian(first), "ms-new-namespace-p50")
+		b.ReportMetric(float64(rss1-rss0)/1000, "KB-per-unwritten-namespace")
+		b.ReportMetric(wrkMedian(resets), "ms-reset-p50")
+		b.ReportMetric(float64(rss2)/(1<<20), "MB-RSS-1000-written")
+		b.ReportMetric(float64(info.Size())/(1<<20), "MB-snapshot")
+		b.ReportMetric(reboot, "ms-boot-with-snapshot")
+		b.ReportMetric(slices.Max(ratios), "worst-list-ratio")
+		b.ReportMetric(wrkMedian(contains), "ms-contains-100k-p50")
+		b.Logf("boot with a 100k seed %.0f ms; new namespace first answer p50 %.2f ms (max %.2f); RSS %d MB, +%d KB for 1,000 unwritten namespaces (%.1f KB each)",
+			boot, wrkMedian(first), slices.Max(first), rss0>>20, (rss1-rss0)>>10, float64(rss1-rss0)/1024/1000)
+		b.Logf("1,000 namespaces x (10 creates + 10 PUTs): RSS %d MB; reset after 100 writes p50 %.2f ms; contains over 100k p50 %.2f ms; list ratios %s",
+			rss2>>20, wrkMedian(resets), wrkMedian(contains), wrkFormat(ratios))
+		b.Logf("snapshot of that state: %.1f MB written in %.0f ms; restart to first answer %.0f ms, RSS %d MB",
+			float64(info.Size())/(1<<20), snapWrite, reboot, rss3>>20)
+	}
+}
+
+// procRSS is the resident memory of process pid, from /proc.
+func procRSS(b *testing.B, pid int) int64 {
+	b.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(status)
+	if m == nil {
+		b.Fatalf("no VmRSS in /proc/%d/status", pid)
+	}
+	kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	return kb << 10
+}
