@@ -129,7 +129,6 @@ func counter(name string) obj {
 // openAPIDocument is the OpenAPI 3.1 description of a server with these
 // limits.
 func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
-	statuses := slices.Clone(t.statuses)
 	typeNames := make([]string, len(t.types))
 	typeIDs := make([]any, len(t.types))
 	for i, rt := range t.types {
@@ -237,10 +236,10 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				// generated client sends; the server also takes any case. Null
 				// (Active) is said in words: a null in the enum becomes a
 				// "<nil>" constant in Go clients.
-				s := obj{"type": "string", "enum": statuses,
+				s := obj{"type": "string", "enum": t.statuses,
 					"description": "Active or Inactive, matched case-insensitively on the wire (\"inactive\" is Inactive) and stored canonical. Omitted (or null) means Active."}
 				if kind == "update" {
-					s = obj{"type": "string", "enum": statuses,
+					s = obj{"type": "string", "enum": t.statuses,
 						"description": "Active or Inactive, matched case-insensitively on the wire and stored canonical; required and not null in an update."}
 				}
 				props[p] = s
@@ -393,7 +392,8 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"get": op("listFaults", "Faults in force", "In the order they are tried, each with how often it Fired.", "Admin",
 				common(obj{"200": ok("The faults.", ref("FaultList")), "400": errorResp("An unknown query parameter.")}, false)),
 			"post": obj{"operationId": "addFaults", "summary": "Add faults", "tags": []string{"Admin"},
-				"description": fmt.Sprintf("One fault or an array of them; at most %d exist at once.", t.maxFaults),
+				"description": fmt.Sprintf("One fault or an array of them; at most %d exist at once. ", t.maxFaults) +
+					"A fault's answer carries any headers the fault sets (Headers), so the /api/v2 operations declare Retry-After on their 429, 503 and default answers.",
 				"requestBody": jsonBody(obj{"oneOf": []any{ref("FaultSpec"), obj{"type": "array", "items": ref("FaultSpec")}}}, "A fault, or an array of faults."),
 				"responses": common(obj{"200": ok("The faults added, with their Ids.", ref("FaultList")),
 					"400": errorResp("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), or too many faults."), "413": respRef("PayloadTooLarge")}, false)},
