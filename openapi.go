@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -74,7 +75,7 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(exchangeOf(w), err)
 		return
 	}
-	limits := openAPILimits{s.cfg.MaxPageSize, s.cfg.MaxBody, s.cfg.MaxSeedBody, s.cfg.JournalSize}
+	limits := openAPILimits{MaxPageSize: s.cfg.MaxPageSize, MaxBody: s.cfg.MaxBody, MaxSeedBody: s.cfg.MaxSeedBody, JournalSize: s.cfg.JournalSize}
 	body, ok := openAPIDocs.Load(limits)
 	if !ok {
 		b, _ := json.Marshal(openAPIDocument(limits, currentOpenAPITables())) // plain maps and slices: cannot fail
@@ -90,7 +91,21 @@ type openAPILimits struct {
 	MaxPageSize          int
 	MaxBody, MaxSeedBody int64
 	JournalSize          int
+	// Filters is the filter dialect in force (-filters): the filter
+	// parameter's description says what it accepts. "" is the default,
+	// openAPIDialectAssetic.
+	Filters string
 }
+
+// The filter dialects (-filters); the document describes the one in force.
+const (
+	openAPIDialectAssetic = "assetic"
+	openAPIDialectKendo   = "kendo"
+)
+
+// openAPIKendoOnlyOps are the operators only -filters kendo accepts, besides the
+// unary ones: the real service's help does not document them.
+var openAPIKendoOnlyOps = []string{"doesnotstartwith", "doesnotendwith"}
 
 var openAPIDocs sync.Map // openAPILimits -> []byte
 
@@ -111,25 +126,6 @@ func counter(name string) obj {
 	return closed(obj{name: obj{"type": "integer", "minimum": 0}}, name)
 }
 
-// caseInsensitive is a pattern matching any of words in any case, since
-// JSON Schema patterns have no case-insensitive flag.
-func caseInsensitive(words []string) string {
-	var alts []string
-	for _, w := range words {
-		var b strings.Builder
-		for _, c := range w {
-			lo, up := strings.ToLower(string(c)), strings.ToUpper(string(c))
-			if lo == up {
-				b.WriteString(lo)
-			} else {
-				b.WriteString("[" + lo + up + "]")
-			}
-		}
-		alts = append(alts, b.String())
-	}
-	return "^(" + strings.Join(alts, "|") + ")$"
-}
-
 // openAPIDocument is the OpenAPI 3.1 description of a server with these
 // limits.
 func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
@@ -138,20 +134,38 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 	for i, rt := range t.types {
 		typeNames[i], typeIDs[i] = rt.Name, rt.ID
 	}
-	requestorType := func(links bool) obj {
-		var alts []any
-		for _, rt := range t.types {
-			props := obj{"Id": obj{"const": rt.ID}, "Type": obj{"const": rt.Name}}
-			required := []string{"Id", "Type"}
-			if links {
-				props["_links"] = obj{"type": "array", "maxItems": 0}
-				props["_embedded"] = obj{"type": "null"}
-				required = append(required, "_links", "_embedded")
-			}
-			alts = append(alts, obj{"type": "object", "properties": props, "required": required, "additionalProperties": false})
-		}
-		return obj{"oneOf": alts, "description": "A requestor type of the fixed table: " + typeTable(t.types) + "."}
+	// links and embedded are HAL's _links and _embedded as the real service
+	// writes them: always [] and null. _embedded is declared a nullable open
+	// object, not {"type": "null"}: generated TypeScript types drop a key
+	// whose only value is null (openapi-fetch's Readable), and then a listed
+	// resource would not be a Resource.
+	links := func() obj {
+		return obj{"type": "array", "maxItems": 0, "items": obj{"type": "object", "additionalProperties": true},
+			"description": "HAL links: always empty here."}
 	}
+	embedded := func() obj {
+		return obj{"type": []string{"object", "null"}, "additionalProperties": true,
+			"description": "HAL embedded resources: always null here."}
+	}
+	// One object for the type, whichever answer carries it, so that
+	// generators make one struct with enums, not a union of five constants.
+	requestorType := obj{"type": "object", "additionalProperties": false,
+		"description": "A requestor type of the fixed table: " + typeTable(t.types) + ". The Id always goes with its Type. " +
+			"Update and list answers also carry _links ([]) and _embedded (null); create answers and the admin listing do not.",
+		"required": []string{"Id", "Type"},
+		"properties": obj{
+			"Id":        obj{"type": "integer", "enum": typeIDs, "description": "The table's Id of Type."},
+			"Type":      obj{"type": "string", "enum": typeNames},
+			"_links":    links(),
+			"_embedded": embedded(),
+		}}
+	requestorTypeInput := obj{"type": "object", "required": []string{"Type"},
+		"description": "A requestor type in a request: only Type is read; unknown properties are ignored.",
+		"properties": obj{
+			"Type": obj{"type": "string", "enum": typeNames,
+				"description": "One of " + strings.Join(typeNames, ", ") + ". Matched case-insensitively on the wire (\"team\" is Team) and stored canonical."},
+			"Id": obj{"type": []string{"integer", "null"}, "description": "Ignored: the table's Id of Type is used."},
+		}}
 	stringSchema := func(prop string, nullable bool) obj {
 		s := obj{"type": "string"}
 		if nullable {
@@ -163,14 +177,17 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		}
 		return s
 	}
-	resource := func(links bool) obj {
+	address := func(desc string) obj {
+		return obj{"type": []string{"object", "null"}, "additionalProperties": true, "description": desc}
+	}
+	resource := func(hal bool) obj {
 		props := obj{}
 		var required []string
 		for _, p := range t.stringProps {
 			switch p {
 			case "Id":
-				props[p] = obj{"type": "string", "format": "uuid", "pattern": "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
-					"description": "Generated: a random version-4 GUID, lower case (or the Id a seed gave)."}
+				props[p] = obj{"type": "string", "format": "uuid", "pattern": openAPIGUIDPattern,
+					"description": "A GUID, lower case and hyphenated: a random version-4 one generated on create, or the one a seed gave (any GUID)."}
 			case "Status":
 				props[p] = obj{"type": "string", "enum": t.statuses}
 			case "DisplayName":
@@ -184,17 +201,13 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			required = append(required, p)
 		}
 		props["StatusId"] = obj{"type": "integer", "enum": []int{1, 2}, "description": "Derived from Status: 1 Active, 2 Inactive."}
-		name := "RequestorType"
-		if links {
-			name = "RequestorTypeLinked"
-		}
-		props["Types"] = obj{"type": "array", "items": ref(name)}
-		props["Address"] = obj{"type": []string{"object", "null"}, "description": "As given on create; never changed by an update."}
+		props["Types"] = obj{"type": "array", "items": ref("RequestorType")}
+		props["Address"] = address("As given on create; never changed by an update.")
 		required = append(required, "StatusId", "Types", "Address")
 		desc := "A resource as create responses and the admin listing write it (no _links/_embedded)."
-		if links {
-			props["_links"] = obj{"type": "array", "maxItems": 0}
-			props["_embedded"] = obj{"type": "null"}
+		if hal {
+			props["_links"] = links()
+			props["_embedded"] = embedded()
 			required = append(required, "_links", "_embedded")
 			desc = "A resource as update and list responses write it."
 		}
@@ -212,36 +225,37 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			case "Id":
 				switch kind {
 				case "update":
-					props[p] = obj{"type": "string", "format": "uuid", "description": "Must equal the id in the path (any case)."}
+					props[p] = obj{"type": "string", "format": "uuid", "description": "Must equal the id in the path (compared case-insensitively)."}
 				case "seed":
-					props[p] = obj{"type": []string{"string", "null"}, "format": "uuid", "description": "Optional; a unique GUID. Generated when absent."}
+					props[p] = obj{"type": []string{"string", "null"}, "format": "uuid", "description": "Optional; a unique GUID (any version, any case). Generated when absent."}
 				default:
-					props[p] = obj{"description": "Ignored: the server generates the Id."}
+					props[p] = obj{"type": []string{"string", "null"}, "description": "Ignored: the server generates the Id."}
 				}
 			case "Status":
-				s := obj{"type": []string{"string", "null"}, "pattern": caseInsensitive(t.statuses),
-					"description": "Active or Inactive in any case, stored canonical. Omitted or null means Active."}
+				// The enum lists the canonical spellings, which is what a
+				// generated client sends; the server also takes any case. Null
+				// (Active) is said in words: a null in the enum becomes a
+				// "<nil>" constant in Go clients.
+				s := obj{"type": "string", "enum": t.statuses,
+					"description": "Active or Inactive, matched case-insensitively on the wire (\"inactive\" is Inactive) and stored canonical. Omitted (or null) means Active."}
 				if kind == "update" {
-					s["type"] = "string"
-					s["description"] = "Active or Inactive in any case; required and not null in an update."
+					s = obj{"type": "string", "enum": t.statuses,
+						"description": "Active or Inactive, matched case-insensitively on the wire and stored canonical; required and not null in an update."}
 				}
 				props[p] = s
 			default:
 				props[p] = stringSchema(p, true)
 			}
 		}
-		props["StatusId"] = obj{"description": "Ignored: derived from Status."}
+		props["StatusId"] = obj{"type": []string{"integer", "null"}, "description": "Ignored: derived from Status."}
 		props["Types"] = obj{"type": []string{"array", "null"}, "description": "Omitted or null means none. Duplicates are collapsed, keeping the first.",
-			"items": obj{"type": "object", "required": []string{"Type"}, "properties": obj{
-				"Type": obj{"type": "string", "pattern": caseInsensitive(typeNames), "description": "One of " + strings.Join(typeNames, ", ") + ", in any case."},
-				"Id":   obj{"description": "Ignored: the table's Id is used."},
-			}}}
-		props["Address"] = obj{"type": []string{"object", "null"}, "description": "Stored and returned as given."}
+			"items": ref("RequestorTypeInput")}
+		props["Address"] = address("Stored and returned as given.")
 		s := obj{"type": "object", "properties": props,
 			"description": "Property names are matched case-insensitively; unknown properties are ignored. " +
 				"Empty or white-space-only name parts count as empty. Company is required when FirstName and Surname are both empty."}
 		if kind == "update" {
-			props["Address"] = obj{"description": "Ignored on update: the stored Address is kept."}
+			props["Address"] = address("Ignored on update: the stored Address is kept.")
 			s["required"] = t.editable
 			s["description"] = "A full replacement: every one of " + strings.Join(t.editable, ", ") +
 				" must be present as a key (its value may be null); a body that lacks any is a 400 listing them. " + s["description"].(string)
@@ -249,31 +263,6 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		return s
 	}
 	fieldList := strings.Join(t.fields, ", ")
-	filterDesc := "A Kendo DataSourceRequest filter string.\n\n" +
-		"Grammar:\n\n" +
-		"```\n" +
-		"filter    = or\n" +
-		"or        = and { \"~or~\" and }\n" +
-		"and       = term { \"~and~\" term }\n" +
-		"term      = \"(\" or \")\" | condition\n" +
-		"condition = field \"~\" op \"~\" value\n" +
-		"          | field \"~\" unary [ \"~\" operand ]      (the operand is ignored, e.g. ~isnull~undefined)\n" +
-		"          | field symbol value                    (no tildes: Status='Active')\n" +
-		"symbol    = \"=\" | \"<\" | \"<=\" | \">\" | \">=\"\n" +
-		"value     = \"'\" { any character, '' for one ' } \"'\" | integer | null\n" +
-		"```\n\n" +
-		"Fields (any case): " + fieldList + ".\n\n" +
-		"Operators (any case): " + strings.Join(t.ops, ", ") + " (notsubstringof is doesnotcontain); unary: " +
-		strings.Join(t.unaryOps, ", ") + ".\n\n" +
-		"`~and~` binds tighter than `~or~`; parentheses group. String comparisons are case-insensitive. " +
-		"Positive operators never match null; each negative operator is the exact negation of its positive twin. " +
-		"`Fax~eq~null` means isnull. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
-		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", t.maxFilter[0], t.maxFilter[1], t.maxFilter[2]) +
-		"A malformed filter is a 400 whose message gives the character position (counted from 1, in Unicode characters) " +
-		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n" +
-		"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
-		"`(Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'`."
-
 	jsonBody := func(schema obj, desc string) obj {
 		return obj{"required": true, "description": desc, "content": obj{"application/json": obj{"schema": schema}}}
 	}
@@ -282,16 +271,19 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"content": obj{"application/json": obj{"schema": schema}}}
 	}
 	// common are the answers any request can get: credentials, the host and
-	// origin checks, the namespace limit, and a server fault.
+	// origin checks, the namespace limit, and a server fault; on /api/v2 also
+	// what an injected fault answers.
 	common := func(extra obj, api bool) obj {
 		out := obj{
 			"401": respRef("Unauthorized"),
 			"403": respRef("Forbidden"),
 			"405": respRef("MethodNotAllowed"),
-			"429": respRef("TooManyNamespaces"),
+			"429": respRef("NamespaceLimitReached"),
 			"500": respRef("InternalError"),
 		}
 		if api {
+			out["429"] = respRef("TooManyRequests")
+			out["503"] = respRef("ServiceUnavailable")
 			out["default"] = respRef("InjectedFault")
 		}
 		for k, v := range extra {
@@ -305,13 +297,40 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 	queryParam := func(name, desc string, schema obj) obj {
 		return obj{"name": name, "in": "query", "required": false, "description": desc, "schema": schema}
 	}
+	requestID := obj{"$ref": "#/components/headers/X-Request-Id"}
 	errorResp := func(desc string) obj {
-		return obj{"description": desc, "headers": obj{"X-Request-Id": obj{"$ref": "#/components/headers/X-Request-Id"}},
+		return obj{"description": desc, "headers": obj{"X-Request-Id": requestID},
 			"content": obj{"application/json": obj{"schema": ref("Error")}}}
+	}
+	// faultResp is an answer an injected fault may give: a fault sets any
+	// headers it likes, Retry-After being the one clients act on.
+	faultResp := func(desc string) obj {
+		r := errorResp(desc)
+		r["headers"] = obj{"X-Request-Id": requestID, "Retry-After": obj{"$ref": "#/components/headers/Retry-After"}}
+		return r
+	}
+	responses := obj{
+		"Unauthorized": obj{"description": "-auth is on and the credentials are missing or wrong.",
+			"headers": obj{"WWW-Authenticate": obj{"$ref": "#/components/headers/WWW-Authenticate"}, "X-Request-Id": requestID},
+			"content": obj{"application/json": obj{"schema": ref("Error")}}},
+		"Forbidden": errorResp("The Host is not a loopback name (see -allowed-hosts), or a state-changing request came from a foreign Origin."),
+		"MethodNotAllowed": obj{"description": "Another method on this path.",
+			"headers": obj{"Allow": obj{"$ref": "#/components/headers/Allow"}, "X-Request-Id": requestID},
+			"content": obj{"application/json": obj{"schema": ref("Error")}}},
+		"PayloadTooLarge":       errorResp("The body is larger than the limit."),
+		"UnsupportedMediaType":  errorResp("A body not declared as JSON: send Content-Type: application/json."),
+		"NamespaceLimitReached": errorResp("Through a /ns/{name} base URL only: creating this namespace would exceed -max-namespaces."),
+		"TooManyRequests": faultResp("Either an injected fault answering 429 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
+			"or, through a /ns/{name} base URL, creating this namespace would exceed -max-namespaces."),
+		"ServiceUnavailable": faultResp("An injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
+			"or a request held by a fault's DelayMs when the server shuts down."),
+		"InternalError": errorResp("Something unexpected; the Message gives a request id, never a stack trace."),
+		"InjectedFault": faultResp("An injected fault (see /__admin/faults) answers with its own status and headers (any it sets, such as Retry-After), " +
+			"in this shape unless the fault gives a Body, which is sent verbatim."),
 	}
 
 	listParams := []any{
-		queryParam("requestParams.filters", filterDesc, obj{"type": "string", "maxLength": t.maxFilter[0]}),
+		queryParam("requestParams.filters", filterDescription(cfg.Filters, t), obj{"type": "string", "maxLength": t.maxFilter[0]}),
 		queryParam("requestParams.page", "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals.",
 			obj{"type": "integer", "minimum": 1, "default": 1}),
 		queryParam("requestParams.pageSize", fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", t.defaultPage, cfg.MaxPageSize),
@@ -373,7 +392,8 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"get": op("listFaults", "Faults in force", "In the order they are tried, each with how often it Fired.", "Admin",
 				common(obj{"200": ok("The faults.", ref("FaultList")), "400": errorResp("An unknown query parameter.")}, false)),
 			"post": obj{"operationId": "addFaults", "summary": "Add faults", "tags": []string{"Admin"},
-				"description": fmt.Sprintf("One fault or an array of them; at most %d exist at once.", t.maxFaults),
+				"description": fmt.Sprintf("One fault or an array of them; at most %d exist at once. ", t.maxFaults) +
+					"A fault's answer carries any headers the fault sets (Headers), so the /api/v2 operations declare Retry-After on their 429, 503 and default answers.",
 				"requestBody": jsonBody(obj{"oneOf": []any{ref("FaultSpec"), obj{"type": "array", "items": ref("FaultSpec")}}}, "A fault, or an array of faults."),
 				"responses": common(obj{"200": ok("The faults added, with their Ids.", ref("FaultList")),
 					"400": errorResp("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), or too many faults."), "413": respRef("PayloadTooLarge")}, false)},
@@ -391,15 +411,31 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"500": errorResp("The snapshot could not be written; the Message gives the request id and a reason.")}, false))},
 		"/__admin/reset": obj{"post": op("reset", "Reset", "Resources, journal and faults back to empty; the -seed file is loaded again when one was given.", "Admin",
 			common(obj{"200": ok("Reset; Resources is how many the directory holds now (the -seed file's).", closed(obj{
-				"Status": obj{"const": "reset"}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
+				"Status": obj{"type": "string", "enum": []string{"reset"}}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
 				"400": errorResp("An unknown query parameter.")}, false))},
-		"/__admin/namespaces": obj{"get": op("listNamespaces", "Namespaces", "Every namespace with its resource count.", "Admin",
-			common(obj{"200": ok("The namespaces, by name.", closed(obj{
-				"Namespaces": obj{"type": "array", "items": closed(obj{
-					"Name":      obj{"type": "string", "pattern": namespacePattern},
-					"Resources": obj{"type": "integer", "minimum": 0}}, "Name", "Resources")},
-				"Total": obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
-				"400": errorResp("An unknown query parameter.")}, false))},
+		"/__admin/namespaces": obj{
+			"get": op("listNamespaces", "Namespaces", "Every namespace with its resource count.", "Admin",
+				common(obj{"200": ok("The namespaces, by name.", closed(obj{
+					"Namespaces": obj{"type": "array", "items": closed(obj{
+						"Name":      obj{"type": "string", "pattern": namespacePattern},
+						"Resources": obj{"type": "integer", "minimum": 0}}, "Name", "Resources")},
+					"Total": obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
+					"400": errorResp("An unknown query parameter.")}, false)),
+			"post": obj{"operationId": "createNamespace", "summary": "Create a namespace", "tags": []string{"Admin"},
+				"description": "A new, empty namespace with a fresh name, for one test to use alone; its base URL is what the test's client is pointed at.",
+				"requestBody": obj{"required": false, "description": "Optional: what the name starts with.", "content": obj{"application/json": obj{"schema": closed(obj{
+					"Prefix": obj{"type": "string", "description": "The new name starts with it; a name is 1 to 64 of A-Z a-z 0-9 . _ -"}})}}},
+				"responses": common(obj{"201": ok("Created.", closed(obj{
+					"Name":    obj{"type": "string", "pattern": namespacePattern},
+					"BaseURL": obj{"type": "string", "description": "The namespace's base URL: /api/v2 and /__admin paths go after it."}}, "Name", "BaseURL")),
+					"400": errorResp("A Prefix that cannot start a name, or an unknown property."),
+					"429": errorResp("There are -max-namespaces namespaces already.")}, false)},
+		},
+		"/__admin/generate": obj{"post": obj{"operationId": "generateResources", "summary": "Add generated resources", "tags": []string{"Admin"},
+			"description": "Adds Count realistic resources (names, companies, unique emails and external ids), the same ones for the same Seed. The console's \"Add sample data\" uses it.",
+			"requestBody": jsonBody(ref("GenerateRequest"), "How many, and the seed."),
+			"responses": common(obj{"200": ok("Added, as a seed answers.", ref("SeedResponse")),
+				"400": errorResp("A Count out of range, or an unknown property.")}, false)}},
 		"/__admin/namespaces/{name}": obj{
 			"parameters": []any{obj{"name": "name", "in": "path", "required": true,
 				"schema": obj{"type": "string", "pattern": namespacePattern}}},
@@ -420,18 +456,19 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 						"text/javascript": obj{"schema": obj{"type": "string"}}, "text/css": obj{"schema": obj{"type": "string"}}}},
 					"404": errorResp("No such file.")}, false)}},
 		"/__admin/openapi.json": obj{"get": op("openapi", "This document", "", "Admin",
-			common(obj{"200": ok("The OpenAPI document.", obj{"type": "object"}), "400": errorResp("An unknown query parameter.")}, false))},
+			common(obj{"200": ok("The OpenAPI document.", obj{"type": "object", "additionalProperties": true}), "400": errorResp("An unknown query parameter.")}, false))},
 	}
 
 	fault := obj{
-		"Method":  obj{"type": "string", "description": "HTTP method to match; empty or * matches any."},
-		"Path":    obj{"type": "string", "pattern": "^/", "description": "An /api/v2 path, exact or with {name} segments, matched as routes are."},
-		"Times":   obj{"type": "integer", "minimum": 0, "description": "How many matching requests it answers; 0 means until cleared."},
-		"Chance":  obj{"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "Probability that a matching request is answered by the fault (default 1)."},
-		"Seed":    obj{"type": "integer", "description": "Seeds the Chance draws, so that a run repeats exactly."},
-		"Kind":    obj{"type": "string", "enum": []string{"response", "reset", "empty", "garbage", "hang"}, "default": "response"},
-		"Status":  obj{"type": "integer", "minimum": 100, "maximum": 599, "description": "For Kind response: the status; without it, the real answer comes after DelayMs."},
-		"Headers": obj{"type": "object", "additionalProperties": obj{"type": "string"}},
+		"Method": obj{"type": "string", "description": "HTTP method to match; empty or * matches any."},
+		"Path":   obj{"type": "string", "pattern": "^/", "description": "An /api/v2 path, exact or with {name} segments, matched as routes are."},
+		"Times":  obj{"type": "integer", "minimum": 0, "description": "How many matching requests it answers; 0 means until cleared."},
+		"Chance": obj{"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "Probability that a matching request is answered by the fault (default 1)."},
+		"Seed":   obj{"type": "integer", "description": "Seeds the Chance draws, so that a run repeats exactly."},
+		"Kind":   obj{"type": "string", "enum": []string{"response", "reset", "empty", "garbage", "hang"}, "default": "response"},
+		"Status": obj{"type": "integer", "minimum": 100, "maximum": 599, "description": "For Kind response: the status; without it, the real answer comes after DelayMs."},
+		"Headers": obj{"type": "object", "additionalProperties": obj{"type": "string"},
+			"description": "For Kind response: extra headers the answer carries, any name, such as {\"Retry-After\": \"2\"}: an answer a fault gives may carry any header."},
 		"Body":    obj{"description": "Sent verbatim; without it the body is the error shape for Status."},
 		"DelayMs": obj{"type": "integer", "minimum": 0, "maximum": t.maxFaultDelay},
 		"After":   obj{"type": "boolean", "description": "Serve the request for real first, then replace the answer."},
@@ -450,17 +487,19 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		}}
 
 	schemas := obj{
-		"Error":               errorSchema,
-		"RequestorType":       requestorType(false),
-		"RequestorTypeLinked": requestorType(true),
-		"ResourceCreated":     resource(false),
-		"Resource":            resource(true),
-		"CreateRequest":       writeSchema("create"),
-		"UpdateRequest":       writeSchema("update"),
-		"SeedResource":        writeSchema("seed"),
+		"Error":              errorSchema,
+		"RequestorType":      requestorType,
+		"RequestorTypeInput": requestorTypeInput,
+		"StringOrList": obj{"description": "One value, or a list when the name was repeated.",
+			"oneOf": []any{obj{"type": "string"}, obj{"type": "array", "items": obj{"type": "string"}}}},
+		"ResourceCreated": resource(false),
+		"Resource":        resource(true),
+		"CreateRequest":   writeSchema("create"),
+		"UpdateRequest":   writeSchema("update"),
+		"SeedResource":    writeSchema("seed"),
 		"CreateResponse": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data":  obj{"type": "array", "items": ref("ResourceCreated"), "minItems": 1, "maxItems": 1},
-			"Total": obj{"const": 1},
+			"Total": obj{"type": "integer", "enum": []int{1}},
 		}},
 		"ResourcePage": obj{"type": "object", "additionalProperties": false,
 			"required": []string{"TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"},
@@ -469,16 +508,19 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"TotalPages":   obj{"type": "integer", "minimum": 0, "description": "ceil(TotalResults / pageSize); 0 when nothing matches."},
 				"Page":         obj{"type": "integer", "minimum": 1},
 				"ResourceList": obj{"type": "array", "items": ref("Resource"), "maxItems": cfg.MaxPageSize},
-				"_links":       obj{"type": "array", "maxItems": 0},
-				"_embedded":    obj{"type": "null"},
+				"_links":       links(),
+				"_embedded":    embedded(),
 			}},
 		"Health": obj{"type": "object", "required": []string{"Status"}, "additionalProperties": false, "properties": obj{
-			"Status":          obj{"const": "ok"},
+			"Status":          obj{"type": "string", "enum": []string{"ok"}},
 			"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},
 			"DroppedLogLines": obj{"type": "integer", "minimum": 0, "description": "Present once a log line was dropped."},
 		}},
 		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}},
+		"GenerateRequest": closed(obj{
+			"Count": obj{"type": "integer", "minimum": 1, "maximum": openAPIMaxGenerate},
+			"Seed":  obj{"type": "integer", "description": "The same Seed gives the same resources."}}, "Count"),
 		"SeedResponse": obj{"type": "object", "required": []string{"Total", "Ids"}, "additionalProperties": false, "properties": obj{
 			"Total": obj{"type": "integer", "minimum": 0},
 			"Ids":   obj{"type": "array", "items": obj{"type": "string", "format": "uuid"}, "description": "The new Ids, in the order given."}}},
@@ -492,14 +534,24 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"Path":      obj{"type": "string"},
 				"Query":     obj{"type": "string", "description": "The raw query string."},
 				"Params": obj{"type": "object", "description": "The decoded query, each name to its value or to a list when repeated.",
-					"additionalProperties": obj{"type": []string{"string", "array"}, "items": obj{"type": "string"}}},
+					"additionalProperties": ref("StringOrList")},
 				"Headers": obj{"type": "object", "description": "As received, canonical names, each to its value or to a list when repeated; Authorization credentials masked (Basic svc:***, Bearer ***).",
-					"additionalProperties": obj{"type": []string{"string", "array"}, "items": obj{"type": "string"}}},
+					"additionalProperties": ref("StringOrList")},
 				"Body":          obj{"description": "The body as JSON when it was JSON, else a string; null when empty."},
 				"BodyTruncated": obj{"type": "boolean", "description": "The body was cut at 64 KiB."},
-				"Status":        obj{"type": "integer"},
+				"Status":        obj{"type": "integer", "description": "What the server did: with an After fault, the status of the real answer."},
 				"DurationMs":    obj{"type": "number", "minimum": 0},
 				"Fault":         obj{"type": []string{"integer", "null"}, "description": "The Id of the fault that answered."},
+				"Delivered": obj{"type": "integer", "minimum": 0,
+					"description": "What the client received: the status of the answer sent; 0 when the connection ended without one (reset, empty, garbage, hang)."},
+				"Response": obj{"type": []string{"object", "null"}, "additionalProperties": false, "required": []string{"Headers", "Body"},
+					"description": "The answer sent: null when there was none.",
+					"properties": obj{
+						"Headers": obj{"type": "object", "description": "The answer's headers, canonical names, each to its value or to a list when repeated.",
+							"additionalProperties": ref("StringOrList")},
+						"Body": obj{"description": "The answer's body as JSON when it was JSON, else a string; null when empty."},
+					}},
+				"ResponseTruncated": obj{"type": "boolean", "description": "The answer's body was cut at 16 KiB."},
 			}},
 		"Journal": obj{"type": "object", "required": []string{"Requests", "Count", "Journal"}, "additionalProperties": false, "properties": obj{
 			"Requests": obj{"type": "array", "items": ref("JournalEntry")},
@@ -524,6 +576,36 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 	updateOp["requestBody"] = jsonBody(ref("UpdateRequest"), "Every editable property.")
 	listOp := paths["/api/v2/resource"].(obj)["get"].(obj)
 	listOp["parameters"] = listParams
+	// Every GET is served for HEAD too (ServeMux does it): the same status
+	// and headers, no body.
+	for _, item := range paths {
+		get, ok := item.(obj)["get"].(obj)
+		if !ok {
+			continue
+		}
+		id := get["operationId"].(string)
+		head := obj{"operationId": "head" + strings.ToUpper(id[:1]) + id[1:], "summary": get["summary"].(string) + ": headers only",
+			"description": "As GET, with the same status and headers and no body.", "tags": get["tags"]}
+		if p, ok := get["parameters"]; ok {
+			head["parameters"] = p
+		}
+		answers := obj{}
+		for code, r := range get["responses"].(obj) {
+			r := r.(obj)
+			if name, ok := r["$ref"].(string); ok {
+				r = responses[strings.TrimPrefix(name, "#/components/responses/")].(obj)
+			}
+			bare := obj{}
+			for k, v := range r {
+				if k != "content" {
+					bare[k] = v
+				}
+			}
+			answers[code] = bare
+		}
+		head["responses"] = answers
+		item.(obj)["head"] = head
+	}
 
 	return obj{
 		"openapi": "3.1.0",
@@ -555,24 +637,82 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"X-Request-Id":     obj{"description": "The request's id (the client's own X-Request-Id when it sent a short printable one).", "schema": obj{"type": "string"}},
 				"Allow":            obj{"description": "The methods the path allows.", "schema": obj{"type": "string"}},
 				"WWW-Authenticate": obj{"description": "Basic realm=\"resourcedir\"", "schema": obj{"type": "string"}},
+				"Retry-After": obj{"description": "Only when an injected fault sets it (a fault may set any header): seconds, or an HTTP date, as the fault gives it.",
+					"schema": obj{"type": "string"}},
 			},
-			"responses": obj{
-				"Unauthorized": obj{"description": "-auth is on and the credentials are missing or wrong.",
-					"headers": obj{"WWW-Authenticate": obj{"$ref": "#/components/headers/WWW-Authenticate"}, "X-Request-Id": obj{"$ref": "#/components/headers/X-Request-Id"}},
-					"content": obj{"application/json": obj{"schema": ref("Error")}}},
-				"Forbidden": errorResp("The Host is not a loopback name (see -allowed-hosts), or a state-changing request came from a foreign Origin."),
-				"MethodNotAllowed": obj{"description": "Another method on this path.",
-					"headers": obj{"Allow": obj{"$ref": "#/components/headers/Allow"}, "X-Request-Id": obj{"$ref": "#/components/headers/X-Request-Id"}},
-					"content": obj{"application/json": obj{"schema": ref("Error")}}},
-				"PayloadTooLarge":      errorResp("The body is larger than the limit."),
-				"UnsupportedMediaType": errorResp("A body not declared as JSON: send Content-Type: application/json."),
-				"TooManyNamespaces":    errorResp("Through a /ns/{name} base URL only: creating this namespace would exceed -max-namespaces."),
-				"InternalError":        errorResp("Something unexpected; the Message gives a request id, never a stack trace."),
-				"InjectedFault":        errorResp("An injected fault (see /__admin/faults) answers with its own status, in this shape unless the fault gives a Body."),
-			},
+			"responses": responses,
 		},
 	}
 }
+
+// filterDescription is the requestParams.filters description for the
+// dialect in force: a client generated from the document must learn from
+// it what this server accepts, not what the other dialect would.
+func filterDescription(dialect string, t openAPITables) string {
+	fieldList := strings.Join(t.fields, ", ")
+	var kendoOnly []string // what only -filters kendo accepts, in words
+	var ops []string
+	for _, op := range t.ops {
+		if slices.Contains(openAPIKendoOnlyOps, op) {
+			continue
+		}
+		ops = append(ops, op)
+	}
+	kendoOnly = append(kendoOnly, openAPIKendoOnlyOps...)
+	kendoOnly = append(kendoOnly, t.unaryOps...)
+	common := "Fields (any case): " + fieldList + ".\n\n" +
+		"String comparisons are case-insensitive. Positive operators never match null; each negative operator is the exact negation " +
+		"of its positive twin. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
+		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", t.maxFilter[0], t.maxFilter[1], t.maxFilter[2]) +
+		"A malformed filter is a 400 whose message gives the character position (counted from 1, in Unicode characters) " +
+		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n"
+	if dialect == openAPIDialectKendo {
+		return "A Kendo DataSourceRequest filter string. This server runs `-filters kendo`: the whole Kendo grammar below, " +
+			"more than the real service documents (the default, `-filters assetic`, accepts only what it documents).\n\n" +
+			"Grammar:\n\n" +
+			"```\n" +
+			"filter    = or\n" +
+			"or        = and { \"~or~\" and }\n" +
+			"and       = term { \"~and~\" term }\n" +
+			"term      = \"(\" or \")\" | condition\n" +
+			"condition = field \"~\" op \"~\" value\n" +
+			"          | field \"~\" unary [ \"~\" operand ]      (the operand is ignored, e.g. ~isnull~undefined)\n" +
+			"          | field symbol value                    (no tildes: Status='Active')\n" +
+			"symbol    = \"=\" | \"<\" | \"<=\" | \">\" | \">=\"\n" +
+			"value     = \"'\" { any character, '' for one ' } \"'\" | integer | null\n" +
+			"```\n\n" +
+			"Operators (any case): " + strings.Join(append(ops, openAPIKendoOnlyOps...), ", ") + " (notsubstringof is doesnotcontain); unary: " +
+			strings.Join(t.unaryOps, ", ") + ".\n\n" +
+			"`~and~` binds tighter than `~or~`; parentheses group. `Fax~eq~null` means isnull. " + common +
+			"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
+			"`(Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'`, `Email~isnull~undefined`."
+	}
+	return "A filter string in Kendo's DataSourceRequest syntax, as far as the real service's help documents it. " +
+		"This server runs `-filters assetic` (the default): it accepts exactly what the real service documents, " +
+		"so that a client relying on more fails here first.\n\n" +
+		"Grammar:\n\n" +
+		"```\n" +
+		"filter    = term { \"~and~\" term }  |  term { \"~or~\" term }    (one kind of join in the whole filter)\n" +
+		"term      = \"(\" filter \")\" | condition                         (parentheses change nothing)\n" +
+		"condition = field \"~\" op \"~\" value\n" +
+		"          | field symbol value                    (no tildes: Status='Active')\n" +
+		"symbol    = \"=\" | \"<\" | \"<=\" | \">\" | \">=\"\n" +
+		"value     = \"'\" { any character, '' for one ' } \"'\" | integer   (integers for StatusId)\n" +
+		"```\n\n" +
+		"Operators (any case): " + strings.Join(ops, ", ") + " (notsubstringof is doesnotcontain).\n\n" +
+		"Not accepted here, each a 400 whose message names the construct and its position and says that `-filters kendo` accepts it: " +
+		"the operators " + strings.Join(kendoOnly, ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
+		"(the real service cannot combine them).\n\n" + common +
+		"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
+		"`Company~contains~'eng'~or~Email~endswith~'.org'`."
+}
+
+// openAPIMaxGenerate is the most resources one POST /__admin/generate adds.
+const openAPIMaxGenerate = 100000
+
+// openAPIGUIDPattern admits every GUID the server writes: canonical, lower case,
+// hyphenated, of any version (a seed may give any GUID).
+const openAPIGUIDPattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
 // namespacePattern is validNamespaceName as a pattern.
 var namespacePattern = fmt.Sprintf("^[A-Za-z0-9._-]{1,%d}$", maxNamespaceName)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -97,18 +99,221 @@ func TestOpenAPIDocumentIsOpenAPI31(t *testing.T) {
 		}
 		at(t, doc, path...)
 	}
-	// Every operation names the answers every request can get.
+	// Every operation names the answers every request can get, and a
+	// success; a HEAD answer has no body.
 	for p, item := range doc["paths"].(map[string]any) {
 		for method, op := range item.(map[string]any) {
 			if method == "parameters" || method == "description" {
 				continue
 			}
 			responses := at(t, op, "responses").(map[string]any)
-			for _, code := range []string{"200", "401", "403", "405", "429", "500"} {
+			for _, code := range []string{"401", "403", "405", "429", "500"} {
 				if _, ok := responses[code]; !ok {
 					t.Errorf("%s %s lacks a %s response", method, p, code)
 				}
 			}
+			if !slices.ContainsFunc(keys(responses), func(code string) bool { return strings.HasPrefix(code, "2") }) {
+				t.Errorf("%s %s has no success response", method, p)
+			}
+			if method != "head" {
+				continue
+			}
+			for code, r := range responses {
+				if _, ok := r.(map[string]any)["content"]; ok {
+					t.Errorf("head %s: the %s answer has content", p, code)
+				}
+			}
+		}
+	}
+}
+
+// walkSchemas calls f with every JSON object of the document and its path.
+func walkSchemas(v any, path string, f func(path string, m map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		f(path, v)
+		for k, e := range v {
+			walkSchemas(e, path+"/"+k, f)
+		}
+	case []any:
+		for i, e := range v {
+			walkSchemas(e, fmt.Sprintf("%s/%d", path, i), f)
+		}
+	}
+}
+
+// TestOpenAPIForGenerators holds the document to the forms that
+// oapi-codegen, ogen and openapi-typescript turn into usable types (CI
+// generates and runs those clients; this finds a regression without Node
+// or the network).
+func TestOpenAPIForGenerators(t *testing.T) {
+	t.Parallel()
+	doc := openAPIDoc(t)
+	walkSchemas(doc, "#", func(path string, m map[string]any) {
+		if strings.HasSuffix(path, "/properties") {
+			return // a map of property names, not a schema
+		}
+		// A type list is only ever a type and null: Go generators have no
+		// type for string-or-array.
+		if list, ok := m["type"].([]any); ok {
+			if len(list) != 2 || list[1] != "null" || list[0] == "null" {
+				t.Errorf("%s: type %v is not [T, null]", path, list)
+			}
+		}
+		if m["type"] == "null" {
+			t.Errorf("%s: a null-only schema (openapi-fetch's Readable drops the key)", path)
+		}
+		if _, ok := m["const"]; ok {
+			t.Errorf("%s: const (Go generators make it interface{}): use a typed enum", path)
+		}
+		if e, ok := m["enum"].([]any); ok {
+			if _, typed := m["type"].(string); !typed {
+				t.Errorf("%s: an enum without one type", path)
+			}
+			if slices.Contains(e, nil) {
+				t.Errorf("%s: null in an enum (oapi-codegen makes a \"<nil>\" constant)", path)
+			}
+		}
+		if _, ok := m["pattern"]; ok && strings.Contains(path, "/schemas/") && strings.Contains(path, "Request") {
+			t.Errorf("%s: a pattern on a request property: use an enum", path)
+		}
+		if m["type"] == "object" || slices.Contains(anySlice(m["type"]), "object") {
+			_, props := m["properties"]
+			_, extra := m["additionalProperties"]
+			if !props && !extra {
+				t.Errorf("%s: an object with neither properties nor additionalProperties (Record<string, never> in TypeScript)", path)
+			}
+		}
+	})
+
+	schemas := at(t, doc, "components", "schemas").(map[string]any)
+	rt := schemas["RequestorType"].(map[string]any)
+	if rt["type"] != "object" || rt["oneOf"] != nil {
+		t.Errorf("RequestorType is not one object: %v", rt)
+	}
+	for _, name := range []string{"CreateRequest", "UpdateRequest", "SeedResource"} {
+		if got := at(t, schemas, name, "properties", "Types", "items", "$ref"); got != "#/components/schemas/RequestorTypeInput" {
+			t.Errorf("%s Types items = %v, want the named RequestorTypeInput", name, got)
+		}
+		for prop, s := range at(t, schemas, name, "properties").(map[string]any) {
+			if _, ok := s.(map[string]any)["type"]; !ok {
+				t.Errorf("%s.%s has no type", name, prop)
+			}
+		}
+	}
+	for _, name := range []string{"Resource", "ResourceCreated", "CreateRequest"} {
+		addr := at(t, schemas, name, "properties", "Address").(map[string]any)
+		if !slices.Equal(anySlice(addr["type"]), []any{"object", "null"}) || addr["additionalProperties"] != true {
+			t.Errorf("%s.Address = %v, want a nullable open object", name, addr)
+		}
+	}
+	for _, name := range []string{"Resource", "ResourcePage"} {
+		if got := at(t, schemas, name, "properties", "_embedded", "type"); !slices.Equal(anySlice(got), []any{"object", "null"}) {
+			t.Errorf("%s._embedded type = %v, want [object null]", name, got)
+		}
+	}
+
+	// 429s are named for what gives them; a fault's Retry-After is declared.
+	responses := at(t, doc, "components", "responses").(map[string]any)
+	if _, ok := responses["TooManyNamespaces"]; ok {
+		t.Error("a 429 is still named TooManyNamespaces")
+	}
+	for _, name := range []string{"InjectedFault", "TooManyRequests", "ServiceUnavailable"} {
+		if got := at(t, responses, name, "headers", "Retry-After", "$ref"); got != "#/components/headers/Retry-After" {
+			t.Errorf("%s does not declare Retry-After: %v", name, got)
+		}
+	}
+	for _, p := range []string{"/api/v2/resource", "/api/v2/resource/{id}"} {
+		for method, op := range at(t, doc, "paths", p).(map[string]any) {
+			if method == "parameters" || method == "description" {
+				continue
+			}
+			if got := at(t, op, "responses", "429"); got.(map[string]any)["$ref"] != "#/components/responses/TooManyRequests" &&
+				got.(map[string]any)["headers"].(map[string]any)["Retry-After"] == nil {
+				t.Errorf("%s %s: 429 = %v", method, p, got)
+			}
+		}
+	}
+}
+
+func anySlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+// TestOpenAPIHeadWhereServed: every path with a GET has a HEAD, and the
+// server answers HEAD there with GET's status and no body.
+func TestOpenAPIHeadWhereServed(t *testing.T) {
+	t.Parallel()
+	doc := openAPIDoc(t)
+	// A real server: a recorder keeps the body a handler writes for HEAD,
+	// which net/http drops.
+	srv := httptest.NewServer(consoleHandler(t))
+	defer srv.Close()
+	for p, item := range doc["paths"].(map[string]any) {
+		ops := item.(map[string]any)
+		_, get := ops["get"]
+		_, head := ops["head"]
+		if get != head {
+			t.Errorf("%s: get %v, head %v", p, get, head)
+		}
+		if !get {
+			continue
+		}
+		target := srv.URL + strings.Replace(p, "{file}", consoleAssetNames()[0], 1)
+		g, err := http.Get(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Body.Close()
+		r, err := http.Head(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.StatusCode != g.StatusCode || r.StatusCode != http.StatusOK {
+			t.Errorf("HEAD %s = %d, GET = %d", p, r.StatusCode, g.StatusCode)
+		}
+		if n != 0 {
+			t.Errorf("HEAD %s has a body of %d bytes", p, n)
+		}
+		if r.Header.Get("Content-Type") != g.Header.Get("Content-Type") {
+			t.Errorf("HEAD %s Content-Type = %q, GET's = %q", p, r.Header.Get("Content-Type"), g.Header.Get("Content-Type"))
+		}
+	}
+}
+
+// TestOpenAPIFilterDialect: the filter parameter says what the dialect in
+// force accepts.
+func TestOpenAPIFilterDialect(t *testing.T) {
+	t.Parallel()
+	tables := currentOpenAPITables()
+	filters := func(dialect string) string {
+		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, tables)
+		for _, p := range at(t, doc, "paths", "/api/v2/resource", "get", "parameters").([]any) {
+			if p.(obj)["name"] == paramFilters {
+				return p.(obj)["description"].(string)
+			}
+		}
+		t.Fatal("no filter parameter")
+		return ""
+	}
+	assetic, kendo := filters(""), filters(openAPIDialectKendo)
+	if filters(openAPIDialectAssetic) != assetic {
+		t.Error("the default dialect is not assetic")
+	}
+	for _, want := range []string{"`-filters assetic` (the default)", "Not accepted here", "`-filters kendo` accepts it", "isnull", "doesnotstartwith"} {
+		if !strings.Contains(assetic, want) {
+			t.Errorf("the assetic description lacks %q", want)
+		}
+	}
+	if strings.Contains(assetic, "| null") {
+		t.Error("the assetic grammar admits null")
+	}
+	for _, want := range []string{"This server runs `-filters kendo`", "| null", "unary: isnull", "doesnotstartwith", "doesnotendwith"} {
+		if !strings.Contains(kendo, want) {
+			t.Errorf("the kendo description lacks %q", want)
 		}
 	}
 }
@@ -144,23 +349,23 @@ func TestOpenAPIMatchesCodeTables(t *testing.T) {
 		}
 	}
 
-	for _, name := range []string{"RequestorType", "RequestorTypeLinked"} {
-		alts := at(t, schemas, name, "oneOf").([]any)
-		if len(alts) != len(requestorTypeTable) {
-			t.Fatalf("%s has %d alternatives, want %d", name, len(alts), len(requestorTypeTable))
-		}
-		for i, e := range requestorTypeTable {
-			if id, typ := at(t, alts[i], "properties", "Id", "const"), at(t, alts[i], "properties", "Type", "const"); id != float64(e.id) || typ != e.name {
-				t.Errorf("%s[%d] = %v %v, want %d %s", name, i, id, typ, e.id, e.name)
-			}
-		}
-	}
-	var typeNames []string
+	var typeNames, typeIDs []string
 	for _, e := range requestorTypeTable {
 		typeNames = append(typeNames, e.name)
+		typeIDs = append(typeIDs, fmt.Sprint(int(e.id)))
 	}
-	if got := at(t, schemas, "CreateRequest", "properties", "Types", "items", "properties", "Type", "pattern"); got != caseInsensitive(typeNames) {
-		t.Errorf("CreateRequest Types pattern = %v", got)
+	if got := strs(t, at(t, schemas, "RequestorType", "properties", "Id", "enum")); !slices.Equal(got, typeIDs) {
+		t.Errorf("RequestorType Id enum = %v, want %v", got, typeIDs)
+	}
+	for _, name := range []string{"RequestorType", "RequestorTypeInput"} {
+		if got := strs(t, at(t, schemas, name, "properties", "Type", "enum")); !slices.Equal(got, typeNames) {
+			t.Errorf("%s Type enum = %v, want %v", name, got, typeNames)
+		}
+	}
+	for _, name := range []string{"CreateRequest", "UpdateRequest", "SeedResource"} {
+		if got := strs(t, at(t, schemas, name, "properties", "Status", "enum")); !slices.Equal(got, []string{statusActive, statusInactive}) {
+			t.Errorf("%s Status enum = %v", name, got)
+		}
 	}
 
 	var editable []string
@@ -259,31 +464,58 @@ func TestOpenAPIMatchesWire(t *testing.T) {
 		"Phone":null,"Mobile":null,"Fax":null,"Email":null,"AddressComment":null,"ExternalID":null,"Status":"inactive","Types":[{"Type":"Customer"}]}`)
 	list := send(http.MethodGet, "/api/v2/resource", "")
 
+	seeded := send(http.MethodPost, "/__admin/resources", `[{"Id":"00000000-0000-0000-0000-000000000001","Company":"Zero"},{"Id":"ABCDEF00-0000-4000-8000-000000000001","Company":"Upper"}]`)
+
 	checks := []struct {
 		what   string
 		value  any
 		schema string
+		absent []string // optional properties this answer never carries
 	}{
-		{"create answer", created, "CreateResponse"},
-		{"created resource", res, "ResourceCreated"},
-		{"created type", at(t, res, "Types", 0), "RequestorType"},
-		{"updated resource", updated, "Resource"},
-		{"updated type", at(t, updated, "Types", 0), "RequestorTypeLinked"},
-		{"list answer", list, "ResourcePage"},
-		{"listed resource", at(t, list, "ResourceList", 0), "Resource"},
+		{"create answer", created, "CreateResponse", nil},
+		{"created resource", res, "ResourceCreated", nil},
+		{"created type", at(t, res, "Types", 0), "RequestorType", []string{"_links", "_embedded"}},
+		{"updated resource", updated, "Resource", nil},
+		{"updated type", at(t, updated, "Types", 0), "RequestorType", nil},
+		{"list answer", list, "ResourcePage", nil},
+		{"listed resource", at(t, list, "ResourceList", 0), "Resource", nil},
+		{"listed type", at(t, list, "ResourceList", 0, "Types", 0), "RequestorType", nil},
+		{"seed answer", seeded, "SeedResponse", nil},
 	}
 	for _, c := range checks {
 		schema := schemas[c.schema].(map[string]any)
-		if alts, ok := schema["oneOf"].([]any); ok {
-			schema = alts[0].(map[string]any) // the alternatives share their keys
-		}
 		got := keys(c.value)
-		want := keys(schema["properties"])
+		var want []string
+		for _, k := range keys(schema["properties"]) {
+			if !slices.Contains(c.absent, k) {
+				want = append(want, k)
+			}
+		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s has keys %v; %s has %v", c.what, got, c.schema, want)
 		}
-		if required := sorted(strs(t, schema["required"])); !slices.Equal(required, got) {
-			t.Errorf("%s: %s requires %v, the answer has %v", c.what, c.schema, required, got)
+		for _, k := range strs(t, schema["required"]) {
+			if !slices.Contains(got, k) {
+				t.Errorf("%s: %s requires %s, the answer lacks it", c.what, c.schema, k)
+			}
+		}
+	}
+
+	// Every GUID the server writes matches the Id pattern: generated ones
+	// and the ones seeds gave, of any version.
+	idPattern := regexp.MustCompile(at(t, schemas, "Resource", "properties", "Id", "pattern").(string))
+	ids := append(strs(t, seeded["Ids"]), id)
+	if !slices.Equal(ids[:2], []string{"00000000-0000-0000-0000-000000000001", "abcdef00-0000-4000-8000-000000000001"}) {
+		t.Errorf("seeded Ids = %v", ids[:2])
+	}
+	for _, id := range ids {
+		if !idPattern.MatchString(id) {
+			t.Errorf("the Id %s does not match the pattern %s", id, idPattern)
+		}
+	}
+	for _, e := range []any{res, updated} {
+		if got := at(t, e, "Types", 0, "Id"); !slices.Contains(anySlice(at(t, schemas, "RequestorType", "properties", "Id", "enum")), got) {
+			t.Errorf("type Id %v is not in the enum", got)
 		}
 	}
 }

@@ -90,6 +90,13 @@ function check(method, template, status, body, { fault = false } = {}) {
   }
 }
 
+// declared lists the headers the document declares for an answer.
+function declared(method, template, status) {
+  let r = doc.paths[template][method.toLowerCase()].responses[String(status)];
+  if (r.$ref) r = doc.components.responses[r.$ref.split('/').pop()];
+  return Object.keys(r.headers || {});
+}
+
 // send makes one request and checks its answer against the document.
 async function send(base, method, path, template, { body, raw, headers = {}, status, fault } = {}) {
   const init = { method, headers: { ...headers } };
@@ -114,6 +121,11 @@ test('every answer of every operation matches the document', async (t) => {
   const seed = demoResources();
   seed[0].Id = '0b6f4ad2-5a57-4cc5-9a0f-7f3c1f7f0c11';
   seed[1].Address = { Street: '1 Engine Row', City: 'London' };
+  // Any GUID is accepted in a seed and written back canonical: the Id
+  // pattern must admit them, whatever their version.
+  const zeroish = ['00000000-0000-4000-8000-000000000001', '00000000-0000-0000-0000-000000000001'];
+  seed[2].Id = zeroish[0];
+  seed[3].Id = zeroish[1].toUpperCase();
 
   await t.test('admin controls', async () => {
     await send(s, 'GET', '/__admin/health', '/__admin/health', { status: 200 });
@@ -159,6 +171,9 @@ test('every answer of every operation matches the document', async (t) => {
 
   await t.test('the resource API', async () => {
     const list = await send(s, 'GET', '/api/v2/resource', '/api/v2/resource', { status: 200 });
+    assert.deepEqual(list.body.ResourceList.slice(2, 4).map((r) => r.Id), zeroish);
+    const typed = list.body.ResourceList.find((r) => r.Types.length > 1);
+    assert.deepEqual(typed.Types.map((rt) => [rt.Id, rt.Type, rt._links, rt._embedded]), [[16, 'Employee', [], null], [2, 'Team', [], null]]);
     assert.equal(list.body.TotalResults, seed.length);
     const q = new URLSearchParams({
       'requestParams.filters': "(Company~contains~'bell'~or~Email~endswith~'.org')~and~Status~eq~'Active'",
@@ -178,6 +193,8 @@ test('every answer of every operation matches the document', async (t) => {
     const created = await send(s, 'POST', '/api/v2/resource', '/api/v2/resource',
       { body: { FirstName: 'Ada', Surname: 'Lovelace', Types: [{ Type: 'employee' }, { Type: 'Team' }], Address: { City: 'London' } }, status: 200 });
     const id = created.body.Data[0].Id;
+    assert.deepEqual(created.body.Data[0].Address, { City: 'London' });
+    assert.deepEqual(created.body.Data[0].Types, [{ Id: 16, Type: 'Employee' }, { Id: 2, Type: 'Team' }]);
     await send(s, 'POST', '/api/v2/resource', '/api/v2/resource', { body: { Company: 'Null Co', Status: null, Types: null, Email: '' }, status: 200 });
     const invalid = await send(s, 'POST', '/api/v2/resource', '/api/v2/resource',
       { body: { DisplayName: 'x'.repeat(101), FirstName: 'y'.repeat(51), Status: 'Asleep', Types: [{ Type: 'Robot' }, {}] }, status: 400 });
@@ -196,6 +213,10 @@ test('every answer of every operation matches the document', async (t) => {
     const tmpl = '/api/v2/resource/{id}';
     const updated = await send(s, 'PUT', '/api/v2/resource/' + id, tmpl, { body: full, status: 200 });
     assert.equal(updated.body.DisplayName, 'Ada King');
+    assert.deepEqual(updated.body.Types, [{ Id: 4, Type: 'Customer', _links: [], _embedded: null }]);
+    assert.deepEqual(updated.body.Address, { City: 'London' });
+    const row = await send(s, 'GET', `/api/v2/resource?requestParams.filters=Id~eq~'${id}'`, '/api/v2/resource', { status: 200 });
+    assert.deepEqual(row.body.ResourceList, [updated.body]);
     const { Email, ...partial } = full;
     await send(s, 'PUT', '/api/v2/resource/' + id, tmpl, { body: partial, status: 400 });
     await send(s, 'PUT', '/api/v2/resource/' + id, tmpl, { body: { ...full, Status: null }, status: 400 });
@@ -219,7 +240,7 @@ test('every answer of every operation matches the document', async (t) => {
     }
     await send(s, 'GET', '/__admin/requests?nope=1', '/__admin/requests', { status: 400 });
     const added = await send(s, 'POST', '/__admin/faults', '/__admin/faults',
-      { body: [{ Method: 'GET', Path: '/api/v2/resource', Status: 503, Times: 1 }, { Path: '/api/v2/resource/{id}', Status: 429, Times: 1 }], status: 200 });
+      { body: [{ Method: 'GET', Path: '/api/v2/resource', Status: 503, Times: 1 }, { Path: '/api/v2/resource/{id}', Status: 429, Headers: { 'Retry-After': '7' }, Times: 1 }], status: 200 });
     assert.equal(added.body.Faults.length, 2);
     const listed = await send(s, 'GET', '/__admin/faults', '/__admin/faults', { status: 200 });
     const extra = await send(s, 'POST', '/__admin/faults', '/__admin/faults', { body: { Path: '/api/v2/resource', DelayMs: 1, Times: 1 }, status: 200 });
@@ -227,7 +248,10 @@ test('every answer of every operation matches the document', async (t) => {
     await send(s, 'DELETE', '/__admin/faults/' + extra.body.Faults[0].Id, '/__admin/faults/{id}', { status: 404 });
     assert.equal(listed.body.Faults.length, 2);
     await send(s, 'GET', '/api/v2/resource', '/api/v2/resource', { status: 503, fault: true });
-    await send(s, 'PUT', '/api/v2/resource/' + seed[0].Id, '/api/v2/resource/{id}', { body: {}, status: 429, fault: true });
+    const limited = await send(s, 'PUT', '/api/v2/resource/' + seed[0].Id, '/api/v2/resource/{id}', { body: {}, status: 429, fault: true });
+    assert.equal(limited.headers.get('retry-after'), '7');
+    assert.ok(declared('PUT', '/api/v2/resource/{id}', 429).includes('Retry-After'), 'the 429 does not declare Retry-After');
+    assert.ok(declared('GET', '/api/v2/resource', 503).includes('Retry-After'), 'the 503 does not declare Retry-After');
     await send(s, 'DELETE', '/__admin/faults', '/__admin/faults', { status: 200 });
     await send(s, 'DELETE', '/__admin/requests', '/__admin/requests', { status: 200 });
     await send(s, 'DELETE', '/__admin/resources', '/__admin/resources', { status: 200 });
@@ -254,6 +278,44 @@ test('every answer of every operation matches the document', async (t) => {
       assert.match(r.body.Message, /max-namespaces/);
     } finally {
       await crowded.stop();
+    }
+  });
+
+  await t.test('HEAD wherever GET is served', async () => {
+    for (const [template, item] of Object.entries(doc.paths)) {
+      if (!item.get) continue;
+      assert.ok(item.head, `${template} has GET but no HEAD`);
+      const p = template.replace('{file}', doc.paths['/__admin/console/{file}'].parameters[0].schema.enum[0]);
+      const get = await fetch(s + p);
+      await get.arrayBuffer();
+      const head = await fetch(s + p, { method: 'HEAD' });
+      assert.equal(head.status, get.status, 'HEAD ' + p);
+      assert.equal(await head.text(), '', 'HEAD ' + p + ' has a body');
+      assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), 'HEAD ' + p);
+      assert.ok(item.head.responses[String(head.status)], `HEAD ${template} does not document ${head.status}`);
+      for (const r of Object.values(item.head.responses)) assert.equal(r.content, undefined, `HEAD ${template} documents a body`);
+    }
+  });
+
+  await t.test('controls added since (when this binary has them)', async () => {
+    // POST /__admin/generate and POST /__admin/namespaces are described
+    // ahead of the code that serves them: once it is there, their answers
+    // are checked like every other.
+    const gen = await fetch(s + '/__admin/generate', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ Count: 3, Seed: 7 }) });
+    const genBody = await gen.json();
+    if (gen.status !== 404) {
+      check('POST', '/__admin/generate', gen.status, genBody);
+      assert.equal(gen.status, 200);
+      assert.equal(genBody.Ids.length, 3);
+      await send(s, 'POST', '/__admin/generate', '/__admin/generate', { body: { Count: 0 }, status: 400 });
+      await send(s, 'POST', '/__admin/reset', '/__admin/reset', { status: 200 });
+    }
+    const ns = await fetch(s + '/__admin/namespaces', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ Prefix: 'ci' }) });
+    const nsBody = await ns.json();
+    if (ns.status !== 405) {
+      check('POST', '/__admin/namespaces', ns.status, nsBody);
+      assert.equal(ns.status, 201);
+      await send(s, 'DELETE', '/__admin/namespaces/' + nsBody.Name, '/__admin/namespaces/{name}', { status: 200 });
     }
   });
 
