@@ -504,7 +504,11 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 	var matches []match
 	visit := func(pos int32, e *entry) {
 		if q.Filter == nil || q.Filter.match(e) {
-			matches = append(matches, match{pos, e})
+			m := match{pos: pos, e: e}
+			if q.Sorts != nil {
+				m.key, m.keySet = e.folded(q.Sorts[0].Field)
+			}
+			matches = append(matches, m)
 		}
 	}
 	if candidates, indexed := s.candidatesLocked(q.Filter); indexed {
@@ -515,11 +519,16 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 		s.each(visit)
 	}
 	if q.Sorts != nil {
+		first, rest := q.Sorts[0], q.Sorts[1:]
 		slices.SortFunc(matches, func(a, b match) int {
-			if c := compareEntries(a.e, b.e, q.Sorts); c != 0 {
-				return c
+			c := compareFolded(a.key, a.keySet, b.key, b.keySet, first.Desc)
+			if c == 0 {
+				c = compareEntries(a.e, b.e, rest)
 			}
-			return int(a.pos - b.pos) // creation order breaks ties, so the order is total
+			if c == 0 {
+				c = int(a.pos - b.pos) // creation order breaks ties, so the order is total
+			}
+			return c
 		})
 	}
 	start, end := pageWindow(len(matches), q)
@@ -530,10 +539,14 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 	return len(matches), page
 }
 
-// match is a resource a filter matched, at its position.
+// match is a resource a filter matched, at its position, with the value of
+// the first sort key beside it: sorting 100,000 reads the matches, not the
+// resources spread over memory.
 type match struct {
-	pos int32
-	e   *entry
+	pos    int32
+	keySet bool
+	key    string
+	e      *entry
 }
 
 // pageWindow is where q's page starts and ends among total matches.
@@ -621,20 +634,25 @@ func compareEntries(a, b *entry, keys []sortKey) int {
 	for _, k := range keys {
 		va, aSet := a.folded(k.Field)
 		vb, bSet := b.folded(k.Field)
-		var c int
-		if aSet && bSet {
-			c = strings.Compare(va, vb)
-		} else {
-			c = boolCompare(aSet, bSet)
-		}
-		if k.Desc {
-			c = -c
-		}
-		if c != 0 {
+		if c := compareFolded(va, aSet, vb, bSet, k.Desc); c != 0 {
 			return c
 		}
 	}
 	return 0
+}
+
+// compareFolded orders two folded values of a field, null first.
+func compareFolded(va string, aSet bool, vb string, bSet bool, desc bool) int {
+	var c int
+	if aSet && bSet {
+		c = strings.Compare(va, vb)
+	} else {
+		c = boolCompare(aSet, bSet)
+	}
+	if desc {
+		return -c
+	}
+	return c
 }
 
 func boolCompare(a, b bool) int {
