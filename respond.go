@@ -87,7 +87,7 @@ type jsonStream func(w io.Writer) error
 // created is a handler's answer that made something new: a 201.
 type created struct{ v any }
 
-// writeValue writes a handler's answer as a 200.
+// writeValue writes a handler's answer as a 200 (a 201 when created).
 func writeValue(x *exchange, v any) {
 	switch v := v.(type) {
 	case created:
