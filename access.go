@@ -117,7 +117,8 @@ func (s *Server) authenticate(x *exchange, r *http.Request) bool {
 	if ok && userOK&tokenOK == 1 {
 		return true
 	}
-	if r.Header.Get("Authorization") == "" && r.Method == http.MethodGet && r.URL.Path == "/__admin/health" {
+	// HEAD is GET without the body: a probe may use either.
+	if r.Header.Get("Authorization") == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/__admin/health" {
 		x.anonymous = true
 		return true
 	}

@@ -205,3 +205,44 @@ func TestCORSAnyOrigin(t *testing.T) {
 		}
 	}
 }
+
+// HEAD /__admin/health answers as GET does, without the body: a probe that
+// sends HEAD under -auth was refused with a 401 that GET did not get.
+func TestAuthHealthHead(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Auth = "ci:token"
+	e := startServer(t, cfg, nil)
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, "Authorization", "Basic Y2k6dG9rZW4=")
+	for _, tt := range []struct {
+		name string
+		hdr  []string
+		body string
+	}{
+		{"anonymous", nil, `{"Status":"ok"}`},
+		{"authenticated", []string{"Authorization", "Basic Y2k6dG9rZW4="}, `{"Status":"ok","Resources":1}`}, // ci:token
+	} {
+		get := e.do(http.MethodGet, "/__admin/health", "", tt.hdr...)
+		head := e.do(http.MethodHead, "/__admin/health", "", tt.hdr...)
+		if get.Status != http.StatusOK || string(get.Body) != tt.body {
+			t.Errorf("%s GET: %d %s, want 200 %s", tt.name, get.Status, get.Body, tt.body)
+		}
+		if head.Status != http.StatusOK || len(head.Body) != 0 {
+			t.Errorf("%s HEAD: %d %q, want 200 and no body", tt.name, head.Status, head.Body)
+		}
+		for _, h := range []string{"Content-Type", "Content-Length"} {
+			if g, hd := get.Header.Get(h), head.Header.Get(h); g != hd || hd == "" {
+				t.Errorf("%s: HEAD's %s %q, GET's %q", tt.name, h, hd, g)
+			}
+		}
+		if got := head.Header.Get("WWW-Authenticate"); got != "" {
+			t.Errorf("%s HEAD: WWW-Authenticate %q", tt.name, got)
+		}
+	}
+	// Wrong credentials are still refused, whatever the method.
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		if r := e.do(method, "/__admin/health", "", "Authorization", "Basic eDp5"); r.Status != http.StatusUnauthorized {
+			t.Errorf("%s with wrong credentials: %d, want 401", method, r.Status)
+		}
+	}
+}

@@ -9,11 +9,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
@@ -25,22 +27,69 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The first signal stops the server. A command run after -- gets
+	// every one, through the context (see runCommand); the signal is the
+	// context's cause, so that run tells it from a cancellation of its own.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	signals := make(chan os.Signal, 1)
+	forward := make(chan os.Signal, 8)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for sig := range signals {
+			cancel(stopSignal{sig})
+			select {
+			case forward <- sig:
+			default: // a command that let eight pass will not heed a ninth
+			}
+		}
+	}()
+	ctx = context.WithValue(ctx, signalsKey{}, (<-chan os.Signal)(forward))
 	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
+		var ce *commandExit
+		if !errors.Is(err, flag.ErrHelp) && !(errors.As(err, &ce) && ce.err == nil) {
 			fmt.Fprintln(os.Stderr, "resourcedir:", err)
 		}
 		os.Exit(exitCode(err))
 	}
 }
 
+// signalsKey is the context key of the signals a command run after --
+// gets: each SIGINT and SIGTERM that main receives, once.
+type signalsKey struct{}
+
+// stopSignal is the cause of main's context when a signal stops the server.
+type stopSignal struct{ sig os.Signal }
+
+func (s stopSignal) Error() string { return s.sig.String() + " received" }
+
 func exitCode(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
+	var ce *commandExit
+	switch {
+	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &ce):
+		return ce.code
 	}
 	return 1
 }
+
+// commandExit carries the exit status of the command run after -- out of
+// run, to be resourcedir's own. err is what else went wrong (the command
+// could not be started, the snapshot could not be written at the stop), or
+// nil when the command has spoken for itself and there is nothing to add.
+type commandExit struct {
+	code int
+	err  error
+}
+
+func (e *commandExit) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("the command exited with status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *commandExit) Unwrap() error { return e.err }
 
 // options are the command-line settings.
 type options struct {
@@ -54,6 +103,8 @@ type options struct {
 	version          bool
 	logLevel         slog.Level
 	cfg              Config
+	// command is what follows --: run it against the server, then stop.
+	command []string
 }
 
 // snapshotOff turns snapshots off, as "" does, in a form that an
@@ -64,10 +115,22 @@ const snapshotOff = "off"
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("resourcedir", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage:
+  resourcedir [flags]                        serve until SIGINT or SIGTERM
+  resourcedir [flags] -- COMMAND [ARGS...]   serve while COMMAND runs, with RESOURCEDIR_URL
+                                             set to the served URL; exit with its status
+Every flag can also be set as RESOURCEDIR_<FLAG>, such as RESOURCEDIR_SNAPSHOT_INTERVAL=30s.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port); \":8080\" listens on every interface, port 0 picks a free one")
 	fs.StringVar(&o.addrFile, "addr-file", "", "`file` to write the served URL to once the server accepts connections (removed at exit)")
 	fs.StringVar(&o.snapshotPath, "snapshot", "resourcedir.gob", "snapshot `file`; \"off\" or \"\" keeps everything in memory only (a file named off is ./off)")
-	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 10*time.Second, "how often to write the snapshot when something changed")
+	o.snapshotInterval = 10 * time.Second
+	fs.Var(durationFlag{&o.snapshotInterval}, "snapshot-interval", "how often to write the snapshot when something changed (a `duration`: 10s, 500ms, 1m)")
 	fs.StringVar(&o.seedFile, "seed", "", "JSON `file` with an array of resources to load into an empty store at boot (at most -max-seed-body bytes)")
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
@@ -110,11 +173,26 @@ func envName(flagName string) string {
 func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	o := &options{cfg: DefaultConfig()}
 	fs := newFlagSet(o, stderr)
+	// The flag package reports a bad flag with its error and then the whole
+	// usage, in which the error is lost; ours is one line (flagError).
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fs.Usage()
+			return nil, err
+		}
+		return nil, flagError(fs, err)
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (flags start with -)", fs.Arg(0))
+	fs.SetOutput(stderr)
+	// flag.Parse drops the -- it stops at: the argument before the rest
+	// tells a command from a stray argument.
+	if dashes := len(args) - fs.NArg() - 1; fs.NArg() > 0 && dashes >= 0 && args[dashes] == "--" {
+		o.command = fs.Args()
+	} else if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (flags start with -; to run a command, put -- before it: resourcedir -- go test ./...)", fs.Arg(0))
+	} else if len(args) > 0 && args[len(args)-1] == "--" {
+		return nil, errors.New("-- must be followed by a command to run, as in resourcedir -- go test ./...")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -133,6 +211,17 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	})
 	if envErr != nil {
 		return nil, envErr
+	}
+	if o.command != nil {
+		// A test run wants a free port, nothing left on disk and a quiet
+		// log; a flag or variable that says otherwise still wins.
+		for name, value := range map[string]string{"addr": "127.0.0.1:0", "snapshot": snapshotOff, "log-level": "warn"} {
+			if !set[name] && env[envName(name)] == "" {
+				if err := fs.Set(name, value); err != nil {
+					return nil, fmt.Errorf("default -%s for a command: %w", name, err)
+				}
+			}
+		}
 	}
 	switch {
 	case o.addr == "":
@@ -157,6 +246,45 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	}
 	o.cfg.LoopbackOnly = isLoopbackAddr(o.addr)
 	return o, nil
+}
+
+// flagError rewords the flag package's parse errors that leave a user
+// guessing: an unknown flag names the closest one.
+func flagError(fs *flag.FlagSet, err error) error {
+	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !unknown {
+		return err
+	}
+	closest, best := "", -1
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); best < 0 || d < best {
+			closest, best = f.Name, d
+		}
+	})
+	return fmt.Errorf("unknown flag -%s; did you mean -%s? (resourcedir -help lists every flag)", name, closest)
+}
+
+// durationFlag is a time.Duration flag whose error, for a number without
+// a unit, says which to add: time.ParseDuration only says "missing unit".
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil { // the zero value flag.PrintDefaults makes
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err == nil {
+		*f.d = d
+		return nil
+	}
+	if _, numErr := strconv.ParseFloat(s, 64); numErr == nil {
+		return fmt.Errorf("a duration needs a unit: %ss for seconds (or ms, m, h)", s)
+	}
+	return errors.New("want a duration such as 10s, 500ms or 1m")
 }
 
 // isLoopbackAddr reports whether addr listens on loopback only, where the
@@ -196,7 +324,9 @@ func unknownEnvVars(environ []string) []string {
 	var warnings []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(name, "RESOURCEDIR_") {
+		// RESOURCEDIR_URL is what resourcedir -- COMMAND sets, and so
+		// what a resourcedir started by that command finds.
+		if !strings.HasPrefix(name, "RESOURCEDIR_") || name == urlVar {
 			continue
 		}
 		if _, ok := known[name]; ok {
@@ -272,9 +402,10 @@ func versionText() string {
 
 var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
-// run starts the server and blocks until ctx is cancelled, then drains
-// in-flight requests. It is main without the process: tests call it.
-// environ is the environment as os.Environ gives it.
+// run starts the server and blocks until ctx is cancelled, or, with a
+// command after --, until that command exits; then it drains in-flight
+// requests. It is main without the process: tests call it. environ is the
+// environment as os.Environ gives it.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	o, err := parseOptions(args, environ, stderr)
 	if err != nil {
@@ -284,7 +415,13 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		_, err := io.WriteString(stdout, versionText())
 		return err
 	}
-	logs := newLogWriter(stdout)
+	logOut := stdout
+	if o.command != nil {
+		// Standard output is the command's: a server's line in the middle
+		// of go test -json would break whatever reads it.
+		logOut = stderr
+	}
+	logs := newLogWriter(logOut)
 	// Last out, on every return: the lines of a stop are written. The
 	// error of a destination that takes nothing is not the stop's: those
 	// lines are counted dropped, and the process must still end.
@@ -311,7 +448,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if o.snapshotPath != "" {
 		snap = newSnapshotter(o.snapshotPath, srv, logger)
 		if err := snap.open(); err != nil {
-			return err
+			return withSnapshotAdvice(err, o.snapshotPath)
 		}
 		// After the final write below: the lock covers it.
 		defer snap.close()
@@ -326,7 +463,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
+		return listenError(o.addr, err)
 	}
 	url := "http://" + ln.Addr().String()
 	if o.addrFile != "" {
@@ -344,14 +481,29 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
+	// serving ends when the server stops: at ctx's end, or when the
+	// command after -- exits.
+	serving, stopServing := context.WithCancel(ctx)
+	defer stopServing()
 	if snap != nil {
-		go snap.run(ctx, o.snapshotInterval)
+		go snap.run(serving, o.snapshotInterval)
+	}
+	if o.command != nil {
+		code, cmdErr := runCommand(ctx, o.command, environ, servedURL(ln.Addr()), stdout, stderr, serveErr)
+		stopServing()
+		return commandResult(code, errors.Join(cmdErr, stopServer(httpSrv, snap, logger)))
 	}
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	return stopServer(httpSrv, snap, logger)
+}
+
+// stopServer drains in-flight requests and writes the snapshot, as at
+// SIGTERM.
+func stopServer(httpSrv *http.Server, snap *snapshotter, logger *slog.Logger) error {
 	logger.Info("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -366,6 +518,107 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		}
 	}
 	return shutdownErr
+}
+
+// urlVar is the variable that gives the command after -- the served URL.
+const urlVar = "RESOURCEDIR_URL"
+
+// runCommand runs command with urlVar set to url and its standard streams
+// passed through, and returns its exit status once it exits (128 plus the
+// signal's number when a signal ended it; 127 when it could not start).
+// The signals that main receives (under signalsKey in ctx) are passed on
+// to it, and SIGTERM when ctx ends otherwise: it decides when to end, and
+// the server serves until then. A server that fails meanwhile is
+// reported, and the command is asked to stop with SIGTERM.
+func runCommand(ctx context.Context, command, environ []string, url string, stdout, stderr io.Writer, serveErr <-chan error) (int, error) {
+	if err := context.Cause(ctx); err != nil {
+		return 1, fmt.Errorf("%s was not run: the server was stopped first (%w)", command[0], err)
+	}
+	signals, _ := ctx.Value(signalsKey{}).(<-chan os.Signal) // nil: none come
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Env = append(slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		return strings.HasPrefix(kv, urlVar+"=")
+	}), urlVar+"="+url)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	if err := cmd.Start(); err != nil {
+		// Their text repeats the name.
+		var execErr *exec.Error
+		var pathErr *fs.PathError
+		if errors.As(err, &execErr) {
+			err = execErr.Err
+		} else if errors.As(err, &pathErr) {
+			err = pathErr.Err
+		}
+		return 127, fmt.Errorf("cannot run %s: %w", command[0], err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		// The error says no more than ProcessState; a copy of output that
+		// failed has left its trace in that output.
+		cmd.Wait() //nolint:errcheck // see above
+		close(exited)
+	}()
+	forward := func(sig os.Signal) {
+		cmd.Process.Signal(sig) //nolint:errcheck // it has exited: the wait below ends
+	}
+	var failed error
+	done := ctx.Done()
+	for {
+		select {
+		case <-exited:
+			return exitStatus(cmd.ProcessState), failed
+		case sig := <-signals:
+			forward(sig)
+		case <-done:
+			done = nil
+			if !errors.As(context.Cause(ctx), new(stopSignal)) {
+				forward(syscall.SIGTERM) // a caller's cancellation: no signal comes
+			}
+		case err := <-serveErr:
+			serveErr = nil
+			failed = fmt.Errorf("serve: %w", err)
+			forward(syscall.SIGTERM)
+		}
+	}
+}
+
+// exitStatus is a finished process's status as a shell gives it.
+func exitStatus(state *os.ProcessState) int {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return state.ExitCode()
+}
+
+// commandResult is run's answer once the command has exited with code and
+// the server has stopped: the command's status, and err said besides.
+func commandResult(code int, err error) error {
+	if code == 0 {
+		return err // nil, or an error of the server's: status 1
+	}
+	return &commandExit{code: code, err: err}
+}
+
+// listenError says what to do about the commonest failure to listen: a
+// port another process holds.
+func listenError(addr string, err error) error {
+	host, port, splitErr := net.SplitHostPort(addr)
+	if !errors.Is(err, syscall.EADDRINUSE) || splitErr != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return fmt.Errorf("listen on %s: port %s is already in use; choose another with -addr %s, or -addr %s for a free one",
+		addr, port, net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "0"))
+}
+
+// withSnapshotAdvice adds what to do to a snapshot that cannot be read at
+// boot: the server refuses to start on it and leaves it untouched, so the
+// way on is the user's to choose.
+func withSnapshotAdvice(err error, path string) error {
+	// The snapshot code starts every error of reading the file so.
+	if !strings.HasPrefix(err.Error(), "load snapshot ") {
+		return err
+	}
+	return fmt.Errorf("%w; the file is left untouched: move it aside (mv %s %s.bad) to start empty, or run with -snapshot off", err, path, path)
 }
 
 // servedURL is the URL a client on this machine reaches addr by: a

@@ -370,8 +370,11 @@ func TestMainBadFlagValues(t *testing.T) {
 		{nil, map[string]string{"RESOURCEDIR_LOG_LEVEL": "verbose"}, `environment RESOURCEDIR_LOG_LEVEL="verbose"`},
 		{[]string{"-id-seed", "abc"}, nil, "-id-seed must be an integer"},
 		{[]string{"-id-seed", "1.5"}, nil, "-id-seed must be an integer"},
-		{[]string{"-no-such-flag"}, nil, "flag provided but not defined: -no-such-flag"},
-		{[]string{"stray"}, nil, `unexpected argument "stray"`},
+		{[]string{"-no-such-flag"}, nil, "unknown flag -no-such-flag; did you mean -"},
+		{[]string{"-snapshot-interval", "5"}, nil, `invalid value "5" for flag -snapshot-interval: a duration needs a unit: 5s for seconds (or ms, m, h)`},
+		{nil, map[string]string{"RESOURCEDIR_SNAPSHOT_INTERVAL": "5"}, `environment RESOURCEDIR_SNAPSHOT_INTERVAL="5": a duration needs a unit: 5s`},
+		{[]string{"stray"}, nil, `unexpected argument "stray" (flags start with -; to run a command, put -- before it`},
+		{[]string{"--"}, nil, "-- must be followed by a command to run"},
 		{[]string{"-addr", "127.0.0.1:notaport"}, nil, "listen on 127.0.0.1:notaport"},
 		{[]string{"-addr", ""}, nil, "-addr must not be empty"},
 		{[]string{"-addr-file", filepath.Join(missing, "url")}, nil, "-addr-file: write " + filepath.Join(missing, "url")},
@@ -623,7 +626,7 @@ func TestMainBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
-	bin := snapBuild(t)
+	bin := builtBinary(t)
 	t.Run("OneServerPerSnapshot", func(t *testing.T) { mainTestOneServerPerSnapshot(t, bin) })
 	t.Run("NonRegularSnapshot", func(t *testing.T) { mainTestNonRegularSnapshot(t, bin) })
 	t.Run("SparseSnapshot", func(t *testing.T) { mainTestSparseSnapshot(t, bin) })
@@ -1273,5 +1276,210 @@ func TestOversizedHeaders(t *testing.T) {
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("health after %s: %v %v %s", tt.name, resp, err, body)
 		}
+	}
+}
+
+// ---- resourcedir -- COMMAND, through the built binary ----
+
+func TestMainCommand(t *testing.T) {
+	t.Parallel()
+	// What a command sees of the URL, without printing the port.
+	const checkURL = `case "$RESOURCEDIR_URL" in http://127.0.0.1:[1-9]*) echo "url ok" ;; *) echo "url $RESOURCEDIR_URL" ;; esac`
+	for _, tt := range []struct {
+		name           string
+		env            []string
+		stdin          string
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{name: "health", args: []string{"--", "sh", "-c", `curl -fsS "$RESOURCEDIR_URL/__admin/health"`},
+			stdout: `{"Status":"ok","Resources":0}`},
+		{name: "exit status", args: []string{"--", "sh", "-c", "exit 3"}, code: 3},
+		{name: "url", args: []string{"--", "sh", "-c", checkURL}, stdout: "url ok\n"},
+		// Set by an outer resourcedir -- ...: replaced, and no warning.
+		{name: "url replaced", env: []string{"RESOURCEDIR_URL=http://elsewhere:1"}, args: []string{"--", "sh", "-c", checkURL}, stdout: "url ok\n"},
+		{name: "arguments verbatim", args: []string{"--", "sh", "-c", `printf '[%s]' "$@"`, "sh", "a b", "", "$HOME", "--"},
+			stdout: "[a b][][$HOME][--]"},
+		{name: "stdin", stdin: "piped\n", args: []string{"--", "cat"}, stdout: "piped\n"},
+		{name: "stderr", args: []string{"--", "sh", "-c", "echo oops >&2; exit 1"}, code: 1, stderr: "oops\n"},
+		{name: "killed", args: []string{"--", "sh", "-c", "kill -KILL $$"}, code: 128 + 9},
+		{name: "not found", args: []string{"--", "no-such-command", "arg"}, code: 127,
+			stderr: "resourcedir: cannot run no-such-command: executable file not found in $PATH\n"},
+		{name: "not executable", args: []string{"--", "/dev/null"}, code: 127,
+			stderr: "resourcedir: cannot run /dev/null: permission denied\n"},
+		// The server's problems go to stderr: stdout is the command's.
+		{name: "log to stderr", env: []string{"RESOURCEDIR_SNAPSHOT_INTERVALL=1s"}, args: []string{"--", "sh", "-c", "echo out"},
+			stdout: "out\n", stderr: `level=WARN msg="unknown environment variable" warning="RESOURCEDIR_SNAPSHOT_INTERVALL names no flag and is ignored; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"` + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			got := runBinary(t, dir, tt.env, tt.stdin, tt.args...)
+			if got.code != tt.code || got.stdout != tt.stdout || stripLogTime(got.stderr) != tt.stderr {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", got.code, got.stdout, got.stderr, tt.code, tt.stdout, tt.stderr)
+			}
+			// -snapshot off is the default: nothing is left behind.
+			if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+				t.Errorf("the working folder holds %v (%v), want nothing", entries, err)
+			}
+		})
+	}
+}
+
+// stripLogTime drops the time= of text log lines, the one part that
+// changes from run to run.
+func stripLogTime(s string) string {
+	return regexp.MustCompile(`(?m)^time=\S+ `).ReplaceAllString(s, "")
+}
+
+// The defaults of the command mode give way to a flag or a variable; a
+// snapshot, when asked for, is written at the stop and read at the next.
+func TestMainCommandOverrides(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	create := `curl -fsS -o /dev/null -H 'Content-Type: application/json' -d '{"Company": "Kept"}' "$RESOURCEDIR_URL/api/v2/resource"`
+	first := runBinary(t, dir, nil, "", "-snapshot", "state.gob", "--", "sh", "-c", create)
+	if first.code != 0 || first.stdout != "" || first.stderr != "" {
+		t.Fatalf("first run: %+v", first)
+	}
+	second := runBinary(t, dir, []string{"RESOURCEDIR_SNAPSHOT=state.gob", "RESOURCEDIR_LOG_LEVEL=info"}, "",
+		"--", "sh", "-c", `curl -fsS "$RESOURCEDIR_URL/__admin/health"`)
+	if second.code != 0 || second.stdout != `{"Status":"ok","Resources":1}` {
+		t.Errorf("second run: exit %d, stdout %q; want 0 and the first run's resource", second.code, second.stdout)
+	}
+	if !regexp.MustCompile(`(?m)^time=\S+ level=INFO msg=serving addr=http://127\.0\.0\.1:[1-9][0-9]*$`).MatchString(second.stderr) {
+		t.Errorf("RESOURCEDIR_LOG_LEVEL=info: no serving line on stderr:\n%s", second.stderr)
+	}
+}
+
+// SIGINT and SIGTERM sent to resourcedir reach the command, which decides
+// how to end; resourcedir exits with its status.
+func TestMainCommandSignals(t *testing.T) {
+	t.Parallel()
+	const loop = "echo ready; while :; do sleep 0.1; done"
+	for _, tt := range []struct {
+		name   string
+		sig    syscall.Signal
+		script string
+		code   int
+		stdout string
+	}{
+		{"TERM trapped", syscall.SIGTERM, "trap 'echo TERM; exit 7' TERM; " + loop, 7, "ready\nTERM\n"},
+		{"INT trapped", syscall.SIGINT, "trap 'echo INT; exit 9' INT; " + loop, 9, "ready\nINT\n"},
+		{"TERM", syscall.SIGTERM, "echo ready; exec sleep 60", 128 + 15, "ready\n"},
+		{"INT", syscall.SIGINT, "echo ready; exec sleep 60", 128 + 2, "ready\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(builtBinary(t), "--", "sh", "-c", tt.script)
+			cmd.Dir = t.TempDir()
+			cmd.Env = readmeEnv()
+			var stdout, stderr syncBuffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }() //nolint:errcheck // ProcessState says how it ended
+			t.Cleanup(func() { cmd.Process.Kill(); <-done })
+			eventually(t, 30*time.Second, "the command to start", func() bool { return stdout.String() == "ready\n" })
+			if err := cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("resourcedir did not exit within 30s of %v; stderr: %s", tt.sig, stderr.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code != tt.code || stdout.String() != tt.stdout || stderr.String() != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q and nothing", code, stdout.String(), stderr.String(), tt.code, tt.stdout)
+			}
+		})
+	}
+}
+
+// run with a command, in the process: cancelling its context asks the
+// command to stop with SIGTERM, and run returns the command's status.
+func TestRunCommandCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	args := []string{"--", "sh", "-c", "trap 'echo stopped; exit 5' TERM; echo ready; while :; do sleep 0.1; done"}
+	go func() { done <- run(ctx, args, []string{"PATH=" + os.Getenv("PATH")}, &stdout, &stderr) }()
+	eventually(t, 30*time.Second, "the command to start", func() bool { return stdout.String() == "ready\n" })
+	cancel()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return within 30s of its context's end")
+	}
+	if exitCode(err) != 5 || stdout.String() != "ready\nstopped\n" || stderr.String() != "" {
+		t.Errorf("run: %v (exit %d), stdout %q, stderr %q; want exit 5 and ready, stopped", err, exitCode(err), stdout.String(), stderr.String())
+	}
+}
+
+// A start that fails says, in one line, what is wrong and what to do, and
+// runs no command.
+func TestMainStartupErrors(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { held.Close() }) // after the parallel subtests
+	addr := held.Addr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	const garbage = "not a snapshot\n"
+	ran := []string{"--", "sh", "-c", "echo ran"}
+	for _, tt := range []struct {
+		name string
+		env  []string
+		args []string
+		line string
+	}{
+		{"unknown flag", nil, []string{"-adr", "127.0.0.1:0"},
+			"unknown flag -adr; did you mean -addr? (resourcedir -help lists every flag)"},
+		{"unknown flag with a command", nil, append([]string{"--snapshot-intervall", "5s"}, ran...),
+			"unknown flag -snapshot-intervall; did you mean -snapshot-interval? (resourcedir -help lists every flag)"},
+		{"unknown flag=value", nil, []string{"-max-namespace=5"},
+			"unknown flag -max-namespace; did you mean -max-namespaces? (resourcedir -help lists every flag)"},
+		{"duration without a unit", nil, []string{"-snapshot-interval", "5"},
+			`invalid value "5" for flag -snapshot-interval: a duration needs a unit: 5s for seconds (or ms, m, h)`},
+		{"fraction without a unit", nil, []string{"-snapshot-interval=1.5"},
+			`invalid value "1.5" for flag -snapshot-interval: a duration needs a unit: 1.5s for seconds (or ms, m, h)`},
+		{"duration without a unit from the environment", []string{"RESOURCEDIR_SNAPSHOT_INTERVAL=30"}, nil,
+			`environment RESOURCEDIR_SNAPSHOT_INTERVAL="30": a duration needs a unit: 30s for seconds (or ms, m, h)`},
+		{"port in use", nil, []string{"-addr", addr, "-snapshot", "off", "-log-level", "warn"},
+			fmt.Sprintf("listen on %s: port %s is already in use; choose another with -addr 127.0.0.1:PORT, or -addr 127.0.0.1:0 for a free one", addr, port)},
+		{"port in use with a command", nil, append([]string{"-addr", addr}, ran...),
+			fmt.Sprintf("listen on %s: port %s is already in use; choose another with -addr 127.0.0.1:PORT, or -addr 127.0.0.1:0 for a free one", addr, port)},
+		{"unreadable snapshot", nil, []string{"-addr", "127.0.0.1:0", "-snapshot", "bad.gob", "-log-level", "warn"},
+			"load snapshot bad.gob: not a resourcedir snapshot (bad magic); the file is left untouched: move it aside (mv bad.gob bad.gob.bad) to start empty, or run with -snapshot off"},
+		{"unreadable snapshot with a command", nil, append([]string{"-snapshot", "bad.gob"}, ran...),
+			"load snapshot bad.gob: not a resourcedir snapshot (bad magic); the file is left untouched: move it aside (mv bad.gob bad.gob.bad) to start empty, or run with -snapshot off"},
+		{"no command after --", nil, []string{"-snapshot", "off", "--"},
+			"-- must be followed by a command to run, as in resourcedir -- go test ./..."},
+		{"command without --", nil, []string{"go", "test"},
+			`unexpected argument "go" (flags start with -; to run a command, put -- before it: resourcedir -- go test ./...)`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			bad := filepath.Join(dir, "bad.gob")
+			if err := os.WriteFile(bad, []byte(garbage), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got := runBinary(t, dir, tt.env, "", tt.args...)
+			if want := "resourcedir: " + tt.line + "\n"; got.code != 1 || got.stderr != want || got.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, no stdout, stderr:\n%s", got.code, got.stdout, got.stderr, want)
+			}
+			if b, err := os.ReadFile(bad); err != nil || string(b) != garbage {
+				t.Errorf("the snapshot was touched: %q %v", b, err)
+			}
+		})
 	}
 }

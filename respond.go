@@ -84,9 +84,14 @@ type pooledJSON struct{ buf *[]byte }
 // never held whole in memory.
 type jsonStream func(w io.Writer) error
 
-// writeValue writes a handler's answer as a 200.
+// created is a handler's answer that made something new: a 201.
+type created struct{ v any }
+
+// writeValue writes a handler's answer as a 200 (a 201 when created).
 func writeValue(x *exchange, v any) {
 	switch v := v.(type) {
+	case created:
+		writeJSON(x, http.StatusCreated, v.v)
 	case jsonText:
 		writeBody(x, http.StatusOK, v)
 	case pooledJSON:

@@ -33,6 +33,7 @@ var routes = []route{
 	{http.MethodPost, "/__admin/snapshot", (*Server).writeSnapshot},
 	{http.MethodPost, "/__admin/reset", (*Server).reset},
 	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces},
+	{http.MethodPost, "/__admin/namespaces", (*Server).createNamespace},
 	{http.MethodDelete, "/__admin/namespaces/{name}", (*Server).deleteNamespace},
 }
 
