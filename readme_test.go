@@ -161,15 +161,15 @@ func TestReadmeExamples(t *testing.T) {
 
 	t.Run("GoParallelSection", func(t *testing.T) {
 		// The section on parallel tests builds on the helpers of the Go
-		// recipe; its namespaces are named after its tests, so it runs once.
+		// recipe; with fresh namespaces it passes run twice in one process.
 		mod := filepath.Join(tmp, "go-parallel")
 		readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.22\n")
 		readmeWrite(t, filepath.Join(mod, "testdata", "people.json"), readmeSeed)
 		readmeWrite(t, filepath.Join(mod, "resourcedir_test.go"), readmeGo)
 		readmeWrite(t, filepath.Join(mod, "parallel_test.go"), readmeSnippet(t, "go-parallel"))
-		out := run(t, mod, readmeCommand(t, "-- go test"), "GOWORK=off", "GOFLAGS="+os.Getenv("GOFLAGS")+" -count=1 -v")
+		out := run(t, mod, readmeCommand(t, "-- go test"), "GOWORK=off", "GOFLAGS="+os.Getenv("GOFLAGS")+" -count=2 -v")
 		wantCounts(t, out, map[string]int{
-			"--- PASS: TestParallelClients/client7": 1, "--- PASS: TestParallelClients ": 1, "--- FAIL": 0,
+			"--- PASS: TestParallelClients/client7": 2, "--- PASS: TestParallelClients ": 2, "--- FAIL": 0,
 			"ok  \texample.com/client": 1,
 		})
 	})
