@@ -612,8 +612,15 @@ func (s *Store) lookupLocked(f field, key string) []int32 {
 	return mergePositions(fromBase, s.index[f][key])
 }
 
-// mergePositions returns the sorted union of two sorted lists, in a new slice.
+// mergePositions returns the sorted union of two sorted lists; the lists
+// are only read, so one of them comes back as it is when the other is empty.
 func mergePositions(a, b []int32) []int32 {
+	switch {
+	case len(b) == 0:
+		return a
+	case len(a) == 0:
+		return b
+	}
 	out := make([]int32, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
 		switch {
