@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -322,12 +323,13 @@ func (s *Store) at(pos int32) *entry {
 
 // each calls visit with every position in order and its resource.
 func (s *Store) each(visit func(pos int32, e *entry)) {
+	// The layer's replacements, in order, are walked beside the base rather
+	// than looked up in their map at every row.
+	over := slices.Sorted(maps.Keys(s.replaced))
 	for i := range s.base.rows {
 		e := &s.base.rows[i]
-		if len(s.replaced) > 0 {
-			if over, ok := s.replaced[int32(i)]; ok {
-				e = over
-			}
+		if len(over) > 0 && over[0] == int32(i) {
+			e, over = s.replaced[over[0]], over[1:]
 		}
 		visit(int32(i), e)
 	}
