@@ -1104,3 +1104,12 @@ func (s *Store) indexContents() (byID map[string]int32, index [numStringFields]m
 	}
 	return byID, index
 }
+
+// TestAppendFold: the bulk form of fold is fold, byte for byte.
+func TestAppendFold(t *testing.T) {
+	for _, s := range []string{"", "ada", "ADA Lovelace", "O'Brien-Smith 42", "Émile", "İlkay", "ẞ", "Σίσυφος", "KELVIN K", "\xff\xfeA", "a\x00Z", "🙂Z"} {
+		if got := string(appendFold([]byte("x"), s)); got != "x"+fold(s) {
+			t.Errorf("appendFold(%q) = %q, want %q", s, got, "x"+fold(s))
+		}
+	}
+}
