@@ -573,7 +573,9 @@ func BenchmarkNamespaces(b *testing.B) {
 		rss1 := procRSS(b, cmd.Process.Pid)
 
 		var ids []string
-		var page struct{ ResourceList []struct{ Id, Company string } }
+		var page struct {
+			ResourceList []struct{ Id, Company string }
+		}
 		if err := json.Unmarshal(get(base+"/api/v2/resource?requestParams.pageSize=500").Body, &page); err != nil {
 			b.Fatal(err)
 		}
