@@ -548,17 +548,18 @@ function entryDetail(e) {
   const said = delivered ? 'Answered ' + delivered : out.text.charAt(0).toUpperCase() + out.text.slice(1);
   const did = e.Status !== delivered ? ' · the server did ' + (e.Status || 'nothing') : '';
   const lost = answer && !delivered ? 'The answer that was lost' : 'Answer';
+  // The answer first: it is what a debugging session opens a request for.
   return el('div', { class: 'req-detail' },
     el('div', { class: 'detail-actions' },
       el('span', { class: 'detail-id', text: 'Request ' + e.RequestId }),
       el('button', { type: 'button', class: 'small', onclick: () => copyCurl(e) }, 'Copy as curl')),
-    el('h3', { text: 'Request' }),
-    el('pre', { class: 'headers', text: headerLines(e.Headers) }),
-    el('pre', { class: 'body', text: bodyText(e.Body, e.BodyTruncated, '64 KiB') }),
     el('h3', { class: out.fail ? 'fail' : '', text: said + did }),
     answer ? el('p', { class: 'sub', text: lost }) : null,
     answer ? el('pre', { class: 'headers answer-headers', text: headerLines(answer.Headers) }) : null,
-    answer ? el('pre', { class: 'body answer-body', text: bodyText(answer.Body, e.ResponseTruncated, '16 KiB') }) : null);
+    answer ? el('pre', { class: 'body answer-body', text: bodyText(answer.Body, e.ResponseTruncated, '16 KiB') }) : null,
+    el('h3', { text: 'Request' }),
+    el('pre', { class: 'headers', text: headerLines(e.Headers) }),
+    el('pre', { class: 'body', text: bodyText(e.Body, e.BodyTruncated, '64 KiB') }));
 }
 
 // The headers a curl command leaves to curl, and the ones it must not repeat.
@@ -792,12 +793,8 @@ async function loadNamespaces() {
   const select = $('ns-switch');
   const names = (r.body.Namespaces || []).map((n) => n.Name);
   if (!names.includes(nsName)) names.push(nsName);
-  const counts = new Map((r.body.Namespaces || []).map((n) => [n.Name, n.Resources]));
   select.textContent = '';
-  for (const name of names.sort()) {
-    const n = counts.get(name);
-    select.append(el('option', { value: name, selected: name === nsName, text: name + (n === undefined ? '' : ' (' + n + ')') }));
-  }
+  for (const name of names.sort()) select.append(el('option', { value: name, selected: name === nsName, text: name }));
 }
 
 function switchNamespace() {
