@@ -609,10 +609,10 @@ test('a demo state for the README screenshot', async () => {
   await until(async () => (await requests.getByRole('listitem').count()) === 6, 5000, 'six client requests');
   await page.getByRole('list', { name: 'Faults in force' }).getByRole('listitem').filter({ hasText: '0 of 2 fired' }).waitFor({ timeout: 5000 });
   await requests.getByRole('listitem').filter({ hasText: 'no answer (reset)' }).waitFor({ timeout: 5000 });
-  await requests.getByRole('listitem').filter({ hasText: 'PUT' }).locator('summary').click();
-  await requests.getByRole('listitem').filter({ hasText: 'PUT' }).locator('.answer-body').waitFor();
-  // The opened request at the top of the list, the page at its top.
-  await requests.getByRole('listitem').filter({ hasText: 'PUT' }).evaluate((li) => li.scrollIntoView({ block: 'start' }));
+  // The 503 opened: what the client got, Retry-After included.
+  const faulted = requests.getByRole('listitem').filter({ hasText: 'fault' }).filter({ hasText: '503' });
+  await faulted.locator('summary').click();
+  await faulted.getByText('Retry-After: 1').waitFor();
   await page.evaluate(() => { window.scrollTo(0, 0); document.getElementById('toast').hidden = true; });
   const shot = await page.screenshot();
   fs.writeFileSync(path.join(shotDir, 'demo-1280x800.png'), shot);
