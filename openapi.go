@@ -483,7 +483,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"Total": obj{"type": "integer", "minimum": 0},
 			"Ids":   obj{"type": "array", "items": obj{"type": "string", "format": "uuid"}, "description": "The new Ids, in the order given."}}},
 		"JournalEntry": obj{"type": "object", "additionalProperties": false,
-			"required": []string{"Seq", "Time", "RequestId", "Method", "Path", "Query", "Params", "Headers", "Body", "BodyTruncated", "Status", "DurationMs", "Fault"},
+			"required": []string{"Seq", "Time", "RequestId", "Method", "Path", "Query", "Params", "Headers", "Body", "BodyTruncated", "Status", "DurationMs", "Fault", "Delivered", "Response", "ResponseTruncated"},
 			"properties": obj{
 				"Seq":       obj{"type": "integer", "minimum": 1, "description": "Only grows; never reused, even after a clear."},
 				"Time":      obj{"type": "string", "format": "date-time"},
@@ -500,6 +500,14 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"Status":        obj{"type": "integer"},
 				"DurationMs":    obj{"type": "number", "minimum": 0},
 				"Fault":         obj{"type": []string{"integer", "null"}, "description": "The Id of the fault that answered."},
+				"Delivered":     obj{"type": "integer", "description": "The status of the answer the client received; 0 when the connection ended without one."},
+				"Response": obj{"type": []string{"object", "null"}, "additionalProperties": false, "required": []string{"Headers", "Body"},
+					"description": "The answer: sent, or with After and nothing sent, the one lost; null when there was none.",
+					"properties": obj{
+						"Headers": obj{"type": "object", "additionalProperties": obj{"type": []string{"string", "array"}, "items": obj{"type": "string"}}},
+						"Body":    obj{"description": "JSON when it was JSON, else a string; null when empty."},
+					}},
+				"ResponseTruncated": obj{"type": "boolean", "description": "The answer's body was cut at 16 KiB."},
 			}},
 		"Journal": obj{"type": "object", "required": []string{"Requests", "Count", "Journal"}, "additionalProperties": false, "properties": obj{
 			"Requests": obj{"type": "array", "items": ref("JournalEntry")},
