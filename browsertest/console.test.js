@@ -104,6 +104,22 @@ test('the console drives the directory, the journal and the faults', async (t) =
       await table.getByRole('columnheader', { name, exact: true }).waitFor();
     }
     await page.getByText('25 resources').first().waitFor();
+    // At 1280 px every sortable header shows its arrow whole, and no name or
+    // e-mail is cut: a cell's content fits its box (long values wrap).
+    const layout = await page.evaluate(() => {
+      const headers = [...document.querySelectorAll('#resources th')].map((th) => {
+        const arrow = th.querySelector('.arrow');
+        if (!arrow) return { name: th.textContent, sortable: false };
+        const [a, h] = [arrow.getBoundingClientRect(), th.getBoundingClientRect()];
+        return { name: th.textContent, sortable: true, inside: a.width > 0 && a.left >= h.left && a.right <= h.right && th.scrollWidth <= th.clientWidth };
+      });
+      const cut = [...document.querySelectorAll('#resources td')].filter((td) => td.scrollWidth > td.clientWidth).map((td) => td.className + ': ' + td.textContent);
+      return { headers, cut };
+    });
+    assert.deepEqual(layout.headers.filter((h) => h.sortable).map((h) => h.name.replace(/[↕▲▼]/, '')),
+      ['DisplayName', 'FirstName', 'Surname', 'Company', 'Status', 'ExternalID', 'Email']);
+    assert.deepEqual(layout.headers.filter((h) => h.sortable && !h.inside), []);
+    assert.deepEqual(layout.cut, []);
   });
 
   await t.test('filters, and shows where a malformed filter broke', async () => {
