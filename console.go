@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"path"
@@ -76,22 +75,12 @@ func (a *consoleAsset) setVersion() {
 const consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// registerConsole adds the console page, its assets and the OpenAPI
-// document to s.mux, each with a JSON 405 for the other methods. It needs
-// only the mux and writeJSON/writeBody, so that it survives changes to the
-// server's own route table.
-func (s *Server) registerConsole() {
-	for pattern, h := range map[string]http.HandlerFunc{
-		"/{$}":                        s.handleConsolePage,
-		consoleAssetPrefix + "{file}": s.handleConsoleAsset,
-		"/__admin/openapi.json":       s.handleOpenAPI,
-	} {
-		s.mux.HandleFunc("GET "+pattern, h)
-		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", "GET, HEAD")
-			writeJSON(w, http.StatusMethodNotAllowed, struct{ Message string }{fmt.Sprintf(
-				"The method %s is not allowed on %s; allowed: GET, HEAD.", r.Method, r.URL.Path)})
-		})
+// served adapts a handler that writes its own answer (a file, the OpenAPI
+// document) to the route table, whose adapter then writes nothing more.
+func served(h func(*Server, http.ResponseWriter, *http.Request)) func(*Server, *exchange, *http.Request) (any, error) {
+	return func(s *Server, x *exchange, r *http.Request) (any, error) {
+		h(s, x, r)
+		return nil, nil
 	}
 }
 
@@ -111,7 +100,8 @@ func (s *Server) handleConsoleAsset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("file")
 	a, ok := consoleAssets[name]
 	if !ok || name == "index.html" {
-		writeJSON(w, http.StatusNotFound, struct{ Message string }{fmt.Sprintf("No resource matches the path %s.", r.URL.Path)})
+		x := exchangeOf(w)
+		s.writeError(x, errNoRoute(x.path))
 		return
 	}
 	h := w.Header()

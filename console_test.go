@@ -157,3 +157,18 @@ func TestConsoleRequiresAuth(t *testing.T) {
 		t.Errorf("GET / with credentials = %d, or the page shows the credentials", ok.Code)
 	}
 }
+
+// TestConsoleMarksItsCalls: the page's script sends the header the pipeline
+// looks for on every call, through one function; a rename on either side
+// would make the console take part again.
+func TestConsoleMarksItsCalls(t *testing.T) {
+	t.Parallel()
+	script := string(consoleAssets["console.js"].body)
+	if !strings.Contains(script, "const consoleHeader = '"+consoleHeader+"';") {
+		t.Errorf("console.js does not name the header %s", consoleHeader)
+	}
+	// Every fetch goes through request(), which adds the header.
+	if n := strings.Count(script, "fetch("); n != 1 || !strings.Contains(script, "headers: { [consoleHeader]: '1' }") {
+		t.Errorf("console.js calls fetch %d times, or not with the header; want once, in request()", n)
+	}
+}

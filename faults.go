@@ -368,7 +368,7 @@ func (l *faultList) take(r *http.Request) (fault, bool) {
 // applyFault answers r with the first fault that fires, if any; it reports
 // whether the request was answered.
 func (s *Server) applyFault(x *exchange, r *http.Request) bool {
-	if !isAPIPath(r.URL.Path) {
+	if x.observer || !isAPIPath(r.URL.Path) {
 		return false
 	}
 	f, ok := x.ns.faults.take(r)
@@ -465,6 +465,7 @@ func closeConnection(x *exchange, kind string) {
 	if err != nil {
 		panic(http.ErrAbortHandler) // the server cuts the connection itself
 	}
+	x.cut = true
 	switch kind {
 	case kindReset:
 		if tcp, ok := conn.(*net.TCPConn); ok {

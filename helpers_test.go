@@ -40,6 +40,12 @@ type wireEntry struct {
 	Status        int
 	DurationMs    float64
 	Fault         *int
+	Delivered     int
+	Response      *struct {
+		Headers map[string]any
+		Body    json.RawMessage
+	}
+	ResponseTruncated bool
 }
 
 // journalEntries reads srv's journal as a client would see it, oldest first.

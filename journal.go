@@ -22,6 +22,11 @@ import (
 // maxJournalBody is how much of each request body the journal keeps.
 const maxJournalBody = 64 << 10
 
+// maxJournalResponse is how much of each answer's body the journal keeps:
+// enough to debug with, small enough that capturing it costs the answer
+// little.
+const maxJournalResponse = 16 << 10
+
 // maxJournalWait bounds GET /__admin/requests?wait=.
 const maxJournalWait = 60 * time.Second
 
@@ -43,8 +48,13 @@ type journalEntry struct {
 	body       []byte
 	truncated  bool
 	status     int
+	delivered  int // the status of the answer the client received; 0 for none
 	durationMs float64
 	faultID    int
+	// The answer: respHeader is nil when there was none.
+	respHeader    http.Header
+	respBody      []byte
+	respTruncated bool
 }
 
 // journal is a ring of the last size entries: its memory is bounded by
@@ -72,7 +82,7 @@ func newJournal(size int) *journal {
 // startJournal begins recording an /api/v2 request: its body is captured as
 // the handler reads it. The entry is added when the answer is done.
 func (s *Server) startJournal(x *exchange, r *http.Request) {
-	if x.ns.journal == nil || !isAPIPath(r.URL.Path) {
+	if x.ns.journal == nil || x.observer || !isAPIPath(r.URL.Path) {
 		return
 	}
 	x.journaled = true
@@ -88,8 +98,11 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	e := journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
 		rawQuery: r.URL.RawQuery, header: r.Header, host: r.Host, body: x.capture.buf,
-		truncated: x.capture.truncated, status: x.recordedStatus(), faultID: x.faultID,
-		durationMs: float64(now.Sub(x.start).Microseconds()) / 1000,
+		truncated: x.capture.truncated, status: x.recordedStatus(), delivered: x.deliveredStatus(), faultID: x.faultID,
+		durationMs:    float64(now.Sub(x.start).Microseconds()) / 1000,
+		respHeader:    x.respHeader,
+		respBody:      x.respBody,
+		respTruncated: x.respTruncated,
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -311,6 +324,20 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	} else {
 		b = strconv.AppendInt(b, int64(e.faultID), 10)
 	}
+	b = append(b, `,"Delivered":`...)
+	b = strconv.AppendInt(b, int64(e.delivered), 10)
+	b = append(b, `,"Response":`...)
+	if e.respHeader == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"Headers":`...)
+		b = appendMultiMap(b, e.respHeader)
+		b = append(b, `,"Body":`...)
+		b = appendJournalBody(b, e.respBody, e.respTruncated)
+		b = append(b, '}')
+	}
+	b = append(b, `,"ResponseTruncated":`...)
+	b = strconv.AppendBool(b, e.respTruncated)
 	return append(b, '}')
 }
 

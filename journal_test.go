@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -78,6 +79,7 @@ func TestJournalEntryExact(t *testing.T) {
 	if !bytes.HasPrefix(got, []byte("HTTP/1.1 200 OK\r\n")) {
 		t.Fatalf("answer %q", got)
 	}
+	_, answer, _ := bytes.Cut(got, []byte("\r\n\r\n"))
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
 	var a journalAnswer
 	r.decode(t, &a)
@@ -97,9 +99,11 @@ func TestJournalEntryExact(t *testing.T) {
 		`"Params":{"empty":"","odd":"/&","requestParams.page":"1","tag":["a","b"]},`+
 		`"Headers":{"Authorization":"Basic svc:***","Connection":"close","Content-Length":"%d","Content-Type":"application/json",`+
 		`"Host":"127.0.0.1","X-Request-Id":"journal-exact-1","X-Trace":["one","two"]},`+
-		`"Body":{"FirstName":"Ada","Surname":"Lovelace"},"BodyTruncated":false,"Status":200,"DurationMs":%s,"Fault":null}],`+
+		`"Body":{"FirstName":"Ada","Surname":"Lovelace"},"BodyTruncated":false,"Status":200,"DurationMs":%s,"Fault":null,"Delivered":200,`+
+		`"Response":{"Headers":{"Content-Length":"%d","Content-Type":"application/json; charset=utf-8","X-Request-Id":"journal-exact-1"},`+
+		`"Body":%s},"ResponseTruncated":false}],`+
 		`"Count":1,"Journal":"on"}`,
-		en.Time.Format(time.RFC3339Nano), len(body), strconv.FormatFloat(en.DurationMs, 'f', -1, 64))
+		en.Time.Format(time.RFC3339Nano), len(body), strconv.FormatFloat(en.DurationMs, 'f', -1, 64), len(answer), answer)
 	if string(r.Body) != want {
 		t.Errorf("journal\n%s\nwant\n%s", r.Body, want)
 	}
@@ -680,4 +684,124 @@ func TestJournalOff(t *testing.T) {
 		t.Errorf("journal off, DELETE: %s", r.Body)
 	}
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
+}
+
+// TestJournalDelivered: each fault kind through a real TCP connection, and
+// what its entry says the server did (Status), what the client received
+// (Delivered) and the answer itself (Response).
+func TestJournalDelivered(t *testing.T) {
+	const create = `{"FirstName": "Ada"}`
+	tests := []struct {
+		name      string
+		fault     string
+		status    int
+		delivered int
+		// response is the Response's Body, or "null" for no Response.
+		response string
+	}{
+		{"response", `{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Body": "busy"}`, 503, 503, `"busy"`},
+		{"reset", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "reset"}`, 0, 0, "null"},
+		{"empty", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "empty"}`, 0, 0, "null"},
+		{"garbage", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "garbage"}`, 0, 0, "null"},
+		{"hang with DelayMs", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 1}`, 0, 0, "null"},
+		// The create is applied and journaled as served; the client gets
+		// the fault's answer instead.
+		{"After with a 503", `{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Body": "lost", "After": true}`, 200, 503, `"lost"`},
+		// Nothing reaches the client: the answer shown is the one it lost.
+		{"After with a reset", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "reset", "After": true}`, 200, 0, "created"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := startServer(t, DefaultConfig(), nil)
+			id := e.on(t).addFault(tt.fault)[0].ID
+			rawConnExchange(t, e.base, rawPost("/api/v2/resource", create)) //nolint:errcheck // each kind ends the connection its own way
+			en := journalOf(e.on(t), 1)[0]
+			if en.Status != tt.status || en.Delivered != tt.delivered || en.Fault == nil || *en.Fault != id {
+				t.Errorf("Status %d, Delivered %d, Fault %v; want %d, %d, %d", en.Status, en.Delivered, en.Fault, tt.status, tt.delivered, id)
+			}
+			switch {
+			case tt.response == "null":
+				if en.Response != nil || en.ResponseTruncated {
+					t.Errorf("Response %+v, truncated %v; want null", en.Response, en.ResponseTruncated)
+				}
+			case tt.response == "created":
+				all := e.on(t).all()
+				if len(all) != 1 || en.Response == nil || !strings.Contains(string(en.Response.Body), `"Id":"`+all[0].Id+`"`) {
+					t.Errorf("Response %+v, want the lost answer naming %+v", en.Response, all)
+				}
+			default:
+				want := map[string]any{"Content-Length": strconv.Itoa(len(tt.response) - 2),
+					"Content-Type": "text/plain; charset=utf-8", "X-Request-Id": en.RequestID}
+				if en.Response == nil || string(en.Response.Body) != tt.response || !reflect.DeepEqual(en.Response.Headers, want) {
+					t.Errorf("Response %+v, want Headers %v and Body %s", en.Response, want, tt.response)
+				}
+			}
+		})
+	}
+}
+
+// TestJournalResponse: the answer as the journal keeps it, headers by
+// their canonical names, the body as JSON, cut at 16 KiB.
+func TestJournalResponse(t *testing.T) {
+	e := startServer(t, DefaultConfig(), nil)
+	bad := e.do(http.MethodPost, "/api/v2/resource", `{"Position": "x"}`, "X-Request-Id", "journal-400")
+	if bad.Status != http.StatusBadRequest {
+		t.Fatalf("create: %d %s", bad.Status, bad.Body)
+	}
+	// 60 resources with long names make a list page larger than the cut.
+	items := make([]string, 60)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"Company": "%s %d", "Position": "%[1]s"}`, strings.Repeat("c", 90), i)
+	}
+	e.seed("[" + strings.Join(items, ",") + "]")
+	long := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=60", "")
+	if len(long.Body) <= maxJournalResponse {
+		t.Fatalf("the page is %d bytes, not over the cut", len(long.Body))
+	}
+
+	a := e.readJournal("")
+	if len(a.Requests) != 2 {
+		t.Fatalf("journal %+v", a.Requests)
+	}
+	en := a.Requests[0]
+	wantHeaders := map[string]any{"Content-Length": strconv.Itoa(len(bad.Body)), "Content-Type": jsonContentType, "X-Request-Id": "journal-400"}
+	if en.Status != 400 || en.Delivered != 400 || en.Fault != nil || en.Response == nil ||
+		!reflect.DeepEqual(en.Response.Headers, wantHeaders) || string(en.Response.Body) != string(bad.Body) || en.ResponseTruncated {
+		t.Errorf("400's entry: Status %d Delivered %d Response %+v truncated %v; want Headers %v Body %s",
+			en.Status, en.Delivered, en.Response, en.ResponseTruncated, wantHeaders, bad.Body)
+	}
+	en = a.Requests[1]
+	var cut string
+	if en.Response == nil || json.Unmarshal(en.Response.Body, &cut) != nil {
+		t.Fatalf("long page's Response %+v, want the body as a string", en.Response)
+	}
+	if !en.ResponseTruncated || cut != string(long.Body[:maxJournalResponse]) {
+		t.Errorf("long page: truncated %v, %d bytes kept; want true and the first %d", en.ResponseTruncated, len(cut), maxJournalResponse)
+	}
+}
+
+// TestJournalIgnoresConsole: the console's requests (consoleHeader) are
+// neither journaled nor answered by faults, so an open console changes
+// nothing a test sees.
+func TestJournalIgnoresConsole(t *testing.T) {
+	e := startServer(t, DefaultConfig(), nil)
+	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)[0].ID
+	console := []string{consoleHeader, "1"}
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", console...)
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Console"}`, console...)
+	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests?count=1&wait=1ms", "", console...)
+	if f := e.faults(); len(f) != 1 || f[0].Fired != 0 {
+		t.Errorf("faults %+v, want fault %d unfired", f, id)
+	}
+	if got := e.readJournal("").Requests; len(got) != 0 {
+		t.Errorf("journal %+v, want it empty", got)
+	}
+	// The client meets the fault set up for it, and its retry is served.
+	e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "Client"}`)
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Client"}`)
+	got := e.readJournal("").Requests
+	if len(got) != 2 || got[0].Delivered != 503 || *got[0].Fault != id || got[1].Delivered != 200 || got[1].Fault != nil {
+		t.Errorf("journal %+v, want the client's 503 and 200", got)
+	}
 }

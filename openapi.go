@@ -525,7 +525,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"Total": obj{"type": "integer", "minimum": 0},
 			"Ids":   obj{"type": "array", "items": obj{"type": "string", "format": "uuid"}, "description": "The new Ids, in the order given."}}},
 		"JournalEntry": obj{"type": "object", "additionalProperties": false,
-			"required": []string{"Seq", "Time", "RequestId", "Method", "Path", "Query", "Params", "Headers", "Body", "BodyTruncated", "Status", "DurationMs", "Fault"},
+			"required": []string{"Seq", "Time", "RequestId", "Method", "Path", "Query", "Params", "Headers", "Body", "BodyTruncated", "Status", "DurationMs", "Fault", "Delivered", "Response", "ResponseTruncated"},
 			"properties": obj{
 				"Seq":       obj{"type": "integer", "minimum": 1, "description": "Only grows; never reused, even after a clear."},
 				"Time":      obj{"type": "string", "format": "date-time"},
@@ -545,7 +545,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"Delivered": obj{"type": "integer", "minimum": 0,
 					"description": "What the client received: the status of the answer sent; 0 when the connection ended without one (reset, empty, garbage, hang)."},
 				"Response": obj{"type": []string{"object", "null"}, "additionalProperties": false, "required": []string{"Headers", "Body"},
-					"description": "The answer sent: null when there was none.",
+					"description": "The answer: sent, or with After and nothing sent, the one lost; null when there was none.",
 					"properties": obj{
 						"Headers": obj{"type": "object", "description": "The answer's headers, canonical names, each to its value or to a list when repeated.",
 							"additionalProperties": ref("StringOrList")},

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"path"
 	"runtime/debug"
 	"slices"
@@ -24,14 +26,25 @@ import (
 //     namespace starts recording an /api/v2 request before it, so that a
 //     request refused for its credentials is recorded too;
 //  7. a new namespace is created (after auth, so that strangers cannot fill
-//     the server with namespaces), and its journal starts recording an /api/v2 request;
+//     the server with namespaces, and only for a path some route answers, so
+//     that a mistyped URL leaves nothing behind), and its journal starts
+//     recording an /api/v2 request;
 //  8. injected faults;
 //  9. the route's handler, whose value or error one adapter writes.
+//
+// The console's own requests (consoleHeader) skip the journal and the
+// faults: a test's faults, counts and waits must not depend on whether a
+// console is open.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := s.begin(w, r)
 	defer s.finish(x, r)
 	r, nsName, err := routedRequest(x, r)
 	if err != nil {
+		var moved *movedError
+		if errors.As(err, &moved) {
+			x.Header().Set("Location", moved.location)
+			err = &moved.apiError
+		}
 		s.writeError(x, err)
 		return
 	}
@@ -48,6 +61,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if x.ns == nil {
+		if !s.routed(r) {
+			s.writeError(x, errNoRoute(x.path))
+			return
+		}
 		if x.ns, err = s.namespace(nsName); err != nil {
 			s.writeError(x, err)
 			return
@@ -83,6 +100,19 @@ type exchange struct {
 	// replaced the answer: the journal shows what was done.
 	servedStatus int
 
+	// observer: the console sent the request, so it is neither journaled
+	// nor answered by a fault.
+	observer bool
+	// cut: the connection ended without a final answer (a fault that closes
+	// it, or a panic after part of the answer was out).
+	cut bool
+	// The answer as the journal shows it: the headers it was sent with and
+	// the first maxJournalResponse bytes of its body. With an After fault
+	// that sends no answer, the real answer that was lost.
+	respHeader    http.Header
+	respBody      []byte
+	respTruncated bool
+
 	// anonymous: no credentials were sent, and the route answers without them.
 	anonymous bool
 	// silenced: an After fault answers instead, so the handler's answer is
@@ -105,6 +135,11 @@ func (x *exchange) Header() http.Header {
 func (x *exchange) WriteHeader(code int) {
 	if !x.wroteHeader {
 		x.code, x.wroteHeader = code, true
+		if x.journaled {
+			// The map itself, not a copy: nothing writes to it once the
+			// answer is out, and the entry is added when it is.
+			x.respHeader, x.respBody, x.respTruncated = x.Header(), x.respBody[:0], false
+		}
 	}
 	if !x.silenced {
 		x.ResponseWriter.WriteHeader(code)
@@ -116,6 +151,9 @@ func (x *exchange) Write(b []byte) (int, error) {
 		x.WriteHeader(http.StatusOK)
 	}
 	x.bytes += len(b)
+	if x.journaled {
+		x.keepResponse(b)
+	}
 	if x.silenced {
 		return len(b), nil
 	}
@@ -131,6 +169,26 @@ func (x *exchange) recordedStatus() int {
 		return x.servedStatus
 	case x.faultID != 0 && !x.wroteHeader:
 		return x.code
+	}
+	return x.status()
+}
+
+// keepResponse keeps the start of the answer's body for the journal, in a
+// buffer bounded by maxJournalResponse.
+func (x *exchange) keepResponse(b []byte) {
+	room := maxJournalResponse - len(x.respBody)
+	if len(b) > room {
+		b, x.respTruncated = b[:max(room, 0)], true
+	}
+	x.respBody = append(x.respBody, b...)
+}
+
+// deliveredStatus is the status of the answer the client received: 0 when
+// the connection ended without a final answer.
+func (x *exchange) deliveredStatus() int {
+	switch {
+	case x.cut, x.faultID != 0 && !x.wroteHeader, x.wroteHeader && x.code < 200:
+		return 0
 	}
 	return x.status()
 }
@@ -155,14 +213,35 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 		id = string(strconv.AppendUint(b, s.requestSeq.Add(1), 10))
 	}
 	w.Header()["X-Request-Id"] = []string{id} // canonical already: Set would check it again
-	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path}
+	_, observer := r.Header[consoleHeader]
+	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path, observer: observer}
 }
+
+// consoleHeader marks the console's own requests (any value; the console
+// sends 1).
+const consoleHeader = "X-Resourcedir-Console"
+
+// routed reports whether some route answers r's path (with any method): a
+// new namespace is created only for such a request.
+func (s *Server) routed(r *http.Request) bool {
+	_, pattern := s.mux.Handler(r)
+	return pattern != "/"
+}
+
+// movedError is a redirect, answered in the error shape with a Location.
+type movedError struct {
+	apiError
+	location string
+}
+
+func (e *movedError) Error() string { return e.apiError.Error() }
 
 // finish turns a panic into a JSON 500 (or a cut connection when part of
 // the answer is out), then records the journal entry and the log line.
 func (s *Server) finish(x *exchange, r *http.Request) {
 	if p := recover(); p != nil {
 		if p == http.ErrAbortHandler {
+			x.cut = true
 			s.record(x, r)
 			panic(p)
 		}
@@ -171,7 +250,7 @@ func (s *Server) finish(x *exchange, r *http.Request) {
 		if x.wroteHeader && !x.silenced {
 			// Part of a response is out: cut the connection so the client
 			// sees a failure rather than a truncated 200.
-			x.code = http.StatusInternalServerError
+			x.code, x.cut = http.StatusInternalServerError, true
 			s.record(x, r)
 			panic(http.ErrAbortHandler)
 		}
@@ -202,6 +281,7 @@ func (s *Server) record(x *exchange, r *http.Request) {
 // path in x. A path that no route may match is a 404: an unclean one
 // (ServeMux would answer it with an HTML redirect), OPTIONS * (net/http's
 // own plain answer otherwise), or a server-wide control under a namespace.
+// GET /ns/{name} is redirected to /ns/{name}/, where its console is.
 func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) {
 	p := r.URL.Path
 	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
@@ -209,8 +289,23 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 	}
 	name, rest, prefixed := splitNamespace(p)
 	if prefixed {
+		// An encoded slash (sl%2Fash) is part of the name the client meant,
+		// not a segment break: name it rather than answer 404 for "sl".
+		if rawName, _, ok := splitNamespace(r.URL.RawPath); ok {
+			if decoded, err := url.PathUnescape(rawName); err == nil {
+				name = decoded
+			}
+		}
 		if !validNamespaceName(name) {
 			return nil, "", badRequest("The namespace name %q is not %s.", name, namespaceNameHelp)
+		}
+		if rest == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			to := p + "/"
+			if r.URL.RawQuery != "" {
+				to += "?" + r.URL.RawQuery
+			}
+			return nil, "", &movedError{apiError{Status: http.StatusPermanentRedirect, Message: fmt.Sprintf(
+				"The console of the namespace %s is at %s/.", name, p)}, to}
 		}
 		if rest == "" || slices.ContainsFunc(serverWide, func(c string) bool { return rest == c || strings.HasPrefix(rest, c+"/") }) {
 			return nil, "", errNoRoute(p)

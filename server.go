@@ -35,6 +35,10 @@ var routes = []route{
 	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces},
 	{http.MethodPost, "/__admin/namespaces", (*Server).createNamespace},
 	{http.MethodDelete, "/__admin/namespaces/{name}", (*Server).deleteNamespace},
+
+	{http.MethodGet, "/{$}", served((*Server).handleConsolePage)},
+	{http.MethodGet, consoleAssetPrefix + "{file}", served((*Server).handleConsoleAsset)},
+	{http.MethodGet, "/__admin/openapi.json", served((*Server).handleOpenAPI)},
 }
 
 // serverWide are the controls of the whole server rather than of one
@@ -156,11 +160,12 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			x := exchangeOf(w)
 			v, err := rt.handle(s, x, r)
-			if err != nil {
+			switch {
+			case err != nil:
 				s.writeError(x, err)
-				return
+			case v != nil: // nil: the handler wrote its own answer (served)
+				writeValue(x, v)
 			}
-			writeValue(x, v)
 		})
 		allowed[rt.pattern] = append(allowed[rt.pattern], rt.method)
 		if rt.method == http.MethodGet {
@@ -178,7 +183,6 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 				"The method %s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)})
 		})
 	}
-	s.registerConsole()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		x := exchangeOf(w)
 		s.writeError(x, errNoRoute(x.path))

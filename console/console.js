@@ -7,16 +7,16 @@
 const base = location.pathname.replace(/\/+$/, '');
 const nsMatch = base.match(/^\/ns\/([^/]+)$/);
 
-const columns = ['DisplayName', 'FirstName', 'Surname', 'Company', 'Status', 'ExternalID', 'Email', 'Types'];
-const sortable = new Set(columns.filter((c) => c !== 'Types'));
+const columns = ['Id', 'DisplayName', 'FirstName', 'Surname', 'Company', 'Status', 'ExternalID', 'Email', 'Types'];
+const sortable = new Set(columns.filter((c) => c !== 'Types' && c !== 'Id'));
 const stringProps = ['DisplayName', 'FirstName', 'Surname', 'Company', 'Position', 'ExternalID',
   'Phone', 'Mobile', 'Fax', 'Email', 'AddressComment'];
 const typeNames = ['Team', 'Customer', 'Contractor', 'Employee', 'Company'];
 
-// The console's own calls carry this request id prefix, so the live list can
-// tell them from the client's and the table refreshes only for others' writes.
-const ownPrefix = 'console-';
-let ownSeq = 0;
+// Every call of the console carries this header, and the server neither
+// journals it nor answers it with a fault: the console observes and never
+// takes part, so a test sees the same with or without a console open.
+const consoleHeader = 'X-Resourcedir-Console';
 
 const $ = (id) => document.getElementById(id);
 
@@ -39,12 +39,17 @@ function el(tag, attrs, ...children) {
 // api sends one request and resolves to {status, body, headers}; it never
 // throws for an HTTP status, only for a network failure.
 async function api(method, path, body, signal) {
-  const init = { method, headers: { 'X-Request-Id': ownPrefix + Date.now().toString(36) + '-' + (++ownSeq) }, signal };
+  return request(method, base + path, body, signal);
+}
+
+// request is api for a server-wide path, outside the namespace.
+async function request(method, url, body, signal) {
+  const init = { method, headers: { [consoleHeader]: '1' }, signal };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  const res = await fetch(base + path, init);
+  const res = await fetch(url, init);
   const text = await res.text();
   let parsed = null;
   try { parsed = text ? JSON.parse(text) : null; } catch { parsed = text; }
@@ -153,7 +158,10 @@ function renderRows() {
     for (const c of columns) {
       const td = el('td', { class: 'col-' + c });
       const v = res[c];
-      if (c === 'Types') {
+      if (c === 'Id') {
+        // The start of a GUID tells rows apart; the whole of it is the title.
+        td.append(el('span', { class: 'id', title: v, text: String(v).slice(0, 8) }));
+      } else if (c === 'Types') {
         for (const t of v || []) td.append(el('span', { class: 'chip', text: t.Type }), ' ');
       } else if (c === 'Status') {
         td.append(el('span', { class: 'badge ' + (v === 'Active' ? 'ok' : 'off'), text: v }));
@@ -166,6 +174,10 @@ function renderRows() {
         // begins with the action, as a screen reader user expects.
         td.append(el('button', { type: 'button', class: 'name', title: 'Edit ' + v + ' (' + res.Id + ')',
           'aria-label': 'Edit ' + v, onclick: () => startEdit(res) }, v));
+      } else if (c === 'Email') {
+        // Break an address after its @ and dots rather than anywhere.
+        td.title = v;
+        String(v).split(/(?<=[@.])/).forEach((part, i) => { if (i) td.append(el('wbr')); td.append(part); });
       } else {
         td.textContent = v;
         td.title = v;
@@ -407,14 +419,14 @@ async function submitForm(ev) {
 
 const journal = { entries: [], lastSeq: 0, seqMode: null, seen: new Set(), off: false };
 const maxShown = 200;
-const openBodies = new Set(); // entries whose body the user opened survive a re-render
+const openEntries = new Set(); // entries the user opened survive a re-render
 
 function entryKey(e) {
   return e.Seq !== undefined ? 'seq:' + e.Seq : e.RequestId + '|' + e.Time + '|' + e.Method + '|' + e.Path;
 }
 
 function addEntries(list) {
-  let othersWrote = false;
+  let wrote = false;
   let added = 0;
   for (const e of list) {
     const k = entryKey(e);
@@ -423,7 +435,7 @@ function addEntries(list) {
     journal.seen.add(k);
     journal.entries.push(e);
     if (typeof e.Seq === 'number') journal.lastSeq = Math.max(journal.lastSeq, e.Seq);
-    if (!isOwn(e) && e.Method !== 'GET' && e.Method !== 'HEAD') othersWrote = true;
+    if (e.Method !== 'GET' && e.Method !== 'HEAD') wrote = true;
   }
   if (journal.entries.length > maxShown) {
     const dropped = journal.entries.splice(0, journal.entries.length - maxShown);
@@ -434,14 +446,10 @@ function addEntries(list) {
     loadFaults(); // a fault that fired counts it; another client may have added one
   }
   // A client's write changes what the table shows: follow it live.
-  if (othersWrote) {
+  if (wrote) {
     loadList();
     refreshHealth();
   }
-}
-
-function isOwn(e) {
-  return typeof e.RequestId === 'string' && e.RequestId.startsWith(ownPrefix);
 }
 
 function statusClass(s) {
@@ -451,43 +459,148 @@ function statusClass(s) {
   return 's2';
 }
 
+// faultsSeen remembers every fault listed, by Id, so that an entry can be
+// told in words after its fault was cleared.
+const faultsSeen = new Map();
+
+// outcome says what the client received: {text, fail} with text the status
+// or, when it got no answer or not the answer to what was done, words.
+function outcome(e) {
+  const status = e.Status;
+  const delivered = typeof e.Delivered === 'number' ? e.Delivered : status;
+  const f = e.Fault !== null && e.Fault !== undefined ? faultsSeen.get(e.Fault) : undefined;
+  const kind = f ? f.Kind : '';
+  const after = (f && f.After) || (e.Fault != null && status !== delivered && status !== 0 && status !== 499);
+  if (after) {
+    const got = delivered ? String(delivered) : 'no answer' + (kind && kind !== 'response' ? ' (' + kind + ')' : '');
+    return { text: 'write applied, answer lost (After): ' + got, fail: true, code: delivered };
+  }
+  if (delivered === 0) {
+    if (status === 499) {
+      return { text: kind === 'hang' || !kind ? 'no answer (hang, client gave up)' : 'no answer (client gave up)', fail: true, code: 0 };
+    }
+    return { text: 'no answer' + (kind && kind !== 'response' ? ' (' + kind + ')' : ''), fail: true, code: 0 };
+  }
+  return { text: String(delivered), fail: delivered >= 400, code: delivered };
+}
+
+// The list's own filters: by method, by a part of the path, by status
+// (503, 5xx, or 0 for no answer).
+function entryShown(e) {
+  const method = $('req-method').value;
+  const path = $('req-path').value.trim().toLowerCase();
+  const status = $('req-status').value.trim().toLowerCase();
+  if (method && e.Method !== method) return false;
+  if (path && !(e.Path + (e.Query ? '?' + decodeQuery(e.Query) : '')).toLowerCase().includes(path)) return false;
+  if (status) {
+    const codes = [String(typeof e.Delivered === 'number' ? e.Delivered : e.Status), String(e.Status)];
+    const m = /^([1-5])xx$/.exec(status);
+    if (m ? !codes.some((c) => c.length === 3 && c[0] === m[1]) : !codes.includes(status)) return false;
+  }
+  return true;
+}
+
 function renderRequests() {
   const ol = $('requests');
-  const showOwn = $('show-own').checked;
-  const shown = journal.entries.filter((e) => showOwn || !isOwn(e));
+  const shown = journal.entries.filter(entryShown);
   ol.textContent = '';
   for (const e of shown.slice().reverse()) {
-    const path = e.Path;
     const ms = typeof e.DurationMs === 'number' ? (e.DurationMs < 10 ? e.DurationMs.toFixed(2) : e.DurationMs.toFixed(0)) + ' ms' : '';
-    const li = el('li', { class: 'req' + (isOwn(e) ? ' own' : '') },
-      el('div', { class: 'req-line' },
-        el('span', { class: 'method m-' + e.Method, text: e.Method }),
-        el('span', { class: 'path', title: path, text: path }),
-        el('span', { class: 'status ' + statusClass(e.Status), text: String(e.Status) }),
-        el('span', { class: 'dur', text: ms })),
-      e.Query ? el('div', { class: 'req-query', text: '?' + decodeQuery(e.Query) }) : null);
-    const meta = [new Date(e.Time).toLocaleTimeString(), isOwn(e) ? 'from this console' : e.RequestId];
-    if (e.Fault !== undefined && e.Fault !== null) meta.push('fault ' + e.Fault);
+    const out = outcome(e);
     const key = entryKey(e);
-    const metaLine = el('div', { class: 'req-meta' }, el('span', { text: meta.join(' · ') }));
-    li.append(metaLine);
-    ol.append(li);
-    if (e.Body === null || e.Body === undefined) continue;
-    const details = el('details', { class: 'req-body' }, el('summary', { text: 'body' }));
+    const details = el('details', { class: 'req' + (out.fail ? ' failed' : '') },
+      el('summary', { class: 'req-summary' },
+        el('div', { class: 'req-line' },
+          el('span', { class: 'method m-' + e.Method, text: e.Method }),
+          el('span', { class: 'path', title: e.Path, text: e.Path }),
+          el('span', { class: 'dur', text: ms })),
+        e.Query ? el('div', { class: 'req-query', text: '?' + decodeQuery(e.Query) }) : null,
+        el('div', { class: 'req-meta' },
+          el('span', { class: 'outcome ' + (out.fail ? 'fail' : statusClass(out.code)), text: out.text }),
+          el('span', { text: [new Date(e.Time).toLocaleTimeString(), e.Fault != null ? 'fault ' + e.Fault : ''].filter(Boolean).join(' · ') }))));
     details.addEventListener('toggle', () => {
-      if (details.open) openBodies.add(key); else openBodies.delete(key);
-      if (!details.open || details.querySelector('pre')) return;
-      const text = e.Body === null || e.Body === undefined ? '(empty)'
-        : typeof e.Body === 'string' ? e.Body : JSON.stringify(e.Body, null, 2);
-      details.append(el('pre', { text: text + (e.BodyTruncated ? '\n… (cut at 64 KiB)' : '') }));
+      if (details.open) openEntries.add(key); else openEntries.delete(key);
+      if (details.open && !details.querySelector('.req-detail')) details.append(entryDetail(e));
     });
-    metaLine.append(details);
-    if (openBodies.has(key)) details.open = true;
+    if (openEntries.has(key)) details.open = true;
+    ol.append(el('li', {}, details));
   }
   $('requests-empty').hidden = shown.length > 0;
   $('requests-empty').textContent = journal.off
     ? 'The journal is off (the server was started with -journal-size 0).'
-    : 'Nothing yet. Send a request to /api/v2/resource and it shows here.';
+    : journal.entries.length ? 'No request matches.' : 'Nothing yet. Send a request to /api/v2/resource and it shows here.';
+}
+
+function headerLines(h) {
+  return Object.entries(h || {}).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => k + ': ' + x)).join('\n');
+}
+
+function bodyText(b, truncated, cut) {
+  if (b === null || b === undefined) return '(empty)';
+  return (typeof b === 'string' ? b : JSON.stringify(b, null, 2)) + (truncated ? '\n… (cut at ' + cut + ')' : '');
+}
+
+// entryDetail shows an opened request: what was sent, and the answer.
+function entryDetail(e) {
+  const out = outcome(e);
+  const delivered = typeof e.Delivered === 'number' ? e.Delivered : e.Status;
+  const answer = e.Response;
+  const said = delivered ? 'Answered ' + delivered : out.text.charAt(0).toUpperCase() + out.text.slice(1);
+  const did = e.Status !== delivered ? ' · the server did ' + (e.Status || 'nothing') : '';
+  const lost = answer && !delivered ? 'The answer that was lost' : 'Answer';
+  // The answer first: it is what a debugging session opens a request for.
+  return el('div', { class: 'req-detail' },
+    el('div', { class: 'detail-actions' },
+      el('span', { class: 'detail-id', text: 'Request ' + e.RequestId }),
+      el('button', { type: 'button', class: 'small', onclick: () => copyCurl(e) }, 'Copy as curl')),
+    el('h3', { class: out.fail ? 'fail' : '', text: said + did }),
+    answer ? el('p', { class: 'sub', text: lost }) : null,
+    answer ? el('pre', { class: 'headers answer-headers', text: headerLines(answer.Headers) }) : null,
+    answer ? el('pre', { class: 'body answer-body', text: bodyText(answer.Body, e.ResponseTruncated, '16 KiB') }) : null,
+    el('h3', { text: 'Request' }),
+    el('pre', { class: 'headers', text: headerLines(e.Headers) }),
+    el('pre', { class: 'body', text: bodyText(e.Body, e.BodyTruncated, '64 KiB') }));
+}
+
+// The headers a curl command leaves to curl, and the ones it must not repeat.
+const curlSkips = new Set(['host', 'content-length', 'connection', 'accept-encoding', 'user-agent', consoleHeader.toLowerCase()]);
+
+function shellQuote(s) { return "'" + String(s).replace(/'/g, "'\\''") + "'"; }
+
+// curlCommand rebuilds the request; the masked secret of a Basic
+// credential becomes a placeholder to fill in.
+function curlCommand(e) {
+  const url = location.origin + base + e.Path + (e.Query ? '?' + e.Query : '');
+  const parts = ['curl'];
+  if (e.Method !== 'GET') parts.push('-X', e.Method);
+  parts.push(shellQuote(url));
+  for (const [name, v] of Object.entries(e.Headers || {})) {
+    if (curlSkips.has(name.toLowerCase())) continue;
+    for (const value of Array.isArray(v) ? v : [v]) {
+      const basic = name === 'Authorization' && /^Basic (.*):\*\*\*$/.exec(value);
+      if (basic) parts.push('-u', shellQuote(basic[1] + ':TOKEN'));
+      else parts.push('-H', shellQuote(name + ': ' + value));
+    }
+  }
+  if (e.Body !== null && e.Body !== undefined) parts.push('--data-raw', shellQuote(typeof e.Body === 'string' ? e.Body : JSON.stringify(e.Body)));
+  return parts.join(' ');
+}
+
+async function copyCurl(e) {
+  const cmd = curlCommand(e);
+  try {
+    await navigator.clipboard.writeText(cmd);
+    toast('Copied the curl command.', 'good');
+  } catch {
+    // No clipboard (permission refused): select it for a manual copy.
+    const ta = el('textarea', { class: 'copy-area', readonly: true, 'aria-label': 'curl command' });
+    ta.value = cmd;
+    document.body.append(ta);
+    ta.select();
+    const ok = document.execCommand && document.execCommand('copy');
+    ta.remove();
+    toast(ok ? 'Copied the curl command.' : cmd, ok ? 'good' : '');
+  }
 }
 
 function decodeQuery(q) {
@@ -540,32 +653,97 @@ function sleep(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
 function clearJournalView() {
   journal.entries = [];
   journal.seen.clear();
+  openEntries.clear();
   renderRequests();
 }
 
+async function clearJournal() {
+  if (!confirm('Clear the journal? The requests recorded so far are forgotten.')) return;
+  const r = await api('DELETE', '/__admin/requests');
+  if (r.status === 200) {
+    clearJournalView();
+    toast('Journal cleared.', 'good');
+  } else {
+    toast('Clearing the journal failed: ' + messageOf(r), 'bad');
+  }
+}
+
 // ---------------------------------------------------------------- faults
+
+function spent(f) { return f.Times > 0 && f.Fired >= f.Times; }
 
 async function loadFaults() {
   let r;
   try { r = await api('GET', '/__admin/faults'); } catch { return; }
   if (r.status !== 200) return;
   const faults = r.body.Faults || [];
+  let changed = false;
+  for (const f of faults) {
+    const old = faultsSeen.get(f.Id);
+    if (!old || old.Kind !== f.Kind || old.After !== f.After) changed = true;
+    faultsSeen.set(f.Id, f);
+  }
   const ul = $('faults');
   ul.textContent = '';
   for (const f of faults) {
-    const what = f.Status ? 'answers ' + f.Status : '';
-    const delay = f.DelayMs ? 'after ' + f.DelayMs + ' ms' : '';
-    const kind = f.Kind && f.Kind !== 'response' ? f.Kind : '';
+    const used = spent(f);
+    const what = f.Kind && f.Kind !== 'response' ? f.Kind : f.Status ? 'answers ' + f.Status : 'delays';
+    const extra = [
+      f.After ? 'After: the write is applied first' : '',
+      f.DelayMs ? 'after ' + f.DelayMs + ' ms' : '',
+      f.Headers ? Object.entries(f.Headers).map(([k, v]) => k + ': ' + v).join(', ') : '',
+      f.Chance < 1 ? 'chance ' + f.Chance + ' (seed ' + f.Seed + ')' : '',
+    ];
     const times = f.Times ? f.Fired + ' of ' + f.Times + ' fired' : f.Fired + ' fired, until cleared';
-    ul.append(el('li', { class: 'fault' },
+    ul.append(el('li', { class: 'fault' + (used ? ' spent' : '') },
       el('div', { class: 'fault-line' },
         el('span', { class: 'method m-' + (f.Method || 'ANY'), text: f.Method || 'ANY' }),
         el('span', { class: 'path', text: f.Path }),
+        el('span', { class: 'fault-state', text: used ? 'spent' : 'in force' }),
         el('button', { type: 'button', class: 'small ghost', 'aria-label': 'Remove fault ' + f.Id, onclick: () => removeFault(f.Id) }, '✕')),
-      el('div', { class: 'fault-meta', text: ['#' + f.Id, kind, what, delay, times].filter(Boolean).join(' · ') })));
+      el('div', { class: 'fault-meta', text: ['#' + f.Id, what, ...extra, times].filter(Boolean).join(' · ') })));
   }
+  const inForce = faults.filter((f) => !spent(f)).length;
+  const used = faults.length - inForce;
   $('faults-empty').hidden = faults.length > 0;
-  $('faults-count').textContent = faults.length ? faults.length + ' in force' : '';
+  $('faults-count').textContent = faults.length ? inForce + ' in force' + (used ? ', ' + used + ' spent' : '') : '';
+  if (changed) renderRequests(); // entries of these faults can now be told in words
+}
+
+// faultSpec reads the form: only what was filled in is sent, so that the
+// server's defaults apply to the rest and its 400 names what is wrong.
+function faultSpec() {
+  const spec = { Path: $('fault-Path').value.trim() };
+  if ($('fault-Method').value) spec.Method = $('fault-Method').value;
+  const kind = $('fault-Kind').value;
+  if (kind !== 'response') spec.Kind = kind;
+  for (const k of ['Status', 'DelayMs', 'Times', 'Chance', 'Seed']) {
+    const input = $('fault-' + k);
+    if (input.disabled) continue;
+    const raw = input.value.trim();
+    if (raw !== '') spec[k] = Number(raw);
+  }
+  if (kind === 'response') {
+    const headers = {};
+    for (const line of $('fault-Headers').value.split('\n')) {
+      if (!line.trim()) continue;
+      const i = line.indexOf(':');
+      headers[(i < 0 ? line : line.slice(0, i)).trim()] = i < 0 ? '' : line.slice(i + 1).trim();
+    }
+    if (Object.keys(headers).length) spec.Headers = headers;
+    const body = $('fault-Body').value;
+    if (body.trim() !== '') {
+      // JSON is sent as JSON; anything else as the text it is.
+      try { spec.Body = JSON.parse(body); } catch { spec.Body = body; }
+    }
+  }
+  if ($('fault-After').checked) spec.After = true;
+  return spec;
+}
+
+function onFaultKind() {
+  const response = $('fault-Kind').value === 'response';
+  for (const k of ['Status', 'Headers', 'Body']) $('fault-' + k).disabled = !response;
 }
 
 async function addFault(ev) {
@@ -573,14 +751,7 @@ async function addFault(ev) {
   const fe = $('fault-error');
   fe.hidden = true;
   for (const p of document.querySelectorAll('#fault-form .field-error')) p.remove();
-  const spec = { Path: $('fault-Path').value.trim() };
-  if ($('fault-Method').value) spec.Method = $('fault-Method').value;
-  if ($('fault-Kind').value !== 'response') spec.Kind = $('fault-Kind').value;
-  for (const k of ['Status', 'Times', 'DelayMs']) {
-    if (k === 'Status' && spec.Kind) continue; // only a response has a status
-    const raw = $('fault-' + k).value.trim();
-    if (raw !== '' && Number(raw) !== 0) spec[k] = Number(raw);
-  }
+  const spec = faultSpec();
   let r;
   try { r = await api('POST', '/__admin/faults', spec); } catch { toast('The server cannot be reached.', 'bad'); return; }
   if (r.status !== 200) {
@@ -609,6 +780,29 @@ async function removeFault(id) {
   loadFaults();
 }
 
+// ---------------------------------------------------------------- namespaces
+
+const nsName = nsMatch ? decodeURIComponent(nsMatch[1]) : 'default';
+
+// loadNamespaces fills the switcher. The list is server-wide, so it is
+// asked of the unprefixed path whichever namespace this page shows.
+async function loadNamespaces() {
+  let r;
+  try { r = await request('GET', '/__admin/namespaces'); } catch { return; }
+  if (r.status !== 200) return;
+  const select = $('ns-switch');
+  const names = (r.body.Namespaces || []).map((n) => n.Name);
+  if (!names.includes(nsName)) names.push(nsName);
+  select.textContent = '';
+  for (const name of names.sort()) select.append(el('option', { value: name, selected: name === nsName, text: name }));
+}
+
+function switchNamespace() {
+  const name = $('ns-switch').value;
+  if (name === nsName) return;
+  location.assign(name === 'default' ? '/' : '/ns/' + encodeURIComponent(name) + '/');
+}
+
 // ---------------------------------------------------------------- the rest
 
 let lastCount = null;
@@ -630,6 +824,7 @@ async function refreshHealth() {
 }
 
 async function reset() {
+  if (!confirm('Reset the ' + nsName + ' namespace? Its resources, journal and faults go back to the start.')) return;
   let r;
   try { r = await api('POST', '/__admin/reset'); } catch { toast('The server cannot be reached.', 'bad'); return; }
   if (r.status !== 200) {
@@ -638,13 +833,14 @@ async function reset() {
   }
   stopEdit();
   clearJournalView();
+  faultsSeen.clear();
   state.page = 1;
   await Promise.all([loadList(), loadFaults(), refreshHealth()]);
-  toast('Reset: the directory, the journal and the faults are empty again.', 'good');
+  toast('Reset: the directory, the journal and the faults are back to the start.', 'good');
 }
 
 function init() {
-  if (nsMatch) $('ns-name').textContent = decodeURIComponent(nsMatch[1]);
+  $('ns-name').textContent = nsName;
   for (const a of document.querySelectorAll('a[href^="__admin/"]')) a.setAttribute('href', base + '/' + a.getAttribute('href'));
   buildHead();
   buildTypeBoxes();
@@ -661,18 +857,19 @@ function init() {
   $('clear-faults').addEventListener('click', clearFaults);
   $('reset').addEventListener('click', reset);
   $('sample').addEventListener('click', addSampleData);
-  $('fault-Kind').addEventListener('change', () => { $('fault-Status').disabled = $('fault-Kind').value !== 'response'; });
-  $('show-own').addEventListener('change', renderRequests);
-  $('clear-journal').addEventListener('click', async () => {
-    const r = await api('DELETE', '/__admin/requests');
-    if (r.status === 200) clearJournalView();
-  });
+  $('fault-Kind').addEventListener('change', onFaultKind);
+  for (const id of ['req-method', 'req-path', 'req-status']) $(id).addEventListener('input', renderRequests);
+  $('clear-journal').addEventListener('click', clearJournal);
+  $('ns-switch').addEventListener('change', switchNamespace);
+  $('ns-switch').addEventListener('focus', loadNamespaces);
+  onFaultKind();
   loadList();
   loadFaults();
   refreshHealth();
+  loadNamespaces();
   followJournal();
   // Faults added by a test are shown without a reload, even when no request
-  // passes; GET /__admin/faults is not journaled, so this adds no noise.
+  // passes; the console's calls are not journaled, so this adds no noise.
   setInterval(() => { loadFaults(); refreshHealth(); }, 3000);
 }
 
