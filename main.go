@@ -96,6 +96,14 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 		return nil
 	})
 	fs.IntVar(&o.cfg.MaxNamespaces, "max-namespaces", o.cfg.MaxNamespaces, "how many namespaces (/ns/{name}) may exist at once")
+	fs.Func("filters", "filter `dialect`: assetic (the default: only what the real service documents) or kendo (Kendo's whole grammar: unary operators, null, mixed ~and~ and ~or~)", func(v string) error {
+		d, err := parseDialect(v)
+		if err != nil {
+			return err
+		}
+		o.cfg.Filters = d
+		return nil
+	})
 	return fs
 }
 

@@ -928,7 +928,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	// exactly, orders by Id included.
 	store := NewStore(&seed)
 	logger := slog.New(slog.DiscardHandler)
-	srv := NewServer(DefaultConfig(), store, nil)
+	srv := NewServer(kendoConfig(), store, nil)
 	run := &modelRun{
 		t: t, seed: seed, steps: steps, store: store, srv: srv,
 		snap:   newSnapshotter(filepath.Join(t.TempDir(), "model.gob"), srv, logger),

@@ -70,11 +70,13 @@ type Config struct {
 	// from run to run (-id-seed).
 	IDSeed        *uint64
 	MaxNamespaces int // namespaces that may exist at once
+	// Filters is the filter dialect (-filters); "" means assetic.
+	Filters filterDialect
 }
 
 // DefaultConfig is the configuration of `go run .` with no flags.
 func DefaultConfig() Config {
-	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces}
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces, Filters: dialectAssetic}
 }
 
 // withDefaults fills the limits a caller left at zero (a test's Config{})
@@ -93,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxNamespaces < 1 {
 		c.MaxNamespaces = d.MaxNamespaces
+	}
+	if c.Filters == "" {
+		c.Filters = d.Filters
 	}
 	return c
 }

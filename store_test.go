@@ -606,7 +606,7 @@ func withVal(r *Resource, pairs ...any) *Resource {
 
 func mustFilter(t testing.TB, s string) filterNode {
 	t.Helper()
-	n, err := parseFilter(s)
+	n, err := parseFilter(s, dialectKendo)
 	if err != nil {
 		t.Fatalf("parseFilter(%q): %v", s, err)
 	}
