@@ -23,6 +23,7 @@ var routes = []route{
 	{http.MethodGet, "/__admin/health", (*Server).health},
 	{http.MethodGet, "/__admin/resources", (*Server).adminResources},
 	{http.MethodPost, "/__admin/resources", (*Server).seedResources},
+	{http.MethodPost, "/__admin/generate", (*Server).generateResources},
 	{http.MethodDelete, "/__admin/resources", (*Server).deleteResources},
 	{http.MethodGet, "/__admin/requests", (*Server).readJournal},
 	{http.MethodDelete, "/__admin/requests", (*Server).clearJournal},

@@ -1225,7 +1225,7 @@ func TestConcurrentServer(t *testing.T) {
 		ops = 40
 	}
 	store := NewStore(nil)
-	ts := httptest.NewServer(NewServer(DefaultConfig(), store, nil))
+	ts := httptest.NewServer(NewServer(kendoConfig(), store, nil))
 	defer ts.Close()
 	client := ts.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = workers + 2
