@@ -39,6 +39,11 @@ func exitCode(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	// compare tells "something differs" (1) from "could not compare" (2).
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
 	return 1
 }
 
@@ -64,6 +69,17 @@ const snapshotOff = "off"
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("resourcedir", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: resourcedir [flags]             serve the directory
+       resourcedir generate -n N [-seed S]        write N realistic resources as a seed file
+       resourcedir import -from URL [-scrub] ...   read a real directory into a seed file (GETs only)
+       resourcedir compare -from URL ...           check resourcedir's answers against a real directory
+       resourcedir SUBCOMMAND -h                   that subcommand's flags
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port); \":8080\" listens on every interface, port 0 picks a free one")
 	fs.StringVar(&o.addrFile, "addr-file", "", "`file` to write the served URL to once the server accepts connections (removed at exit)")
 	fs.StringVar(&o.snapshotPath, "snapshot", "resourcedir.gob", "snapshot `file`; \"off\" or \"\" keeps everything in memory only (a file named off is ./off)")
@@ -284,6 +300,12 @@ var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.Lev
 // in-flight requests. It is main without the process: tests call it.
 // environ is the environment as os.Environ gives it.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "generate":
+			return runGenerate(args[1:], stdout, stderr)
+		}
+	}
 	o, err := parseOptions(args, environ, stderr)
 	if err != nil {
 		return err
