@@ -223,7 +223,8 @@ func unknownEnvVars(environ []string) []string {
 		if !strings.HasPrefix(name, "RESOURCEDIR_") {
 			continue
 		}
-		if _, ok := known[name]; ok {
+		// RESOURCEDIR_FROM_AUTH is import's and compare's, not a server flag.
+		if _, ok := known[name]; ok || name == fromAuthEnv {
 			continue
 		}
 		closest, best := "", -1
@@ -304,6 +305,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		switch args[0] {
 		case "generate":
 			return runGenerate(args[1:], stdout, stderr)
+		case "import":
+			return runImport(ctx, args[1:], environ, stdout, stderr)
 		}
 	}
 	o, err := parseOptions(args, environ, stderr)
