@@ -307,6 +307,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			return runGenerate(args[1:], stdout, stderr)
 		case "import":
 			return runImport(ctx, args[1:], environ, stdout, stderr)
+		case "compare":
+			return runCompare(ctx, args[1:], environ, stdout, stderr)
 		}
 	}
 	o, err := parseOptions(args, environ, stderr)
