@@ -307,3 +307,25 @@ func TestCompareUsage(t *testing.T) {
 		t.Errorf("compare -h: %v", err)
 	}
 }
+
+// FuzzReadAnswer: any answer is read without a panic, and a 200 that is
+// not a list answer says so.
+func FuzzReadAnswer(f *testing.F) {
+	for _, s := range []string{
+		`{"TotalResults":1,"TotalPages":1,"Page":1,"ResourceList":[{"Id":"ABC"}]}`, `{"Message":"no"}`, `[]`, `null`, ``, `{"ResourceList":[null,1]}`,
+	} {
+		f.Add(200, []byte(s))
+		f.Add(400, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		a := readAnswer(status, body)
+		if a.Status != status || status != http.StatusOK && a.Message == "" {
+			t.Fatalf("readAnswer(%d, %q) = %+v", status, body, a)
+		}
+		for _, id := range a.Ids {
+			if id != strings.ToLower(id) {
+				t.Fatalf("Id %q is not lower case", id)
+			}
+		}
+	})
+}

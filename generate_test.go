@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -293,4 +294,29 @@ func TestHelpListsSubcommands(t *testing.T) {
 			t.Errorf("-help does not mention %q:\n%s", want, usage.String())
 		}
 	}
+}
+
+// FuzzParseGenerate: any body is either a count and seed in range or a
+// 400 that names what is wrong, never a panic.
+func FuzzParseGenerate(f *testing.F) {
+	for _, s := range []string{
+		`{"Count": 3}`, `{"count": 100000, "SEED": 18446744073709551615}`, `{"Count": 0}`, `{"Count": 1e3}`,
+		`{"Count": 2, "Count": 3}`, `{"Seed": null}`, `{}`, `[]`, `null`, ``, `{"Count": 1, "x": {"y": [1]}}`, "{\"Count\": 1\x00}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		count, _, err := parseGenerate(body)
+		if err != nil {
+			var ae *apiError
+			var ve *validationError
+			if !(errors.As(err, &ae) && ae.Status == http.StatusBadRequest || errors.As(err, &ve) && !ve.ModelState.empty()) {
+				t.Fatalf("parseGenerate(%q): %#v, want a 400", body, err)
+			}
+			return
+		}
+		if count < 1 || count > maxGenerateCount {
+			t.Fatalf("parseGenerate(%q) = %d", body, count)
+		}
+	})
 }

@@ -317,3 +317,61 @@ func TestFromAuthIsNoUnknownVariable(t *testing.T) {
 		t.Errorf("the server warns about %s: %q", fromAuthEnv, w)
 	}
 }
+
+// FuzzScrub: any text keeps its shape, and the same text gives the same
+// result within a run.
+func FuzzScrub(f *testing.F) {
+	for _, s := range []string{"", "Ada Lovelace", "O'Brien", "İlkay Straße", "Zoë 𝔊öthe 🚀", "ada@example.org", "+44 (0)20 7946-0000", "東京", "ǅ", "\xff"} {
+		f.Add(s)
+	}
+	s, err := newScrubber()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if !utf8.ValidString(in) {
+			return // JSON strings are valid UTF-8 once decoded
+		}
+		out := s.text(in)
+		if msg := impSameShape(in, out); msg != "" {
+			t.Fatalf("%q became %q: %s", in, out, msg)
+		}
+		if again := s.text(in); again != out {
+			t.Fatalf("%q became %q, then %q", in, out, again)
+		}
+	})
+}
+
+// FuzzSeedItem: any list item either becomes a seed item that is one JSON
+// object, or an error; never a panic.
+func FuzzSeedItem(f *testing.F) {
+	for _, s := range []string{
+		`{"Id":"0f8fad5b-d9cb-469f-a165-70867728950e","DisplayName":"Ada","Types":[{"Id":2,"Type":"Team","_links":[]}],"StatusId":1,"_links":[]}`,
+		`{"types":null,"address":{"Line1":"1 Way","No":12.5},"email":null}`,
+		`{"Types":"x"}`, `{"Address":[1,"a",null,true]}`, `{}`,
+	} {
+		f.Add(s, true)
+	}
+	s, err := newScrubber()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string, scrub bool) {
+		var item map[string]json.RawMessage
+		if json.Unmarshal([]byte(text), &item) != nil {
+			return
+		}
+		sc := s
+		if !scrub {
+			sc = nil
+		}
+		out, err := seedItem(item, sc)
+		if err != nil {
+			return
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(out, &obj); err != nil {
+			t.Fatalf("seedItem(%s) = %s, not a JSON object: %v", text, out, err)
+		}
+	})
+}
