@@ -696,6 +696,21 @@ func TestFilterDialects(t *testing.T) {
 			t.Errorf("parseFilter(%q): assetic %s, kendo %s, %v", s, fltDump(a), fltDump(k), err)
 		}
 	}
+	// Malformed filters are told what the dialect takes.
+	for _, tt := range []struct {
+		d       filterDialect
+		in, err string
+	}{
+		{dialectAssetic, "Surname~like~'x'", `filter: at character 9: unknown operator "like"; the operators are eq, neq, lt, lte, gt, gte, startswith, endswith, contains, doesnotcontain and notsubstringof`},
+		{dialectKendo, "Surname~like~'x'", `filter: at character 9: unknown operator "like"; the operators are eq, neq, lt, lte, gt, gte, startswith, endswith, contains, doesnotcontain, doesnotstartwith, doesnotendwith, isnull, isnotnull, isempty, isnotempty, isnullorempty, isnotnullorempty and notsubstringof`},
+		{dialectAssetic, "Surname~eq~Ada", `filter: at character 12: expected a value after Surname~eq: a quoted string such as 'Ada' (or an integer for StatusId), found "Ada"`},
+		{dialectKendo, "Surname~eq~Ada", `filter: at character 12: expected a value after Surname~eq: a quoted string such as 'Ada', an integer or null, found "Ada"`},
+		{dialectAssetic, "Surname~eq~(", `filter: at character 12: expected a value after Surname~eq: a quoted string such as 'Ada' (or an integer for StatusId), found "("`},
+	} {
+		if _, err := parseFilter(tt.in, tt.d); err == nil || err.Error() != tt.err {
+			t.Errorf("%s parseFilter(%q) = %v;\nwant %s", tt.d, tt.in, err, tt.err)
+		}
+	}
 	// Unknown dialects read as the stricter one.
 	if _, err := parseFilter("Fax~isnull", "bogus"); err == nil {
 		t.Errorf("dialect bogus accepts isnull")

@@ -278,6 +278,26 @@ func (p *filterParser) notDocumented(off int, construct string) error {
 	return p.fail(off, "%s is not documented by the real service; -filters kendo accepts it", construct)
 }
 
+// operators lists the operators of the dialect, for an unknown one.
+func (p *filterParser) operators() string {
+	var names []string
+	for o := range numFilterOps {
+		if p.kendo || !o.kendoOnly() {
+			names = append(names, opNames[o])
+		}
+	}
+	return strings.Join(names, ", ") + " and notsubstringof"
+}
+
+// otherValues names the values besides quoted strings that the dialect
+// takes.
+func (p *filterParser) otherValues() string {
+	if p.kendo {
+		return ", an integer or null"
+	}
+	return " (or an integer for StatusId)"
+}
+
 // checkJoin records the join at p.tok and refuses, outside the kendo
 // dialect, a filter that uses both ~and~ and ~or~.
 func (p *filterParser) checkJoin() error {
@@ -481,8 +501,7 @@ func (p *filterParser) parseCond() (filterNode, error) {
 		}
 		op, ok = lookupOp(p.tok.text)
 		if !ok {
-			return nil, p.fail(p.tok.off, "unknown operator %q; the operators are %s and notsubstringof",
-				p.tok.text, strings.Join(opNames[:], ", "))
+			return nil, p.fail(p.tok.off, "unknown operator %q; the operators are %s", p.tok.text, p.operators())
 		}
 		if !p.kendo && op.kendoOnly() {
 			return nil, p.notDocumented(p.tok.off, "the operator "+op.String())
@@ -561,8 +580,8 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 		c.Kind, c.Int, c.Str, c.Fold = valueInt, v, t.text, t.text
 	case tWord:
 		if !strings.EqualFold(t.text, "null") {
-			return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as '%s', an integer or null, found %q",
-				f, op, t.text, t.text)
+			return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as '%s'%s, found %q",
+				f, op, t.text, p.otherValues(), t.text)
 		}
 		if !p.kendo {
 			return nil, p.notDocumented(t.off, "the value null")
@@ -578,8 +597,8 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 	case tErr:
 		return nil, p.lexErr()
 	default:
-		return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as 'Ada', an integer or null, found %s",
-			f, op, p.describe())
+		return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as 'Ada'%s, found %s",
+			f, op, p.otherValues(), p.describe())
 	}
 	p.next()
 	return c, nil
