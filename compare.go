@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,16 +25,16 @@ import (
 // read-only list queries built from the data, and reports, rule by rule,
 // where the answers differ. Only GETs ever reach the tenant.
 
-// exitError carries the process's exit status: compare exits 1 when the
+// compareExit carries the process's exit status: compare exits 1 when the
 // answers differ and 2 when it could not compare at all.
-type exitError struct {
+type compareExit struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-func (e *exitError) ExitCode() int { return e.code }
+func (e *compareExit) Error() string { return e.err.Error() }
+func (e *compareExit) Unwrap() error { return e.err }
+func (e *compareExit) ExitCode() int { return e.code }
 
 // Rules that a difference is put under whatever the query was about: a
 // refused operator refuses every query that uses it, and a TotalPages
@@ -132,7 +133,7 @@ func newCmpData(items []map[string]json.RawMessage) *cmpData {
 	d := &cmpData{total: len(items)}
 	for _, item := range items {
 		for f := range numFields {
-			raw, ok := lookupFold(item, fieldNames[f])
+			raw, ok := importLookup(item, fieldNames[f])
 			if !ok {
 				continue
 			}
@@ -150,10 +151,10 @@ func newCmpData(items []map[string]json.RawMessage) *cmpData {
 	return d
 }
 
-// quoteValue writes a filter value, doubling quotes.
-func quoteValue(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
+// cmpQuote writes a filter value, doubling quotes.
+func cmpQuote(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 
-func filterQuery(filter string, extra ...string) string {
+func cmpFilterQuery(filter string, extra ...string) string {
 	q := "requestParams.filters=" + url.QueryEscape(filter)
 	for _, e := range extra {
 		q += "&" + e
@@ -161,8 +162,8 @@ func filterQuery(filter string, extra ...string) string {
 	return q
 }
 
-// swapCase turns upper case to lower and lower to upper.
-func swapCase(s string) string {
+// cmpSwapCase turns upper case to lower and lower to upper.
+func cmpSwapCase(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsUpper(r) {
 			return unicode.ToLower(r)
@@ -171,8 +172,8 @@ func swapCase(s string) string {
 	}, s)
 }
 
-// isASCII reports text with nothing beyond ASCII.
-func isASCII(s string) bool {
+// cmpIsASCII reports text with nothing beyond ASCII.
+func cmpIsASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {
 			return false
@@ -189,8 +190,8 @@ type cmpBuilder struct {
 	k    map[string]int // per rule: how many queries it made, to walk the fields
 }
 
-// textFields are the fields whose values are text (StatusId is a number).
-var textFields = func() []field {
+// cmpTextFields are the fields whose values are text (StatusId is a number).
+var cmpTextFields = func() []field {
 	var fs []field
 	for f := range numFields {
 		if f != fieldStatusID {
@@ -229,9 +230,9 @@ func (b *cmpBuilder) value(rule string, fields []field, keep func(string) bool) 
 	return 0, "", false
 }
 
-func anyValue(string) bool    { return true }
-func nonEmpty(v string) bool  { return v != "" }
-func hasLetter(v string) bool { return strings.IndexFunc(v, unicode.IsLetter) >= 0 }
+func cmpAnyValue(string) bool    { return true }
+func cmpNonEmpty(v string) bool  { return v != "" }
+func cmpHasLetter(v string) bool { return strings.IndexFunc(v, unicode.IsLetter) >= 0 }
 
 // part cuts a piece of v: a prefix, a suffix or a middle.
 func (b *cmpBuilder) part(v string, where string) string {
@@ -247,7 +248,7 @@ func (b *cmpBuilder) part(v string, where string) string {
 	return string(r[i : i+n])
 }
 
-// pageSizeParam is a page size around the edges of the data.
+// pageSize is a page size around the edges of the data.
 func (b *cmpBuilder) pageSize() int {
 	sizes := []int{1, 2, 3, 7, 20, 50, 499, 500, max(1, b.data.total-1), max(1, b.data.total), b.data.total + 1}
 	return min(500, sizes[b.rng.IntN(len(sizes))])
@@ -272,52 +273,52 @@ func opRule(name, op string, fields []field, keep func(string) bool, how func(b 
 		if !ok {
 			return cmpQuery{}, false
 		}
-		return cmpQuery{name, op, filterQuery(f.String() + "~" + op + "~" + quoteValue(how(b, v)))}, true
+		return cmpQuery{name, op, cmpFilterQuery(f.String() + "~" + op + "~" + cmpQuote(how(b, v)))}, true
 	}}
 }
 
-func exact(_ *cmpBuilder, v string) string { return v }
+func cmpExact(_ *cmpBuilder, v string) string { return v }
 
 var cmpRules = []cmpRule{
-	opRule("eq matches the value", "eq", textFields, anyValue, exact),
-	opRule("eq is case-insensitive", "eq", textFields, hasLetter, func(_ *cmpBuilder, v string) string { return swapCase(v) }),
-	opRule("neq is the exact negation of eq, null included", "neq", textFields, anyValue, exact),
-	opRule("lt compares by code point, ignoring case", "lt", textFields, nonEmpty, exact),
-	opRule("lte compares by code point, ignoring case", "lte", textFields, nonEmpty, exact),
-	opRule("gt compares by code point, ignoring case", "gt", textFields, nonEmpty, exact),
-	opRule("gte compares by code point, ignoring case", "gte", textFields, nonEmpty, exact),
-	opRule("startswith matches a prefix", "startswith", textFields, nonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "prefix") }),
-	opRule("endswith matches a suffix", "endswith", textFields, nonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "suffix") }),
-	opRule("contains matches a substring", "contains", textFields, nonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
-	opRule("contains is case-insensitive", "contains", textFields, hasLetter, func(b *cmpBuilder, v string) string { return swapCase(b.part(v, "middle")) }),
-	opRule("doesnotcontain is the exact negation of contains, null included", "doesnotcontain", textFields, nonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
-	opRule("notsubstringof is doesnotcontain", "notsubstringof", textFields, nonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
-	opRule("eq '' matches only the empty string", "eq", textFields, anyValue, func(*cmpBuilder, string) string { return "" }),
-	opRule("'' in a value is one quote", "eq", textFields, func(v string) bool { return strings.Contains(v, "'") }, exact),
-	opRule("non-ASCII values match", "eq", textFields, func(v string) bool { return !isASCII(v) }, exact),
-	opRule("non-ASCII substrings match", "contains", textFields, func(v string) bool { return !isASCII(v) }, func(b *cmpBuilder, v string) string {
+	opRule("eq matches the value", "eq", cmpTextFields, cmpAnyValue, cmpExact),
+	opRule("eq is case-insensitive", "eq", cmpTextFields, cmpHasLetter, func(_ *cmpBuilder, v string) string { return cmpSwapCase(v) }),
+	opRule("neq is the exact negation of eq, null included", "neq", cmpTextFields, cmpAnyValue, cmpExact),
+	opRule("lt compares by code point, ignoring case", "lt", cmpTextFields, cmpNonEmpty, cmpExact),
+	opRule("lte compares by code point, ignoring case", "lte", cmpTextFields, cmpNonEmpty, cmpExact),
+	opRule("gt compares by code point, ignoring case", "gt", cmpTextFields, cmpNonEmpty, cmpExact),
+	opRule("gte compares by code point, ignoring case", "gte", cmpTextFields, cmpNonEmpty, cmpExact),
+	opRule("startswith matches a prefix", "startswith", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "prefix") }),
+	opRule("endswith matches a suffix", "endswith", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "suffix") }),
+	opRule("contains matches a substring", "contains", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
+	opRule("contains is case-insensitive", "contains", cmpTextFields, cmpHasLetter, func(b *cmpBuilder, v string) string { return cmpSwapCase(b.part(v, "middle")) }),
+	opRule("doesnotcontain is the exact negation of contains, null included", "doesnotcontain", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
+	opRule("notsubstringof is doesnotcontain", "notsubstringof", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
+	opRule("eq '' matches only the empty string", "eq", cmpTextFields, cmpAnyValue, func(*cmpBuilder, string) string { return "" }),
+	opRule("'' in a value is one quote", "eq", cmpTextFields, func(v string) bool { return strings.Contains(v, "'") }, cmpExact),
+	opRule("non-ASCII values match", "eq", cmpTextFields, func(v string) bool { return !cmpIsASCII(v) }, cmpExact),
+	opRule("non-ASCII substrings match", "contains", cmpTextFields, func(v string) bool { return !cmpIsASCII(v) }, func(b *cmpBuilder, v string) string {
 		r := []rune(v)
 		i := slices.IndexFunc(r, func(c rune) bool { return c >= utf8.RuneSelf })
 		return string(r[max(0, i-1):min(len(r), i+2)])
 	}),
 	{"symbol forms (= < <= > >=) are eq lt lte gt gte", func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f, v, ok := b.value(name, textFields, nonEmpty)
+		f, v, ok := b.value(name, cmpTextFields, cmpNonEmpty)
 		sym := []string{"=", "<", "<=", ">", ">="}[b.rng.IntN(5)]
-		return cmpQuery{name, "", filterQuery(f.String() + sym + quoteValue(v))}, ok
+		return cmpQuery{name, "", cmpFilterQuery(f.String() + sym + cmpQuote(v))}, ok
 	}},
 	{"StatusId compares integers", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		op := []string{"eq", "neq", "lt", "lte", "gt", "gte"}[b.rng.IntN(6)]
-		return cmpQuery{name, op, filterQuery("StatusId~" + op + "~" + strconv.Itoa(1+b.rng.IntN(2)))}, true
+		return cmpQuery{name, op, cmpFilterQuery("StatusId~" + op + "~" + strconv.Itoa(1+b.rng.IntN(2)))}, true
 	}},
 	{"~and~ keeps what both conditions match", func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f1, v1, ok1 := b.value(name, textFields, nonEmpty)
-		f2, v2, ok2 := b.value(name, textFields, nonEmpty)
-		return cmpQuery{name, "", filterQuery(f1.String() + "~contains~" + quoteValue(b.part(v1, "middle")) + "~and~" + f2.String() + "~neq~" + quoteValue(v2))}, ok1 && ok2
+		f1, v1, ok1 := b.value(name, cmpTextFields, cmpNonEmpty)
+		f2, v2, ok2 := b.value(name, cmpTextFields, cmpNonEmpty)
+		return cmpQuery{name, "", cmpFilterQuery(f1.String() + "~contains~" + cmpQuote(b.part(v1, "middle")) + "~and~" + f2.String() + "~neq~" + cmpQuote(v2))}, ok1 && ok2
 	}},
 	{"~or~ keeps what either condition matches", func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f1, v1, ok1 := b.value(name, textFields, anyValue)
-		f2, v2, ok2 := b.value(name, textFields, nonEmpty)
-		return cmpQuery{name, "", filterQuery("(" + f1.String() + "~eq~" + quoteValue(v1) + ")~or~" + f2.String() + "~startswith~" + quoteValue(b.part(v2, "prefix")))}, ok1 && ok2
+		f1, v1, ok1 := b.value(name, cmpTextFields, cmpAnyValue)
+		f2, v2, ok2 := b.value(name, cmpTextFields, cmpNonEmpty)
+		return cmpQuery{name, "", cmpFilterQuery("(" + f1.String() + "~eq~" + cmpQuote(v1) + ")~or~" + f2.String() + "~startswith~" + cmpQuote(b.part(v2, "prefix")))}, ok1 && ok2
 	}},
 	{"sort puts null first ascending", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		f := field(b.k[name] % int(numFields))
@@ -353,7 +354,7 @@ var cmpRules = []cmpRule{
 	}},
 	{"malformed filters are refused", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		bad := []string{"DisplayName~eq~'unterminated", "NoSuchField~eq~'x'", "DisplayName~like~'x'", "DisplayName~eq~", "DisplayName~eq~'x'~and~", "DisplayName eq 'x'"}
-		return cmpQuery{name, "", filterQuery(bad[b.rng.IntN(len(bad))])}, true
+		return cmpQuery{name, "", cmpFilterQuery(bad[b.rng.IntN(len(bad))])}, true
 	}},
 }
 
@@ -399,11 +400,11 @@ func buildProbes(data *cmpData) []cmpProbe {
 		return "x"
 	}
 	return []cmpProbe{
-		{Construct: "a unary operator (isnull)", Query: filterQuery("Email~isnull")},
-		{Construct: "a null value (eq null)", Query: filterQuery("Fax~eq~null")},
-		{Construct: "~and~ and ~or~ in one filter", Query: filterQuery("(FirstName~eq~" + quoteValue(v(fieldFirstName)) + "~or~Surname~eq~" + quoteValue(v(fieldSurname)) + ")~and~Status~eq~'Active'")},
-		{Construct: "doesnotstartwith", Query: filterQuery("DisplayName~doesnotstartwith~'a'")},
-		{Construct: "doesnotendwith", Query: filterQuery("DisplayName~doesnotendwith~'a'")},
+		{Construct: "a unary operator (isnull)", Query: cmpFilterQuery("Email~isnull")},
+		{Construct: "a null value (eq null)", Query: cmpFilterQuery("Fax~eq~null")},
+		{Construct: "~and~ and ~or~ in one filter", Query: cmpFilterQuery("(FirstName~eq~" + cmpQuote(v(fieldFirstName)) + "~or~Surname~eq~" + cmpQuote(v(fieldSurname)) + ")~and~Status~eq~'Active'")},
+		{Construct: "doesnotstartwith", Query: cmpFilterQuery("DisplayName~doesnotstartwith~'a'")},
+		{Construct: "doesnotendwith", Query: cmpFilterQuery("DisplayName~doesnotendwith~'a'")},
 	}
 }
 
@@ -442,13 +443,10 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 	rep := &cmpReport{Queries: len(queries)}
 	byRule := map[string]*cmpRuleReport{}
 	rule := func(name string) *cmpRuleReport {
-		r, ok := byRule[name]
-		if !ok {
-			r = &cmpRuleReport{Rule: name}
-			byRule[name] = r
-			rep.Rules = append(rep.Rules, *r) // placeholder for the order
+		if byRule[name] == nil {
+			byRule[name] = &cmpRuleReport{Rule: name}
 		}
-		return r
+		return byRule[name]
 	}
 	ask := func(d *directoryReader, q string) (cmpAnswer, error) {
 		status, body, err := d.list(ctx, q)
@@ -487,20 +485,23 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 			}
 		}
 	}
-	for i := range rep.Rules {
-		rep.Rules[i] = *byRule[rep.Rules[i].Rule]
-		if rep.Rules[i].Differ > 0 {
-			rep.Differs = true
-		}
-	}
-	// The rules in the order they are built, then the operators.
+	// The rules in the order they are built, then the operators by name.
 	rank := func(name string) int {
 		if i := slices.IndexFunc(cmpRules, func(r cmpRule) bool { return r.name == name }); i >= 0 {
 			return i
 		}
 		return len(cmpRules)
 	}
-	slices.SortStableFunc(rep.Rules, func(x, y cmpRuleReport) int { return rank(x.Rule) - rank(y.Rule) })
+	for _, r := range byRule {
+		rep.Rules = append(rep.Rules, *r)
+		rep.Differs = rep.Differs || r.Differ > 0
+	}
+	slices.SortFunc(rep.Rules, func(x, y cmpRuleReport) int {
+		if c := rank(x.Rule) - rank(y.Rule); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Rule, y.Rule)
+	})
 	accepted := 0
 	for i := range probes {
 		p := &probes[i]
@@ -590,7 +591,7 @@ func localResourcedir(ctx context.Context, seed []byte) (base string, stop func(
 	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
 	stop = func() { srv.Close() }
 	base = "http://" + ln.Addr().String()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/__admin/resources", strings.NewReader(string(seed)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/__admin/resources", bytes.NewReader(seed))
 	if err != nil {
 		stop()
 		return "", nil, fmt.Errorf("compare: seed the local resourcedir: %w", err)
@@ -613,11 +614,11 @@ func localResourcedir(ctx context.Context, seed []byte) (base string, stop func(
 // runCompare is `resourcedir compare -from URL [-auth user:token]
 // [-queries N] [-seed S] [-rate R] [-report json] [-b URL]`.
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	usage := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
+	cannot := func(err error) error { return &compareExit{2, fmt.Errorf("compare: %w", err)} }
 	var o importOptions
 	fs := flag.NewFlagSet("resourcedir compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fromFlags(fs, &o)
+	importFlags(fs, &o)
 	n := fs.Int("queries", 300, "how many list queries to send to each")
 	seed := fs.Uint64("seed", 1, "the same `seed` and data give the same queries")
 	report := fs.String("report", "text", "report `format`: text, or json for machines")
@@ -633,52 +634,52 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return usage(err)
+		return cannot(err)
 	}
 	switch {
 	case fs.NArg() > 0:
-		return usage(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+		return cannot(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	case *n < 1:
-		return usage(fmt.Errorf("-queries must be at least 1, not %d", *n))
+		return cannot(fmt.Errorf("-queries must be at least 1, not %d", *n))
 	case *report != "text" && *report != "json":
-		return usage(fmt.Errorf("-report must be text or json, not %q", *report))
+		return cannot(fmt.Errorf("-report must be text or json, not %q", *report))
 	}
 	tenant, err := o.reader(environ)
 	if err != nil {
-		return usage(err)
+		return cannot(err)
 	}
 	var b *directoryReader
 	if *against != "" {
 		if b, err = newDirectoryReader(*against, "", 0); err != nil {
-			return usage(fmt.Errorf("-b: %w", err))
+			return cannot(fmt.Errorf("-b: %w", err))
 		}
 	}
 	items, err := tenant.readAll(ctx, stderr)
 	if err != nil {
-		return usage(err)
+		return cannot(err)
 	}
 	rep := &cmpReport{From: tenant.base, Resources: len(items)}
 	if b != nil {
 		rep.Against = b.base
 	} else {
-		file, err := seedFile(items, nil)
+		file, err := importSeedFile(items, nil)
 		if err != nil {
-			return usage(err)
+			return cannot(err)
 		}
 		base, stop, err := localResourcedir(ctx, file)
 		if err != nil {
-			return &exitError{2, err}
+			return &compareExit{2, err}
 		}
 		defer stop()
 		if b, err = newDirectoryReader(base, "", 0); err != nil {
-			return usage(err)
+			return cannot(err)
 		}
 		rep.Against = "resourcedir in this process"
 	}
 	data := newCmpData(items)
 	got, err := compareDirectories(ctx, tenant, b, buildQueries(data, *n, *seed), buildProbes(data))
 	if err != nil {
-		return usage(err)
+		return cannot(err)
 	}
 	got.From, got.Against, got.Resources = rep.From, rep.Against, rep.Resources
 	if *report == "json" {
@@ -687,13 +688,13 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 			_, err = stdout.Write(append(out, '\n'))
 		}
 		if err != nil {
-			return usage(err)
+			return cannot(err)
 		}
 	} else if err := got.writeText(stdout); err != nil {
-		return usage(err)
+		return cannot(err)
 	}
 	if got.Differs {
-		return &exitError{1, errors.New("compare: resourcedir answers some queries otherwise than the tenant (see the report)")}
+		return &compareExit{1, errors.New("compare: resourcedir answers some queries otherwise than the tenant (see the report)")}
 	}
 	return nil
 }

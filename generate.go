@@ -59,16 +59,16 @@ type genAddress struct {
 	Country  string
 }
 
-// generator makes the items of one seed, one at a time.
-type generator struct {
+// resourceGenerator makes the items of one seed, one at a time.
+type resourceGenerator struct {
 	rng  *rand.Rand
 	n    int    // items made so far
 	last string // the last person's DisplayName, which a duplicate repeats
 }
 
-func newGenerator(seed uint64) *generator {
+func newGenerator(seed uint64) *resourceGenerator {
 	// The second PCG word is fixed: the seed alone decides the stream.
-	return &generator{rng: rand.New(rand.NewPCG(seed, 0x7265736f75726365))}
+	return &resourceGenerator{rng: rand.New(rand.NewPCG(seed, 0x7265736f75726365))}
 }
 
 var (
@@ -119,25 +119,25 @@ const (
 
 const genEdgeEvery = 16
 
-func (g *generator) pick(list []string) string { return list[g.rng.IntN(len(list))] }
+func (g *resourceGenerator) pick(list []string) string { return list[g.rng.IntN(len(list))] }
 
-func (g *generator) chance(p float64) bool { return g.rng.Float64() < p }
+func (g *resourceGenerator) chance(p float64) bool { return g.rng.Float64() < p }
 
-func ptr(s string) *string { return &s }
+func genPtr(s string) *string { return &s }
 
 // optional is a value, "" or null, mostly the value.
-func (g *generator) optional(value string, pEmpty, pNull float64) *string {
+func (g *resourceGenerator) optional(value string, pEmpty, pNull float64) *string {
 	switch x := g.rng.Float64(); {
 	case x < pNull:
 		return nil
 	case x < pNull+pEmpty:
-		return ptr("")
+		return genPtr("")
 	}
 	return &value
 }
 
 // next makes the next item.
-func (g *generator) next() genItem {
+func (g *resourceGenerator) next() genItem {
 	g.n++
 	if g.n%genEdgeEvery == 5 {
 		return g.edge(genEdge((g.n / genEdgeEvery) % int(numEdges)))
@@ -150,14 +150,14 @@ func (g *generator) next() genItem {
 	return g.person(first, last)
 }
 
-func (g *generator) status() string {
+func (g *resourceGenerator) status() string {
 	if g.chance(0.85) {
 		return statusActive
 	}
 	return statusInactive
 }
 
-func (g *generator) person(first, last string) genItem {
+func (g *resourceGenerator) person(first, last string) genItem {
 	company := g.pick(genCompanyWords) + " " + g.pick(genCompanySuffixes)
 	it := genItem{
 		FirstName: &first, Surname: &last,
@@ -169,13 +169,13 @@ func (g *generator) person(first, last string) genItem {
 	// Most clients send DisplayName, as the service asks; some leave it to
 	// be generated from the name parts.
 	if g.chance(0.8) {
-		it.DisplayName = ptr(first + " " + last)
+		it.DisplayName = genPtr(first + " " + last)
 	}
 	g.contact(&it, first+"."+last)
 	return it
 }
 
-func (g *generator) personTypes() []genType {
+func (g *resourceGenerator) personTypes() []genType {
 	switch x := g.rng.IntN(100); {
 	case x < 50:
 		return []genType{{"Employee"}}
@@ -191,7 +191,7 @@ func (g *generator) personTypes() []genType {
 	return []genType{}
 }
 
-func (g *generator) company() genItem {
+func (g *resourceGenerator) company() genItem {
 	name := g.pick(genCompanyWords) + " " + g.pick(genCompanySuffixes)
 	types := []genType{{"Company"}}
 	if g.chance(0.3) {
@@ -212,13 +212,13 @@ func (g *generator) company() genItem {
 
 // contact fills the contact details, with null and "" where directories
 // have them.
-func (g *generator) contact(it *genItem, local string) {
+func (g *resourceGenerator) contact(it *genItem, local string) {
 	n := g.n
 	it.ExternalID = g.optional(fmt.Sprintf("EXT-%06d", n), 0.15, 0.15)
 	it.Phone = g.optional(fmt.Sprintf("+44 20 7946 %04d", g.rng.IntN(10000)), 0.2, 0.1)
 	it.Mobile = g.optional(fmt.Sprintf("07700 %06d", g.rng.IntN(1000000)), 0.3, 0.2)
 	it.Fax = g.optional(fmt.Sprintf("+44 20 7946 %04d", g.rng.IntN(10000)), 0.1, 0.75)
-	email := emailLocal(local) + strconv.Itoa(n) + "@" + g.pick(genDomains)
+	email := genEmailLocal(local) + strconv.Itoa(n) + "@" + g.pick(genDomains)
 	it.Email = g.optional(email, 0.1, 0.1)
 	it.AddressComment = g.optional("Reception on the "+[]string{"ground", "first", "second"}[g.rng.IntN(3)]+" floor", 0.2, 0.6)
 	if g.chance(0.3) {
@@ -231,19 +231,19 @@ func (g *generator) contact(it *genItem, local string) {
 	}
 }
 
-// emailFold spells the letters of the name pools in ASCII, as people do in
+// genEmailFold spells the letters of the name pools in ASCII, as people do in
 // their addresses.
-var emailFold = strings.NewReplacer(
+var genEmailFold = strings.NewReplacer(
 	"é", "e", "è", "e", "ë", "e", "á", "a", "å", "a", "ä", "a", "à", "a", "ç", "c", "ı", "i", "i̇", "i",
 	"í", "i", "ł", "l", "ñ", "n", "ó", "o", "ö", "o", "ø", "o", "ü", "u", "ú", "u", "ß", "ss", "ễ", "e", "ư", "u",
 	"æ", "ae", "'", "",
 )
 
-// emailLocal makes an e-mail local part of a name: lower case ASCII
+// genEmailLocal makes an e-mail local part of a name: lower case ASCII
 // letters, with dots between words.
-func emailLocal(name string) string {
+func genEmailLocal(name string) string {
 	var b strings.Builder
-	for _, r := range emailFold.Replace(strings.ToLower(name)) {
+	for _, r := range genEmailFold.Replace(strings.ToLower(name)) {
 		switch {
 		case 'a' <= r && r <= 'z' || '0' <= r && r <= '9':
 			b.WriteRune(r)
@@ -254,47 +254,47 @@ func emailLocal(name string) string {
 	return strings.Trim(b.String(), ".")
 }
 
-// runesOf cuts or repeats s to exactly n characters.
-func runesOf(s string, n int) string {
+// genRunes cuts or repeats s to exactly n characters.
+func genRunes(s string, n int) string {
 	r := []rune(strings.Repeat(s, n/utf8.RuneCountInString(s)+1))
 	return string(r[:n])
 }
 
-func (g *generator) edge(e genEdge) genItem {
+func (g *resourceGenerator) edge(e genEdge) genItem {
 	switch e {
 	case edgeFirstName50:
-		it := g.person(runesOf("Maximilián-Éléonore ", maxFirstName), g.pick(genSurnames))
-		it.FirstName = ptr(runesOf("Maximilián-Éléonore ", maxFirstName))
-		it.Surname = ptr(runesOf("Ångström-O'Brien ", maxSurname))
-		it.DisplayName = ptr("Max Ångström")
+		it := g.person(genRunes("Maximilián-Éléonore ", maxFirstName), g.pick(genSurnames))
+		it.FirstName = genPtr(genRunes("Maximilián-Éléonore ", maxFirstName))
+		it.Surname = genPtr(genRunes("Ångström-O'Brien ", maxSurname))
+		it.DisplayName = genPtr("Max Ångström")
 		return it
 	case edgeDisplayName100:
 		it := g.person("Hubert", "Wolfeschlegelsteinhausen")
-		it.DisplayName = ptr(runesOf("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxDisplayName))
+		it.DisplayName = genPtr(genRunes("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxDisplayName))
 		return it
 	case edgeCompany100:
 		it := g.company()
-		it.Company = ptr(runesOf("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxCompany))
+		it.Company = genPtr(genRunes("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxCompany))
 		it.DisplayName = it.Company
 		return it
 	case edgeApostrophe:
 		it := g.person("Miles", "O'Brien")
-		it.DisplayName = ptr("Miles O'Brien")
+		it.DisplayName = genPtr("Miles O'Brien")
 		return it
 	case edgeNonASCII:
 		it := g.person("İlkay", "Straße")
-		it.DisplayName = ptr("İlkay Straße-Øverland é")
-		it.Company = ptr("Ærø Øl & Brød ApS")
+		it.DisplayName = genPtr("İlkay Straße-Øverland é")
+		it.Company = genPtr("Ærø Øl & Brød ApS")
 		return it
 	case edgeNonBMP:
 		it := g.person("Zoë", "𝔊öthe")
-		it.DisplayName = ptr("Zoë 𝔊öthe 🚀")
-		it.Position = ptr("Chief 🦄 Officer")
+		it.DisplayName = genPtr("Zoë 𝔊öthe 🚀")
+		it.Position = genPtr("Chief 🦄 Officer")
 		return it
 	case edgeNullBesideEmpty:
 		it := g.person(g.pick(genFirstNames), g.pick(genSurnames))
-		it.Position, it.ExternalID, it.Phone = ptr(""), nil, ptr("")
-		it.Mobile, it.Fax, it.AddressComment = nil, ptr(""), nil
+		it.Position, it.ExternalID, it.Phone = genPtr(""), nil, genPtr("")
+		it.Mobile, it.Fax, it.AddressComment = nil, genPtr(""), nil
 		return it
 	case edgeDuplicate:
 		name := g.last

@@ -137,7 +137,7 @@ func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]ma
 			return nil, err
 		}
 		if status != http.StatusOK {
-			return nil, fmt.Errorf("GET %s/api/v2/resource?%s: status %d%s: %.300s", d.base, query, status, statusHint(status), body)
+			return nil, fmt.Errorf("GET %s/api/v2/resource?%s: status %d%s: %.300s", d.base, query, status, importStatusHint(status), body)
 		}
 		var p importPage
 		if err := json.Unmarshal(body, &p); err != nil {
@@ -173,7 +173,7 @@ func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]ma
 	return all, nil
 }
 
-func statusHint(status int) string {
+func importStatusHint(status int) string {
 	switch status {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return " (check -auth or " + fromAuthEnv + ")"
@@ -185,28 +185,28 @@ func statusHint(status int) string {
 	return ""
 }
 
-// seedProps are the properties a seed item carries, in the API's order;
+// importProps are the properties a seed item carries, in the API's order;
 // StatusId is derived, and _links and _embedded mean nothing to a seed.
-var seedProps = []string{
+var importProps = []string{
 	"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "Types",
 	"ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address",
 }
 
-// scrubbedProps hold personal data; -scrub replaces their values.
-var scrubbedProps = map[string]bool{
+// importScrubbed hold personal data; -scrub replaces their values.
+var importScrubbed = map[string]bool{
 	"FirstName": true, "Surname": true, "DisplayName": true, "Email": true, "Phone": true,
 	"Mobile": true, "Fax": true, "AddressComment": true, "Address": true,
 }
 
-// seedItem turns a list item into a seed item: the resource properties in
+// importSeedItem turns a list item into a seed item: the resource properties in
 // order, Types as {"Id", "Type"}, values as the service sent them (scrubbed
 // when s is not nil).
-func seedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
+func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0
-	for _, prop := range seedProps {
-		raw, ok := lookupFold(item, prop)
+	for _, prop := range importProps {
+		raw, ok := importLookup(item, prop)
 		if !ok {
 			continue
 		}
@@ -225,13 +225,13 @@ func seedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 				}{}
 			}
 			raw, _ = json.Marshal(types) // ints and strings: cannot fail
-		} else if s != nil && scrubbedProps[prop] {
+		} else if s != nil && importScrubbed[prop] {
 			var v any
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return nil, fmt.Errorf("%s: %w", prop, err)
 			}
 			var err error
-			if raw, err = marshalPlain(s.value(v)); err != nil {
+			if raw, err = importMarshal(s.value(v)); err != nil {
 				return nil, fmt.Errorf("%s: %w", prop, err)
 			}
 		}
@@ -249,7 +249,7 @@ func seedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func lookupFold(item map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+func importLookup(item map[string]json.RawMessage, name string) (json.RawMessage, bool) {
 	if raw, ok := item[name]; ok {
 		return raw, true
 	}
@@ -261,8 +261,8 @@ func lookupFold(item map[string]json.RawMessage, name string) (json.RawMessage, 
 	return nil, false
 }
 
-// marshalPlain is json.Marshal without HTML escaping: & stays &.
-func marshalPlain(v any) ([]byte, error) {
+// importMarshal is json.Marshal without HTML escaping: & stays &.
+func importMarshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -272,12 +272,12 @@ func marshalPlain(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// seedFile writes items as a seed file: a JSON array, one item a line.
-func seedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, error) {
+// importSeedFile writes items as a seed file: a JSON array, one item a line.
+func importSeedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i, item := range items {
-		line, err := seedItem(item, s)
+		line, err := importSeedItem(item, s)
 		if err != nil {
 			return nil, fmt.Errorf("resource %d: %w", i+1, err)
 		}
@@ -350,13 +350,13 @@ func (s *scrubber) text(v string) string {
 	var b strings.Builder
 	rs := []rune(v)
 	for i := 0; i < len(rs); {
-		if !isWordRune(rs[i]) {
+		if !scrubWordRune(rs[i]) {
 			b.WriteRune(rs[i])
 			i++
 			continue
 		}
 		j := i
-		for j < len(rs) && isWordRune(rs[j]) {
+		for j < len(rs) && scrubWordRune(rs[j]) {
 			j++
 		}
 		s.word(&b, rs[i:j])
@@ -365,7 +365,7 @@ func (s *scrubber) text(v string) string {
 	return b.String()
 }
 
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+func scrubWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 func (s *scrubber) word(b *strings.Builder, w []rune) {
 	mac := hmac.New(sha256.New, s.key)
@@ -394,14 +394,14 @@ type importOptions struct {
 	out   string
 }
 
-// fromFlags defines the flags import and compare share.
-func fromFlags(fs *flag.FlagSet, o *importOptions) {
+// importFlags defines the flags import and compare share.
+func importFlags(fs *flag.FlagSet, o *importOptions) {
 	fs.StringVar(&o.from, "from", "", "the directory's base `URL` (https://tenant.example.com); only GET /api/v2/resource is sent to it")
 	fs.StringVar(&o.auth, "auth", "", "`user:token` sent as HTTP Basic credentials; also "+fromAuthEnv+", which keeps it out of shell history")
 	fs.Float64Var(&o.rate, "rate", 4, "at most this many `requests` a second; 0 sends them as fast as they are answered")
 }
 
-// resolveFrom applies the environment and checks what import and compare
+// reader applies the environment and checks what import and compare
 // share.
 func (o *importOptions) reader(environ []string) (*directoryReader, error) {
 	if o.from == "" {
@@ -419,7 +419,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	var o importOptions
 	fs := flag.NewFlagSet("resourcedir import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fromFlags(fs, &o)
+	importFlags(fs, &o)
 	fs.BoolVar(&o.scrub, "scrub", false, "replace personal values (names, e-mail, phones, address) with made-up ones of the same shape")
 	fs.StringVar(&o.out, "o", "", "write the seed file to `file` (atomically) instead of standard output")
 	fs.Usage = func() {
@@ -448,7 +448,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 			return fmt.Errorf("import: %w", err)
 		}
 	}
-	file, err := seedFile(items, s)
+	file, err := importSeedFile(items, s)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}

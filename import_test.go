@@ -142,7 +142,7 @@ func TestImportScrub(t *testing.T) {
 			if !ok {
 				t.Fatalf("resource %d lost %s", i, key)
 			}
-			if !scrubbedProps[key] {
+			if !importScrubbed[key] {
 				if !reflect.DeepEqual(g, w) {
 					t.Errorf("resource %d: %s %v became %v, but it is not personal", i, key, w, g)
 				}
@@ -365,13 +365,13 @@ func FuzzSeedItem(f *testing.F) {
 		if !scrub {
 			sc = nil
 		}
-		out, err := seedItem(item, sc)
+		out, err := importSeedItem(item, sc)
 		if err != nil {
 			return
 		}
 		var obj map[string]any
 		if err := json.Unmarshal(out, &obj); err != nil {
-			t.Fatalf("seedItem(%s) = %s, not a JSON object: %v", text, out, err)
+			t.Fatalf("importSeedItem(%s) = %s, not a JSON object: %v", text, out, err)
 		}
 	})
 }
