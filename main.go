@@ -70,7 +70,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("resourcedir", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: resourcedir [flags]                       serve the directory
+		fmt.Fprint(fs.Output(), `usage: resourcedir [flags]                        serve the directory
        resourcedir generate -n N [-seed S]        write N realistic resources as a seed file
        resourcedir import -from URL [-scrub] ...  read a real directory into a seed file (GETs only)
        resourcedir compare -from URL ...          check resourcedir's answers against a real directory
