@@ -388,8 +388,11 @@ type cmpProbe struct {
 	Query     string
 	Tenant    cmpAnswer
 	Accepted  bool
-	// SameAsKendo: the tenant answered as resourcedir -filters kendo does.
-	SameAsKendo bool
+	// Resourcedir is the answer of the resourcedir compared with (in this
+	// process, -filters kendo); SameAnswer says the tenant accepted the
+	// construct and answered the same.
+	Resourcedir cmpAnswer
+	SameAnswer  bool
 }
 
 func buildProbes(data *cmpData) []cmpProbe {
@@ -515,7 +518,8 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 		}
 		p.Tenant = ansA
 		p.Accepted = ansA.Status == http.StatusOK
-		p.SameAsKendo = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
+		p.Resourcedir = ansB
+		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
 		if p.Accepted {
 			accepted++
 		}
@@ -562,8 +566,11 @@ func (rep *cmpReport) writeText(w io.Writer) error {
 		verdict := "refuses"
 		if p.Accepted {
 			verdict = "accepts"
-			if !p.SameAsKendo {
-				verdict += " (answering otherwise than -filters kendo)"
+			switch {
+			case p.SameAnswer:
+				verdict += " (answering as resourcedir does)"
+			case p.Resourcedir.Status == http.StatusOK:
+				verdict += " (answering otherwise than resourcedir)"
 			}
 		}
 		fmt.Fprintf(&b, "  the tenant %s %s: %d\n", verdict, p.Construct, p.Tenant.Status)

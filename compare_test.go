@@ -110,7 +110,7 @@ func TestCompareKendoTenant(t *testing.T) {
 	if err != nil {
 		t.Fatalf("compare: %v", err)
 	}
-	if rep.Filters != "kendo" || slices.ContainsFunc(rep.Probes, func(p cmpProbe) bool { return !p.Accepted || !p.SameAsKendo }) {
+	if rep.Filters != "kendo" || slices.ContainsFunc(rep.Probes, func(p cmpProbe) bool { return !p.Accepted || !p.SameAnswer }) {
 		t.Errorf("probes %+v, Filters %q", rep.Probes, rep.Filters)
 	}
 }
