@@ -9,9 +9,9 @@ import (
 
 // The filter language of requestParams.filters: Kendo's DataSourceRequest
 // filter string, whole (-filters kendo) or as far as the real service
-// documents it (-filters assetic, the default). Filters run against every resource
-// in the store, so parsing does all the work it can (folding, null and
-// StatusId normalisation) and match stays a few comparisons with no
+// documents it (-filters assetic, the default). Filters run against every
+// resource in the store, so parsing does all the work it can (folding, null
+// and StatusId normalisation) and match stays a few comparisons with no
 // allocation.
 
 // Limits keep a hostile filter from costing more than a few microseconds to
