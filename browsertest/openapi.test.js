@@ -161,7 +161,7 @@ test('every answer of every operation matches the document', async (t) => {
     const list = await send(s, 'GET', '/api/v2/resource', '/api/v2/resource', { status: 200 });
     assert.equal(list.body.TotalResults, seed.length);
     const q = new URLSearchParams({
-      'requestParams.filters': "(Company~contains~'bell'~or~Email~endswith~'.org')~and~Status~eq~'Active'",
+      'requestParams.filters': "(Company~contains~'bell'~or~Email~endswith~'.org')~or~Status~eq~'Inactive'",
       'requestParams.sorts': 'Surname-desc~FirstName',
       'requestParams.page': '2',
       'requestParams.pageSize': '3',
