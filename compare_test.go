@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -328,4 +329,27 @@ func FuzzReadAnswer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCompareAuth compares a tenant that needs credentials, given through
+// the environment: the token appears in neither report.
+func TestCompareAuth(t *testing.T) {
+	t.Parallel()
+	const token = "s3cret-Token"
+	cfg := DefaultConfig()
+	cfg.Auth = "svc:" + token
+	tenant := startServer(t, cfg, nil)
+	tenant.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "60", "-seed", "3")),
+		"Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("svc:"+token)))
+	for _, format := range []string{"text", "json"} {
+		var out, errOut bytes.Buffer
+		err := run(context.Background(), []string{"compare", "-from", tenant.base, "-rate", "0", "-queries", "40", "-report", format},
+			[]string{fromAuthEnv + "=svc:" + token}, &out, &errOut)
+		if err != nil {
+			t.Fatalf("compare -report %s: %v; %s", format, err, errOut.String())
+		}
+		if strings.Contains(out.String()+errOut.String(), token) {
+			t.Errorf("compare -report %s wrote the token", format)
+		}
+	}
 }
