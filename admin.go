@@ -68,6 +68,12 @@ func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.insertSeed(x, body)
+}
+
+// insertSeed adds the resources of a seed body to x's namespace, all or
+// nothing, and answers with their Ids; POST /__admin/generate shares it.
+func (s *Server) insertSeed(x *exchange, body []byte) (any, error) {
 	resources, err := decodeSeed(body)
 	if err == nil {
 		err = x.ns.store.Insert(resources)

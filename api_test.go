@@ -39,7 +39,7 @@ type hostileCase struct {
 // and that the server is healthy afterwards.
 func TestHostileInput(t *testing.T) {
 	t.Parallel()
-	api := startServer(t, DefaultConfig(), nil)
+	api := startServer(t, kendoConfig(), nil)
 	for i := range 30 {
 		api.create(fmt.Sprintf(`{"FirstName":"F%02d","Surname":"S%02d","Company":"C"}`, i, i))
 	}
@@ -723,7 +723,7 @@ func TestListQuerySemicolon(t *testing.T) {
 
 // fuzzListServer is a Server with a few resources for FuzzListQuery.
 func fuzzListServer(t testing.TB) *Server {
-	cfg := DefaultConfig()
+	cfg := kendoConfig()
 	cfg.JournalSize = 0
 	srv := NewServer(cfg, NewStore(nil), nil)
 	names := []string{"Ada", "Émile", "O'Brien", "zoë", "", " ", "a~b", "(x)", "'", "Ünïcødé", "null"}

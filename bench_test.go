@@ -365,7 +365,7 @@ func (d *benchDir) growable() *Store {
 func benchQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func benchParse(b *testing.B, filter string) filterNode {
-	n, err := parseFilter(filter)
+	n, err := parseFilter(filter, dialectKendo)
 	if err != nil {
 		b.Fatalf("parseFilter(%q): %v", filter, err)
 	}
@@ -968,7 +968,7 @@ func TestBenchGenerator(t *testing.T) {
 		t.Fatal(err)
 	}
 	email, _ := rs[1234].value(fieldEmail)
-	n2, err := parseFilter("Email~eq~" + benchQuote(email))
+	n2, err := parseFilter("Email~eq~"+benchQuote(email), dialectKendo)
 	if err != nil {
 		t.Fatal(err)
 	}

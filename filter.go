@@ -2,14 +2,16 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"strconv"
 	"strings"
 )
 
 // The filter language of requestParams.filters: Kendo's DataSourceRequest
-// filter string (behaviour.md section 5). Filters run against every resource
-// in the store, so parsing does all the work it can (folding, null and
-// StatusId normalisation) and match stays a few comparisons with no
+// filter string, whole (-filters kendo) or as far as the real service
+// documents it (-filters assetic, the default). Filters run against every
+// resource in the store, so parsing does all the work it can (folding, null
+// and StatusId normalisation) and match stays a few comparisons with no
 // allocation.
 
 // Limits keep a hostile filter from costing more than a few microseconds to
@@ -33,6 +35,8 @@ const (
 	opEndsWith
 	opContains
 	opDoesNotContain
+	opDoesNotStartWith
+	opDoesNotEndWith
 	opIsNull
 	opIsNotNull
 	opIsEmpty
@@ -54,6 +58,8 @@ var opNames = [numFilterOps]string{
 	opEndsWith:         "endswith",
 	opContains:         "contains",
 	opDoesNotContain:   "doesnotcontain",
+	opDoesNotStartWith: "doesnotstartwith",
+	opDoesNotEndWith:   "doesnotendwith",
 	opIsNull:           "isnull",
 	opIsNotNull:        "isnotnull",
 	opIsEmpty:          "isempty",
@@ -71,6 +77,7 @@ var opTwin = [numFilterOps]filterOp{
 	opLt: opLt, opLte: opLte, opGt: opGt, opGte: opGte,
 	opStartsWith: opStartsWith, opEndsWith: opEndsWith,
 	opContains: opContains, opDoesNotContain: opContains,
+	opDoesNotStartWith: opStartsWith, opDoesNotEndWith: opEndsWith,
 	opIsNull: opIsNull, opIsNotNull: opIsNull,
 	opIsEmpty: opIsEmpty, opIsNotEmpty: opIsEmpty,
 	opIsNullOrEmpty: opIsNullOrEmpty, opIsNotNullOrEmpty: opIsNullOrEmpty,
@@ -81,6 +88,12 @@ func (o filterOp) String() string {
 		return opNames[o]
 	}
 	return "op" + strconv.Itoa(int(o))
+}
+
+// kendoOnly reports the operators Kendo's grammar has and the real
+// service's help does not document.
+func (o filterOp) kendoOnly() bool {
+	return o.unary() || o == opDoesNotStartWith || o == opDoesNotEndWith
 }
 
 func (o filterOp) unary() bool { return o >= opIsNull && o < numFilterOps }
@@ -99,6 +112,26 @@ func lookupOp(name string) (filterOp, bool) {
 		return opDoesNotContain, true
 	}
 	return 0, false
+}
+
+// filterDialect is the grammar a server accepts (-filters): assetic, what
+// the real service documents, so that a client relying on more fails here
+// before it fails in production; or kendo, the whole DataSourceRequest
+// grammar for clients built on Kendo's query library.
+type filterDialect string
+
+const (
+	dialectAssetic filterDialect = "assetic"
+	dialectKendo   filterDialect = "kendo"
+)
+
+// parseDialect reads the -filters flag.
+func parseDialect(s string) (filterDialect, error) {
+	switch d := filterDialect(strings.ToLower(strings.TrimSpace(s))); d {
+	case dialectAssetic, dialectKendo:
+		return d, nil
+	}
+	return "", fmt.Errorf("unknown filter dialect %q: use assetic (what the real service documents) or kendo (the whole Kendo grammar)", s)
 }
 
 type filterValueKind uint8

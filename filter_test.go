@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"io"
+	"net/http"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -25,6 +27,14 @@ func fltCond(f field, op filterOp, v ...any) *filterCond {
 		c.Str = strconv.Itoa(v)
 		c.Fold = c.Str
 	}
+	return c
+}
+
+// kendoConfig is the default configuration with the whole Kendo grammar,
+// for tests of filters the real service does not document.
+func kendoConfig() Config {
+	c := DefaultConfig()
+	c.Filters = dialectKendo
 	return c
 }
 
@@ -140,7 +150,7 @@ func TestParseFilterCanonical(t *testing.T) {
 		{"Id~eq~'a'\t~or~\nId~eq~'b'", "Id~eq~'a'~or~Id~eq~'b'"},
 	}
 	for _, tt := range tests {
-		n, err := parseFilter(tt.in)
+		n, err := parseFilter(tt.in, dialectKendo)
 		if err != nil {
 			t.Errorf("parseFilter(%q): %v", tt.in, err)
 			continue
@@ -154,7 +164,7 @@ func TestParseFilterCanonical(t *testing.T) {
 
 func TestParseFilterEmpty(t *testing.T) {
 	for _, s := range []string{"", " ", "   ", "\t \r\n"} {
-		n, err := parseFilter(s)
+		n, err := parseFilter(s, dialectKendo)
 		if n != nil || err != nil {
 			t.Errorf("parseFilter(%q) = %v, %v; want nil, nil", s, n, err)
 		}
@@ -196,7 +206,7 @@ func TestParseFilterAST(t *testing.T) {
 		{"Company~eq~''", &filterCond{Field: fieldCompany, Op: opEq, Kind: valueString}},
 	}
 	for _, tt := range tests {
-		n, err := parseFilter(tt.in)
+		n, err := parseFilter(tt.in, dialectKendo)
 		if err != nil {
 			t.Errorf("parseFilter(%q): %v", tt.in, err)
 			continue
@@ -296,7 +306,7 @@ func TestParseFilterErrors(t *testing.T) {
 		{"Surname~eq~'a'~and~(", 21, "expected a condition"},
 	}
 	for _, tt := range tests {
-		n, err := parseFilter(tt.in)
+		n, err := parseFilter(tt.in, dialectKendo)
 		var fe *filterError
 		if !errors.As(err, &fe) {
 			t.Errorf("parseFilter(%q) = %v, %v; want a *filterError", tt.in, fltDump(n), err)
@@ -315,7 +325,7 @@ func TestParseFilterErrors(t *testing.T) {
 }
 
 func TestFilterErrorText(t *testing.T) {
-	_, err := parseFilter("DisplayName'Ada'")
+	_, err := parseFilter("DisplayName'Ada'", dialectKendo)
 	want := "filter: at character 12: expected an operator such as ~eq~ after field DisplayName, found a quoted value"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
@@ -324,7 +334,7 @@ func TestFilterErrorText(t *testing.T) {
 
 func TestParseFilterLimits(t *testing.T) {
 	value := func(n int) string { return "Surname~eq~'" + strings.Repeat("x", n-13) + "'" }
-	if _, err := parseFilter(value(maxFilterBytes)); err != nil {
+	if _, err := parseFilter(value(maxFilterBytes), dialectKendo); err != nil {
 		t.Errorf("%d bytes: %v", maxFilterBytes, err)
 	}
 	fltExpectLimit(t, "4097 bytes", value(maxFilterBytes+1), maxFilterBytes+1, "over the limit of 4096 bytes")
@@ -335,7 +345,7 @@ func TestParseFilterLimits(t *testing.T) {
 	conds := func(n int) string {
 		return strings.TrimSuffix(strings.Repeat("Id~eq~1~or~", n), "~or~")
 	}
-	if n, err := parseFilter(conds(maxFilterConditions)); err != nil || len(n.(*filterLogic).Terms) != maxFilterConditions {
+	if n, err := parseFilter(conds(maxFilterConditions), dialectKendo); err != nil || len(n.(*filterLogic).Terms) != maxFilterConditions {
 		t.Errorf("%d conditions: %v", maxFilterConditions, err)
 	}
 	fltExpectLimit(t, "129 conditions", conds(maxFilterConditions+1), maxFilterConditions*11+1, "more than the limit of 128 conditions")
@@ -343,7 +353,7 @@ func TestParseFilterLimits(t *testing.T) {
 	nest := func(n int) string {
 		return strings.Repeat("(", n) + "Id~eq~1" + strings.Repeat(")", n)
 	}
-	if _, err := parseFilter(nest(maxFilterDepth)); err != nil {
+	if _, err := parseFilter(nest(maxFilterDepth), dialectKendo); err != nil {
 		t.Errorf("depth %d: %v", maxFilterDepth, err)
 	}
 	fltExpectLimit(t, "depth 17", nest(maxFilterDepth+1), maxFilterDepth+1, "parentheses nested deeper than the limit of 16")
@@ -355,16 +365,16 @@ func TestParseFilterLimits(t *testing.T) {
 	fltExpectLimit(t, "10000 (", deep, maxFilterBytes+1, "over the limit")
 	fltExpectLimit(t, "10000 conditions", conds(10000), maxFilterBytes+1, "over the limit")
 	start := time.Now()
-	_, err := (&filterParser{s: deep + "Id~eq~1" + strings.Repeat(")", 10000)}).parse()
+	_, err := (&filterParser{s: deep + "Id~eq~1" + strings.Repeat(")", 10000), kendo: true}).parse()
 	fltLimitErr(t, "unbounded 10000 (", err, maxFilterDepth+1, "nested deeper")
-	_, err = (&filterParser{s: conds(10000)}).parse()
+	_, err = (&filterParser{s: conds(10000), kendo: true}).parse()
 	fltLimitErr(t, "unbounded 10000 conditions", err, maxFilterConditions*11+1, "128 conditions")
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusing huge filters took %v", d)
 	}
 	// The byte limit is checked before any lexing: a few allocations for the
 	// error, none per character.
-	allocs := testing.AllocsPerRun(10, func() { _, _ = parseFilter(deep) })
+	allocs := testing.AllocsPerRun(10, func() { _, _ = parseFilter(deep, dialectKendo) })
 	if allocs > 10 {
 		t.Errorf("refusing a 10000-deep filter made %v allocations", allocs)
 	}
@@ -372,7 +382,7 @@ func TestParseFilterLimits(t *testing.T) {
 
 func fltExpectLimit(t *testing.T, name, s string, pos int, frag string) {
 	t.Helper()
-	n, err := parseFilter(s)
+	n, err := parseFilter(s, dialectKendo)
 	if n != nil {
 		t.Errorf("%s: got a filter", name)
 	}
@@ -436,7 +446,7 @@ func TestParseFilterKendo(t *testing.T) {
 			continue
 		}
 		s := q.Get("requestParams.filters")
-		n, err := parseFilter(s)
+		n, err := parseFilter(s, dialectKendo)
 		if err != nil {
 			t.Errorf("parseFilter(%q): %v", s, err)
 			continue
@@ -457,7 +467,7 @@ func TestParseFilterKendo(t *testing.T) {
 	}
 	for wire, want := range values {
 		s, _ := url.QueryUnescape(wire)
-		n, err := parseFilter(s)
+		n, err := parseFilter(s, dialectKendo)
 		if err != nil {
 			t.Errorf("parseFilter(%q): %v", s, err)
 			continue
@@ -536,6 +546,13 @@ func TestFilterMatch(t *testing.T) {
 		{"Company~gte~''", [3]bool{F, T, T}},
 		{"Fax~eq~null", [3]bool{T, F, T}},
 		{"Fax~neq~null", [3]bool{F, T, F}},
+		{"Company~doesnotstartwith~''", [3]bool{T, F, F}},
+		{"Company~doesnotendwith~''", [3]bool{T, F, F}},
+		{"Company~doesnotstartwith~'o'''", [3]bool{T, T, F}},
+		{"Company~doesnotendwith~'~X~'", [3]bool{T, T, F}},
+		{"Email~doesnotstartwith~'ADA'", [3]bool{F, T, T}},
+		{"Email~doesnotendwith~'.org'", [3]bool{F, T, T}},
+		{"Email~DoesNotEndWith~'.com'", [3]bool{T, T, T}},
 
 		// Case-insensitive, non-ASCII included.
 		{"DisplayName~eq~'ADA LOVELACE'", [3]bool{T, F, F}},
@@ -599,7 +616,7 @@ func TestFilterMatch(t *testing.T) {
 		{"Surname~isempty~and~Fax~isempty", [3]bool{F, F, F}},
 	}
 	for _, tt := range tests {
-		n, err := parseFilter(tt.filter)
+		n, err := parseFilter(tt.filter, dialectKendo)
 		if err != nil {
 			t.Errorf("parseFilter(%q): %v", tt.filter, err)
 			continue
@@ -612,12 +629,123 @@ func TestFilterMatch(t *testing.T) {
 	}
 }
 
+// asseticRefusals is every construct of Kendo's grammar that the real
+// service does not document, as the default dialect refuses it: the exact
+// error, at the construct's character position.
+var asseticRefusals = []struct{ in, err string }{
+	{"Email~isnull", "filter: at character 7: the operator isnull is not documented by the real service; -filters kendo accepts it"},
+	{"Email~isnull~undefined", "filter: at character 7: the operator isnull is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~ISNOTNULL", "filter: at character 5: the operator isnotnull is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~isempty~''", "filter: at character 5: the operator isempty is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~isnotempty", "filter: at character 5: the operator isnotempty is not documented by the real service; -filters kendo accepts it"},
+	{"Surname~eq~'a'~and~Fax~isnullorempty", "filter: at character 24: the operator isnullorempty is not documented by the real service; -filters kendo accepts it"},
+	{"(Fax~isnotnullorempty)", "filter: at character 6: the operator isnotnullorempty is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~eq~null", "filter: at character 8: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~neq~NULL", "filter: at character 9: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Fax=null", "filter: at character 5: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Company~doesnotstartwith~'a'", "filter: at character 9: the operator doesnotstartwith is not documented by the real service; -filters kendo accepts it"},
+	{"Company~DoesNotEndWith~'a'", "filter: at character 9: the operator doesnotendwith is not documented by the real service; -filters kendo accepts it"},
+	{"ExternalID~eq~007", "filter: at character 15: the unquoted value 007 for ExternalID (integers are for StatusId; quote it: '007') is not documented by the real service; -filters kendo accepts it"},
+	{"Status=1", "filter: at character 8: the unquoted value 1 for Status (integers are for StatusId; quote it: '1') is not documented by the real service; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~and~Surname~eq~'b'~or~Company~eq~'c'",
+		"filter: at character 36: ~or~ after the ~and~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~or~Surname~eq~'b'~and~Company~eq~'c'",
+		"filter: at character 35: ~and~ after the ~or~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"(Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'",
+		"filter: at character 50: ~and~ after the ~or~ at character 24: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~AND~(Surname~eq~'b'~Or~Company~eq~'c')",
+		"filter: at character 37: ~or~ after the ~and~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"Company~eq~'Émile ~or~ ß'~and~Email~eq~'x'~or~Fax~eq~'y'",
+		"filter: at character 43: ~or~ after the ~and~ at character 26: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+}
+
+// TestFilterDialects checks that the default dialect refuses exactly the
+// constructs the real service does not document, each with its position
+// and the way to kendo, and that kendo accepts every one of them.
+func TestFilterDialects(t *testing.T) {
+	for _, tt := range asseticRefusals {
+		n, err := parseFilter(tt.in, dialectAssetic)
+		if err == nil || n != nil || err.Error() != tt.err {
+			t.Errorf("assetic parseFilter(%q) = %v, %v;\nwant error %s", tt.in, fltDump(n), err, tt.err)
+		}
+		if _, err := parseFilter(tt.in, dialectKendo); err != nil {
+			t.Errorf("kendo parseFilter(%q): %v", tt.in, err)
+		}
+	}
+	// What the real service documents reads the same in both dialects.
+	documented := []string{
+		"DisplayName~eq~'Ada Lovelace'", "Status='Active'", "Surname~neq~'x'", "Surname~lt~'x'", "Surname<'x'",
+		"Surname~lte~'x'", "Surname<='x'", "Surname~gt~'x'", "Surname>'x'", "Surname~gte~'x'", "Surname>='x'",
+		"Surname~startswith~'x'", "Surname~endswith~'x'", "Surname~contains~'x'", "Surname~doesnotcontain~'x'",
+		"Surname~notsubstringof~'x'", "Surname~eq~'O''Brien'", "Surname~eq~'O'''Brien'", "Surname~eq~''",
+		"StatusId~eq~1", "StatusId>=2", "StatusId~eq~'1'", "ExternalID~eq~'007'",
+		"FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'~and~Status~eq~'Active'",
+		"Company~contains~'eng'~or~Email~endswith~'.org'~or~Email~eq~''",
+		"(FirstName~eq~'Ada'~and~Surname~eq~'Lovelace')~and~(Status~eq~'Active')",
+		"((Company~eq~'a')~or~(Company~eq~'b'~or~Company~eq~'c'))",
+		"Company~eq~'a ~and~ b'~or~Company~eq~'c'",
+	}
+	for _, s := range documented {
+		a, err := parseFilter(s, dialectAssetic)
+		if err != nil {
+			t.Errorf("assetic parseFilter(%q): %v", s, err)
+			continue
+		}
+		k, err := parseFilter(s, dialectKendo)
+		if err != nil || !reflect.DeepEqual(a, k) {
+			t.Errorf("parseFilter(%q): assetic %s, kendo %s, %v", s, fltDump(a), fltDump(k), err)
+		}
+	}
+	// Malformed filters are told what the dialect takes.
+	for _, tt := range []struct {
+		d       filterDialect
+		in, err string
+	}{
+		{dialectAssetic, "Surname~like~'x'", `filter: at character 9: unknown operator "like"; the operators are eq, neq, lt, lte, gt, gte, startswith, endswith, contains, doesnotcontain and notsubstringof`},
+		{dialectKendo, "Surname~like~'x'", `filter: at character 9: unknown operator "like"; the operators are eq, neq, lt, lte, gt, gte, startswith, endswith, contains, doesnotcontain, doesnotstartwith, doesnotendwith, isnull, isnotnull, isempty, isnotempty, isnullorempty, isnotnullorempty and notsubstringof`},
+		{dialectAssetic, "Surname~eq~Ada", `filter: at character 12: expected a value after Surname~eq: a quoted string such as 'Ada' (or an integer for StatusId), found "Ada"`},
+		{dialectKendo, "Surname~eq~Ada", `filter: at character 12: expected a value after Surname~eq: a quoted string such as 'Ada', an integer or null, found "Ada"`},
+		{dialectAssetic, "Surname~eq~(", `filter: at character 12: expected a value after Surname~eq: a quoted string such as 'Ada' (or an integer for StatusId), found "("`},
+	} {
+		if _, err := parseFilter(tt.in, tt.d); err == nil || err.Error() != tt.err {
+			t.Errorf("%s parseFilter(%q) = %v;\nwant %s", tt.d, tt.in, err, tt.err)
+		}
+	}
+	// Unknown dialects read as the stricter one.
+	if _, err := parseFilter("Fax~isnull", "bogus"); err == nil {
+		t.Errorf("dialect bogus accepts isnull")
+	}
+}
+
+func TestParseDialect(t *testing.T) {
+	tests := []struct {
+		in, want, err string
+	}{
+		{"assetic", "assetic", ""},
+		{"kendo", "kendo", ""},
+		{" Kendo ", "kendo", ""},
+		{"odata", "", `unknown filter dialect "odata": use assetic (what the real service documents) or kendo (the whole Kendo grammar)`},
+		{"", "", `unknown filter dialect "": use assetic (what the real service documents) or kendo (the whole Kendo grammar)`},
+	}
+	for _, tt := range tests {
+		d, err := parseDialect(tt.in)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if string(d) != tt.want || gotErr != tt.err {
+			t.Errorf("parseDialect(%q) = %q, %q; want %q, %q", tt.in, d, gotErr, tt.want, tt.err)
+		}
+	}
+}
+
 // TestFilterNegation checks, on every field of every test resource, that
 // each negative operator is the exact negation of its positive twin and that
 // no positive operator matches null.
 func TestFilterNegation(t *testing.T) {
 	pairs := [][2]filterOp{
 		{opEq, opNeq}, {opContains, opDoesNotContain}, {opIsNull, opIsNotNull},
+		{opStartsWith, opDoesNotStartWith}, {opEndsWith, opDoesNotEndWith},
 		{opIsEmpty, opIsNotEmpty}, {opIsNullOrEmpty, opIsNotNullOrEmpty},
 	}
 	positive := []filterOp{opEq, opLt, opLte, opGt, opGte, opStartsWith, opEndsWith, opContains}
@@ -627,7 +755,7 @@ func TestFilterNegation(t *testing.T) {
 		if !op.unary() {
 			s += "~'" + strings.ReplaceAll(v, "'", "''") + "'"
 		}
-		n, err := parseFilter(s)
+		n, err := parseFilter(s, dialectKendo)
 		if err != nil {
 			return nil // StatusId refuses text with the comparison operators.
 		}
@@ -678,7 +806,7 @@ func TestFilterMatchAllocs(t *testing.T) {
 		"DisplayName~contains~'love'", "Email~endswith~'.org'", "StatusId~gte~1",
 		"StatusId~contains~'1'", "Fax~isnullorempty~or~Surname~lt~'m'~and~Phone~neq~''",
 	} {
-		n, err := parseFilter(s)
+		n, err := parseFilter(s, dialectKendo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -762,7 +890,7 @@ func fltRoundTrip(t *testing.T, in string, n filterNode) {
 	out := formatFilter(n)
 	// The parser without the byte limit: symbol forms grow by 3 bytes each
 	// in canonical text.
-	n2, err := (&filterParser{s: out}).parse()
+	n2, err := (&filterParser{s: out, kendo: true}).parse()
 	if err != nil {
 		t.Errorf("parseFilter(%q) formats as %q, which does not parse: %v", in, out, err)
 		return
@@ -877,19 +1005,26 @@ func FuzzParseFilter(f *testing.F) {
 			f.Add(s)
 		}
 	}
+	for _, s := range asseticRefusals {
+		f.Add(s.in)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		n, err := parseFilter(s)
+		// assetic is a subset of kendo with the same meaning: what it
+		// accepts, kendo reads the same; what kendo accepts and it
+		// refuses, it refuses as undocumented, pointing to kendo.
+		a, aerr := parseFilter(s, dialectAssetic)
+		fltCheckErr(t, s, a, aerr)
+		n, err := parseFilter(s, dialectKendo)
+		fltCheckErr(t, s, n, err)
+		switch {
+		case aerr == nil && err != nil:
+			t.Fatalf("parseFilter(%q): assetic accepts what kendo refuses: %v", s, err)
+		case aerr == nil && !reflect.DeepEqual(a, n):
+			t.Fatalf("parseFilter(%q): assetic reads %s, kendo %s", s, fltDump(a), fltDump(n))
+		case aerr != nil && err == nil && !strings.HasSuffix(aerr.Error(), "; -filters kendo accepts it"):
+			t.Fatalf("parseFilter(%q): kendo accepts it, assetic refuses it without pointing to kendo: %v", s, aerr)
+		}
 		if err != nil {
-			var fe *filterError
-			if !errors.As(err, &fe) {
-				t.Fatalf("parseFilter(%q): %T %v, want *filterError", s, err, err)
-			}
-			if fe.Pos < 1 || fe.Pos > utf8.RuneCountInString(s)+1 || fe.Msg == "" {
-				t.Fatalf("parseFilter(%q): %v: position out of range", s, err)
-			}
-			if n != nil {
-				t.Fatalf("parseFilter(%q): a node with an error", s)
-			}
 			return
 		}
 		if n == nil {
@@ -903,6 +1038,25 @@ func FuzzParseFilter(f *testing.F) {
 			n.match(r)
 		}
 	})
+}
+
+// fltCheckErr asserts what every refusal is: a *filterError at a
+// position inside the filter (or just past it), with no node.
+func fltCheckErr(t *testing.T, s string, n filterNode, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var fe *filterError
+	if !errors.As(err, &fe) {
+		t.Fatalf("parseFilter(%q): %T %v, want *filterError", s, err, err)
+	}
+	if fe.Pos < 1 || fe.Pos > utf8.RuneCountInString(s)+1 || fe.Msg == "" {
+		t.Fatalf("parseFilter(%q): %v: position out of range", s, err)
+	}
+	if n != nil {
+		t.Fatalf("parseFilter(%q): a node with an error", s)
+	}
 }
 
 func FuzzParseSorts(f *testing.F) {
@@ -947,7 +1101,7 @@ func BenchmarkParseFilter(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(kendoTypical)))
 	for b.Loop() {
-		if _, err := parseFilter(kendoTypical); err != nil {
+		if _, err := parseFilter(kendoTypical, dialectKendo); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -960,7 +1114,7 @@ func BenchmarkMatchContains(b *testing.B) {
 			fieldDisplayName: "Resource number " + strconv.Itoa(i) + " of the Analytical Engine Company",
 		})
 	}
-	n, err := parseFilter("DisplayName~contains~'lovelace'")
+	n, err := parseFilter("DisplayName~contains~'lovelace'", dialectKendo)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -1031,6 +1185,100 @@ func writeFilter(b *strings.Builder, n filterNode) {
 				continue
 			}
 			writeFilter(b, t)
+		}
+	}
+}
+
+// TestListFilterDialect checks the dialects over HTTP: the default server
+// answers an undocumented construct with the exact 400, a kendo server
+// lists it, and doesnotstartwith/doesnotendwith negate their twins there,
+// null included.
+func TestListFilterDialect(t *testing.T) {
+	t.Parallel()
+	seed := `[{"DisplayName":"Ada Lovelace","FirstName":"Ada","Email":"ada@example.org","Fax":null},
+		{"DisplayName":"Grace Hopper","FirstName":"Grace","Email":"grace@navy.mil","Fax":""},
+		{"DisplayName":"Acme","Company":"Acme","Email":null,"Fax":"0123"}]`
+	assetic := startServer(t, DefaultConfig(), nil)
+	assetic.seed(seed)
+	kendo := startServer(t, kendoConfig(), nil)
+	kendo.seed(seed)
+	list := func(c *testClient, filter string) response {
+		return c.do(http.MethodGet, "/api/v2/resource?requestParams.filters="+url.QueryEscape(filter), "")
+	}
+	for _, tt := range asseticRefusals {
+		r := list(assetic, tt.in)
+		want := `{"Message":` + strconv.Quote(tt.err) + `,"ModelState":{"requestParams.filters":[` + strconv.Quote(tt.err) + `]}}`
+		if r.Status != http.StatusBadRequest || string(r.Body) != want {
+			t.Errorf("assetic %s: %d %s\nwant 400 %s", tt.in, r.Status, r.Body, want)
+		}
+		if r := list(kendo, tt.in); r.Status != http.StatusOK {
+			t.Errorf("kendo %s: %d %s", tt.in, r.Status, r.Body)
+		}
+	}
+	names := func(c *testClient, filter string) string {
+		r := list(c, filter)
+		var l struct {
+			TotalResults int
+			ResourceList []struct{ DisplayName string }
+		}
+		if r.Status != http.StatusOK {
+			t.Errorf("%s: %d %s", filter, r.Status, r.Body)
+			return ""
+		}
+		r.decode(t, &l)
+		var out []string
+		for _, x := range l.ResourceList {
+			out = append(out, x.DisplayName)
+		}
+		return strconv.Itoa(l.TotalResults) + ":" + strings.Join(out, "|")
+	}
+	tests := []struct{ filter, want string }{
+		{"Email~startswith~'ada'", "1:Ada Lovelace"},
+		{"Email~doesnotstartwith~'ada'", "2:Grace Hopper|Acme"},
+		{"Email~doesnotstartwith~'ADA'", "2:Grace Hopper|Acme"},
+		{"Email~endswith~'.org'", "1:Ada Lovelace"},
+		{"Email~doesnotendwith~'.org'", "2:Grace Hopper|Acme"},
+		{"Fax~startswith~''", "2:Grace Hopper|Acme"},
+		{"Fax~doesnotstartwith~''", "1:Ada Lovelace"},
+		{"Fax~doesnotendwith~''", "1:Ada Lovelace"},
+		{"Fax~doesnotendwith~'23'", "2:Ada Lovelace|Grace Hopper"},
+	}
+	for _, tt := range tests {
+		if got := names(kendo, tt.filter); got != tt.want {
+			t.Errorf("kendo %s: %s, want %s", tt.filter, got, tt.want)
+		}
+	}
+	// The documented subset answers alike in both dialects.
+	for _, f := range []string{"Email~contains~'a'~and~Fax~neq~''", "Email~eq~''~or~Fax~eq~'0123'~or~DisplayName~gt~'b'"} {
+		if a, k := names(assetic, f), names(kendo, f); a != k {
+			t.Errorf("%s: assetic %s, kendo %s", f, a, k)
+		}
+	}
+}
+
+func TestFiltersFlag(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want filterDialect
+		err  string
+	}{
+		{nil, dialectAssetic, ""},
+		{[]string{"-filters", "kendo"}, dialectKendo, ""},
+		{[]string{"-filters=assetic"}, dialectAssetic, ""},
+		{[]string{"-filters", "odata"}, "", `invalid value "odata" for flag -filters: unknown filter dialect "odata": use assetic (what the real service documents) or kendo (the whole Kendo grammar)`},
+	}
+	for _, tt := range tests {
+		o, err := parseOptions(tt.args, nil, io.Discard)
+		switch {
+		case tt.err != "":
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("%q: %v, want %s", tt.args, err, tt.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tt.args, err)
+		case o.cfg.Filters != tt.want:
+			t.Errorf("%q: Filters %q, want %q", tt.args, o.cfg.Filters, tt.want)
 		}
 	}
 }

@@ -22,16 +22,17 @@ func (e *filterError) Error() string {
 	return "filter: at character " + strconv.Itoa(e.Pos) + ": " + e.Msg
 }
 
-// parseFilter parses requestParams.filters; "" (or only spaces) gives
-// (nil, nil).
-func parseFilter(s string) (filterNode, error) {
+// parseFilter parses requestParams.filters in dialect d; "" (or only
+// spaces) gives (nil, nil). Any dialect other than kendo is read as assetic,
+// the stricter one.
+func parseFilter(s string, d filterDialect) (filterNode, error) {
 	if len(s) > maxFilterBytes {
 		return nil, &filterError{
 			Pos: charAtByte(s, maxFilterBytes),
 			Msg: fmt.Sprintf("the filter is %d bytes long, over the limit of %d bytes", len(s), maxFilterBytes),
 		}
 	}
-	p := &filterParser{s: s}
+	p := &filterParser{s: s, kendo: d == dialectKendo}
 	return p.parse()
 }
 
@@ -250,6 +251,14 @@ type filterParser struct {
 	prev  token // the token before tok, for hints
 	conds int
 	depth int
+	// kendo accepts the whole grammar; otherwise only what the real
+	// service documents.
+	kendo bool
+	// join is the first ~and~ or ~or~ read (tEOF before one): the real
+	// service cannot combine the two in one filter.
+	join tokKind
+	// joinOff is where join was read, for the error that names it.
+	joinOff int
 }
 
 func (p *filterParser) next() {
@@ -260,6 +269,54 @@ func (p *filterParser) next() {
 // fail makes an error at byte offset off.
 func (p *filterParser) fail(off int, format string, args ...any) *filterError {
 	return &filterError{Pos: charAtByte(p.s, off), Msg: fmt.Sprintf(format, args...)}
+}
+
+// notDocumented refuses, outside the kendo dialect, a construct of Kendo's
+// grammar that the real service does not document: a client relying on it
+// must fail here first, and be told where to find it.
+func (p *filterParser) notDocumented(off int, construct string) error {
+	return p.fail(off, "%s is not documented by the real service; -filters kendo accepts it", construct)
+}
+
+// operators lists the operators of the dialect, for an unknown one.
+func (p *filterParser) operators() string {
+	var names []string
+	for o := range numFilterOps {
+		if p.kendo || !o.kendoOnly() {
+			names = append(names, opNames[o])
+		}
+	}
+	return strings.Join(names, ", ") + " and notsubstringof"
+}
+
+// otherValues names the values besides quoted strings that the dialect
+// takes.
+func (p *filterParser) otherValues() string {
+	if p.kendo {
+		return ", an integer or null"
+	}
+	return " (or an integer for StatusId)"
+}
+
+// checkJoin records the join at p.tok and refuses, outside the kendo
+// dialect, a filter that uses both ~and~ and ~or~.
+func (p *filterParser) checkJoin() error {
+	if p.kendo {
+		return nil
+	}
+	if p.join == tEOF {
+		p.join, p.joinOff = p.tok.kind, p.tok.off
+		return nil
+	}
+	if p.join == p.tok.kind {
+		return nil
+	}
+	first, this := "~and~", "~or~"
+	if p.join == tOr {
+		first, this = this, first
+	}
+	return p.fail(p.tok.off, "%s after the %s at character %d: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it",
+		this, first, charAtByte(p.s, p.joinOff))
 }
 
 // lexErr reports a tErr token.
@@ -354,6 +411,9 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 		if p.tok.kind != sep {
 			break
 		}
+		if err := p.checkJoin(); err != nil {
+			return nil, err
+		}
 		p.next()
 	}
 	if len(terms) == 1 {
@@ -441,8 +501,10 @@ func (p *filterParser) parseCond() (filterNode, error) {
 		}
 		op, ok = lookupOp(p.tok.text)
 		if !ok {
-			return nil, p.fail(p.tok.off, "unknown operator %q; the operators are %s and notsubstringof",
-				p.tok.text, strings.Join(opNames[:], ", "))
+			return nil, p.fail(p.tok.off, "unknown operator %q; the operators are %s", p.tok.text, p.operators())
+		}
+		if !p.kendo && op.kendoOnly() {
+			return nil, p.notDocumented(p.tok.off, "the operator "+op.String())
 		}
 		p.next()
 	case tErr:
@@ -508,6 +570,9 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 		}
 		c.Kind, c.Str, c.Fold = valueString, t.text, strings.ToLower(t.text)
 	case tInt:
+		if !p.kendo && f != fieldStatusID {
+			return nil, p.notDocumented(t.off, fmt.Sprintf("the unquoted value %s for %s (integers are for StatusId; quote it: '%s')", t.text, f, t.text))
+		}
 		v, err := strconv.ParseInt(t.text, 10, 64)
 		if err != nil {
 			return nil, p.fail(t.off, "the integer %s does not fit in 64 bits; quote it to compare it as text", t.text)
@@ -515,8 +580,11 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 		c.Kind, c.Int, c.Str, c.Fold = valueInt, v, t.text, t.text
 	case tWord:
 		if !strings.EqualFold(t.text, "null") {
-			return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as '%s', an integer or null, found %q",
-				f, op, t.text, t.text)
+			return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as '%s'%s, found %q",
+				f, op, t.text, p.otherValues(), t.text)
+		}
+		if !p.kendo {
+			return nil, p.notDocumented(t.off, "the value null")
 		}
 		switch op {
 		case opEq:
@@ -529,8 +597,8 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 	case tErr:
 		return nil, p.lexErr()
 	default:
-		return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as 'Ada', an integer or null, found %s",
-			f, op, p.describe())
+		return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as 'Ada'%s, found %s",
+			f, op, p.otherValues(), p.describe())
 	}
 	p.next()
 	return c, nil

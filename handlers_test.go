@@ -997,7 +997,7 @@ func TestListSorts(t *testing.T) {
 
 func TestListFilters(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, kendoConfig(), nil).checkingEvery()
 	for _, body := range []string{
 		`{"DisplayName":"Ada Lovelace","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Email":"ada@example.org","ExternalID":"E-1","Fax":null}`,
 		`{"DisplayName":"Grace Hopper","FirstName":"Grace","Surname":"Hopper","Company":"Navy","Email":"grace@navy.mil","ExternalID":"","Fax":"123","Status":"Inactive"}`,
@@ -1196,7 +1196,7 @@ func TestListIndexedMatchesScan(t *testing.T) {
 		if i%20 != 0 {
 			text = expr(rng.IntN(4))
 		}
-		filter, err := parseFilter(text)
+		filter, err := parseFilter(text, dialectKendo)
 		if err != nil {
 			t.Fatalf("filter %q: %v", text, err)
 		}

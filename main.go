@@ -70,6 +70,11 @@ func exitCode(err error) int {
 	case errors.As(err, &ce):
 		return ce.code
 	}
+	// compare tells "something differs" (1) from "could not compare" (2).
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
 	return 1
 }
 
@@ -120,6 +125,10 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
   resourcedir [flags]                        serve until SIGINT or SIGTERM
   resourcedir [flags] -- COMMAND [ARGS...]   serve while COMMAND runs, with RESOURCEDIR_URL
                                              set to the served URL; exit with its status
+  resourcedir generate -n N [-seed S]        write N realistic resources as a seed file
+  resourcedir import -from URL [-scrub] ...  read a real directory into a seed file (GETs only)
+  resourcedir compare -from URL ...          check resourcedir's answers against a real directory
+  resourcedir SUBCOMMAND -h                  that subcommand's flags
 Every flag can also be set as RESOURCEDIR_<FLAG>, such as RESOURCEDIR_SNAPSHOT_INTERVAL=30s.
 
 Flags:
@@ -159,6 +168,14 @@ Flags:
 		return nil
 	})
 	fs.IntVar(&o.cfg.MaxNamespaces, "max-namespaces", o.cfg.MaxNamespaces, "how many namespaces (/ns/{name}) may exist at once")
+	fs.Func("filters", "filter `dialect`: assetic (the default: only what the real service documents) or kendo (Kendo's whole grammar: unary operators, null, mixed ~and~ and ~or~)", func(v string) error {
+		d, err := parseDialect(v)
+		if err != nil {
+			return err
+		}
+		o.cfg.Filters = d
+		return nil
+	})
 	return fs
 }
 
@@ -329,7 +346,8 @@ func unknownEnvVars(environ []string) []string {
 		if !strings.HasPrefix(name, "RESOURCEDIR_") || name == urlVar {
 			continue
 		}
-		if _, ok := known[name]; ok {
+		// RESOURCEDIR_FROM_AUTH is import's and compare's, not a server flag.
+		if _, ok := known[name]; ok || name == fromAuthEnv {
 			continue
 		}
 		closest, best := "", -1
@@ -407,6 +425,16 @@ var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.Lev
 // requests. It is main without the process: tests call it. environ is the
 // environment as os.Environ gives it.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "generate":
+			return runGenerate(args[1:], stdout, stderr)
+		case "import":
+			return runImport(ctx, args[1:], environ, stdout, stderr)
+		case "compare":
+			return runCompare(ctx, args[1:], environ, stdout, stderr)
+		}
+	}
 	o, err := parseOptions(args, environ, stderr)
 	if err != nil {
 		return err

@@ -276,6 +276,7 @@ var runFlagCases = []runFlagCase{
 	{"auth", "u:t", "v:w:x", func(o *options) any { return o.cfg.Auth }, "u:t", "v:w:x"},
 	{"cors", "*", "http://app.test", func(o *options) any { return o.cfg.CORSOrigin }, "*", "http://app.test"},
 	{"max-namespaces", "3", "4", func(o *options) any { return o.cfg.MaxNamespaces }, 3, 4},
+	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, dialectKendo, dialectAssetic},
 	{"allowed-hosts", "a.test", "b.test,c.test", func(o *options) any { return strings.Join(o.cfg.AllowedHosts, "|") }, "a.test", "b.test|c.test"},
 }
 
@@ -337,7 +338,7 @@ func TestMainDefaults(t *testing.T) {
 	}
 	want := options{
 		addr: "127.0.0.1:8080", snapshotPath: "resourcedir.gob", snapshotInterval: 10 * time.Second, logFormat: "text",
-		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000},
+		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000, Filters: dialectAssetic},
 	}
 	want.cfg.LoopbackOnly = true
 	if !reflect.DeepEqual(*o, want) {
@@ -1018,7 +1019,7 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config{}.withDefaults() = %+v, want %+v", got, want)
 	}
-	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigin: "*", MaxNamespaces: 5}
+	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigin: "*", MaxNamespaces: 5, Filters: dialectKendo}
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set values: %+v", got)
 	}

@@ -975,7 +975,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	}
 	store := NewStore(&seed)
 	logger := slog.New(slog.DiscardHandler)
-	cfg := DefaultConfig()
+	cfg := kendoConfig()
 	cfg.Seed = seedResources
 	srv := NewServer(cfg, store, nil)
 	seedIDs, _ := store.All()

@@ -23,6 +23,7 @@ var routes = []route{
 	{http.MethodGet, "/__admin/health", (*Server).health},
 	{http.MethodGet, "/__admin/resources", (*Server).adminResources},
 	{http.MethodPost, "/__admin/resources", (*Server).seedResources},
+	{http.MethodPost, "/__admin/generate", (*Server).generateResources},
 	{http.MethodDelete, "/__admin/resources", (*Server).deleteResources},
 	{http.MethodGet, "/__admin/requests", (*Server).readJournal},
 	{http.MethodDelete, "/__admin/requests", (*Server).clearJournal},
@@ -75,11 +76,13 @@ type Config struct {
 	// from run to run (-id-seed).
 	IDSeed        *uint64
 	MaxNamespaces int // namespaces that may exist at once
+	// Filters is the filter dialect (-filters); "" means assetic.
+	Filters filterDialect
 }
 
 // DefaultConfig is the configuration of `go run .` with no flags.
 func DefaultConfig() Config {
-	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces}
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces, Filters: dialectAssetic}
 }
 
 // withDefaults fills the limits a caller left at zero (a test's Config{})
@@ -98,6 +101,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxNamespaces < 1 {
 		c.MaxNamespaces = d.MaxNamespaces
+	}
+	if c.Filters == "" {
+		c.Filters = d.Filters
 	}
 	return c
 }

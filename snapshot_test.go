@@ -269,7 +269,7 @@ func snapWire(r *Resource) string { return string(appendResource(nil, r, true)) 
 func snapRoundTripStore(t *testing.T) (*Store, *Server) {
 	t.Helper()
 	store := NewStore(nil)
-	srv := NewServer(DefaultConfig(), store, nil)
+	srv := NewServer(kendoConfig(), store, nil)
 	full := snapCreate(t, srv, `{"DisplayName":"Ada L.","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
 		"Position":"Programmer","Status":"Inactive","ExternalID":"EXT-1","Phone":"+44 1","Mobile":"+44 7","Fax":"+44 2",
 		"Email":"Ada@Example.ORG","AddressComment":"Ring twice",
@@ -361,7 +361,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 
 	// Lists and filters answer the same, byte for byte.
-	srv2 := NewServer(DefaultConfig(), loaded, nil)
+	srv2 := NewServer(kendoConfig(), loaded, nil)
 	anID := want[len(want)/2].ID()
 	queries := []struct {
 		query    string

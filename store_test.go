@@ -166,7 +166,7 @@ func withVal(r *Resource, pairs ...any) *Resource {
 
 func mustFilter(t testing.TB, s string) filterNode {
 	t.Helper()
-	n, err := parseFilter(s)
+	n, err := parseFilter(s, dialectKendo)
 	if err != nil {
 		t.Fatalf("parseFilter(%q): %v", s, err)
 	}
@@ -785,7 +785,7 @@ func TestConcurrentServer(t *testing.T) {
 		ops = 40
 	}
 	store := NewStore(nil)
-	ts := httptest.NewServer(NewServer(DefaultConfig(), store, nil))
+	ts := httptest.NewServer(NewServer(kendoConfig(), store, nil))
 	defer ts.Close()
 	client := ts.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = workers + 2

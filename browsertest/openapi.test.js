@@ -176,7 +176,7 @@ test('every answer of every operation matches the document', async (t) => {
     assert.deepEqual(typed.Types.map((rt) => [rt.Id, rt.Type, rt._links, rt._embedded]), [[16, 'Employee', [], null], [2, 'Team', [], null]]);
     assert.equal(list.body.TotalResults, seed.length);
     const q = new URLSearchParams({
-      'requestParams.filters': "(Company~contains~'bell'~or~Email~endswith~'.org')~and~Status~eq~'Active'",
+      'requestParams.filters': "(Company~contains~'bell'~or~Email~endswith~'.org')~or~Status~eq~'Inactive'",
       'requestParams.sorts': 'Surname-desc~FirstName',
       'requestParams.page': '2',
       'requestParams.pageSize': '3',

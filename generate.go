@@ -1,0 +1,416 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Generated directories: realistic enough to demo and to load-test with, and
+// salted with the values that break clients (names at the length limits,
+// apostrophes, non-ASCII and non-BMP text, null beside "", duplicate
+// DisplayNames, companies without people), so that a client's tests meet
+// them on a laptop. The same seed always gives the same items, in the same
+// order, whatever the count: a longer run extends a shorter one.
+
+// maxGenerateCount bounds POST /__admin/generate: a hundred thousand items
+// is a few tens of megabytes of JSON.
+const maxGenerateCount = 100_000
+
+// genItem is one seed item. Pointers are null; every key is written, so a
+// seed shows null and "" side by side as a client reading the API sees them.
+// The order is the API's.
+type genItem struct {
+	DisplayName    *string
+	FirstName      *string
+	Surname        *string
+	Company        *string
+	Position       *string
+	Status         string
+	Types          []genType
+	ExternalID     *string
+	Phone          *string
+	Mobile         *string
+	Fax            *string
+	Email          *string
+	AddressComment *string
+	Address        *genAddress
+}
+
+type genType struct {
+	Type string
+}
+
+type genAddress struct {
+	Line1    string
+	City     string
+	Postcode string
+	Country  string
+}
+
+// resourceGenerator makes the items of one seed, one at a time.
+type resourceGenerator struct {
+	rng  *rand.Rand
+	n    int    // items made so far
+	last string // the last person's DisplayName, which a duplicate repeats
+}
+
+func newGenerator(seed uint64) *resourceGenerator {
+	// The second PCG word is fixed: the seed alone decides the stream.
+	return &resourceGenerator{rng: rand.New(rand.NewPCG(seed, 0x7265736f75726365))}
+}
+
+var (
+	genFirstNames = []string{
+		"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Ken", "Frances", "Dennis",
+		"Sophie", "James", "Olivia", "Liam", "Amelia", "Noah", "Isla", "Oliver", "Mia", "Jack",
+		"Émile", "Zoë", "José", "François", "Søren", "Björn", "Małgorzata", "İlkay", "Øyvind", "Chloé",
+		"Siobhán", "Niamh", "Seán", "Aoife", "Mary-Jane", "Jean-Luc", "Anne Marie", "Mohammed", "Priya", "Wei",
+		"Yuki", "Hana", "Kofi", "Amara", "Lars", "Ingrid", "Mateo", "Lucía", "Nikolai", "Dmitri",
+	}
+	genSurnames = []string{
+		"Smith", "Jones", "Taylor", "Brown", "Williams", "Wilson", "Johnson", "Davies", "Patel", "Wright",
+		"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Hamilton", "Thompson", "Allen", "Ritchie",
+		"O'Brien", "O'Neill", "D'Arcy", "McDonald", "MacLeod", "van der Berg", "de la Cruz", "Müller", "Straße", "Größe",
+		"Çelik", "Yılmaz", "Øverland", "Kowalczyk", "Nguyễn", "Zola", "Brontë", "Núñez", "Ångström", "Smith-Jones",
+	}
+	genCompanyWords = []string{
+		"Acme", "Globex", "Initech", "Umbrella", "Stark", "Wayne", "Wonka", "Tyrell", "Cyberdyne", "Soylent",
+		"Northwind", "Contoso", "Fabrikam", "Adventure Works", "Tailspin", "Litware", "Proseware", "Lucerne",
+		"Müller & Söhne", "Café Olé", "Smith & Wesson", "O'Reilly", "Øresund", "İstanbul Tekstil", "Ærø Fisk",
+	}
+	genCompanySuffixes = []string{"Ltd", "Limited", "plc", "Inc.", "GmbH", "AG", "S.A.", "LLP", "& Co", "Group", "Holdings", "Services"}
+	genPositions       = []string{
+		"Engineer", "Senior Engineer", "Manager", "Director", "Analyst", "Consultant", "Administrator",
+		"Head of IT", "Service Desk Agent", "Account Manager", "CTO", "Office Manager", "Facilities Coordinator",
+	}
+	genStreets = []string{"High Street", "Station Road", "Church Lane", "Mill Road", "Königstraße", "Rue de la Paix", "Main Street"}
+	genCities  = []string{"London", "Manchester", "Leeds", "Dublin", "München", "Zürich", "København", "Paris", "İzmir", "Oslo"}
+	genDomains = []string{"example.com", "example.org", "example.net", "example.co.uk"}
+)
+
+// genEdge is a case that breaks clients; every genEdgeEvery-th item is one,
+// in turn, so that any few hundred items hold each of them.
+type genEdge int
+
+const (
+	edgeFirstName50 genEdge = iota
+	edgeDisplayName100
+	edgeCompany100
+	edgeApostrophe
+	edgeNonASCII
+	edgeNonBMP
+	edgeNullBesideEmpty
+	edgeDuplicate
+	edgeCompanyOnly
+	numEdges
+)
+
+const genEdgeEvery = 16
+
+func (g *resourceGenerator) pick(list []string) string { return list[g.rng.IntN(len(list))] }
+
+func (g *resourceGenerator) chance(p float64) bool { return g.rng.Float64() < p }
+
+func genPtr(s string) *string { return &s }
+
+// optional is a value, "" or null, mostly the value.
+func (g *resourceGenerator) optional(value string, pEmpty, pNull float64) *string {
+	switch x := g.rng.Float64(); {
+	case x < pNull:
+		return nil
+	case x < pNull+pEmpty:
+		return genPtr("")
+	}
+	return &value
+}
+
+// next makes the next item.
+func (g *resourceGenerator) next() genItem {
+	g.n++
+	if g.n%genEdgeEvery == 5 {
+		return g.edge(genEdge((g.n / genEdgeEvery) % int(numEdges)))
+	}
+	if g.chance(0.2) {
+		return g.company()
+	}
+	first, last := g.pick(genFirstNames), g.pick(genSurnames)
+	g.last = first + " " + last
+	return g.person(first, last)
+}
+
+func (g *resourceGenerator) status() string {
+	if g.chance(0.85) {
+		return statusActive
+	}
+	return statusInactive
+}
+
+func (g *resourceGenerator) person(first, last string) genItem {
+	company := g.pick(genCompanyWords) + " " + g.pick(genCompanySuffixes)
+	it := genItem{
+		FirstName: &first, Surname: &last,
+		Company:  g.optional(company, 0.1, 0.15),
+		Position: g.optional(g.pick(genPositions), 0.15, 0.15),
+		Status:   g.status(),
+		Types:    g.personTypes(),
+	}
+	// Most clients send DisplayName, as the service asks; some leave it to
+	// be generated from the name parts.
+	if g.chance(0.8) {
+		it.DisplayName = genPtr(first + " " + last)
+	}
+	g.contact(&it, first+"."+last)
+	return it
+}
+
+func (g *resourceGenerator) personTypes() []genType {
+	switch x := g.rng.IntN(100); {
+	case x < 50:
+		return []genType{{"Employee"}}
+	case x < 70:
+		return []genType{{"Customer"}}
+	case x < 82:
+		return []genType{{"Contractor"}}
+	case x < 88:
+		return []genType{{"Employee"}, {"Team"}}
+	case x < 93:
+		return []genType{{"Customer"}, {"Contractor"}}
+	}
+	return []genType{}
+}
+
+func (g *resourceGenerator) company() genItem {
+	name := g.pick(genCompanyWords) + " " + g.pick(genCompanySuffixes)
+	types := []genType{{"Company"}}
+	if g.chance(0.3) {
+		types = append(types, genType{"Customer"})
+	}
+	it := genItem{
+		Company:  &name,
+		Position: g.optional("", 0.5, 0.5),
+		Status:   g.status(),
+		Types:    types,
+	}
+	if g.chance(0.7) {
+		it.DisplayName = &name
+	}
+	g.contact(&it, "info")
+	return it
+}
+
+// contact fills the contact details, with null and "" where directories
+// have them.
+func (g *resourceGenerator) contact(it *genItem, local string) {
+	n := g.n
+	it.ExternalID = g.optional(fmt.Sprintf("EXT-%06d", n), 0.15, 0.15)
+	it.Phone = g.optional(fmt.Sprintf("+44 20 7946 %04d", g.rng.IntN(10000)), 0.2, 0.1)
+	it.Mobile = g.optional(fmt.Sprintf("07700 %06d", g.rng.IntN(1000000)), 0.3, 0.2)
+	it.Fax = g.optional(fmt.Sprintf("+44 20 7946 %04d", g.rng.IntN(10000)), 0.1, 0.75)
+	email := genEmailLocal(local) + strconv.Itoa(n) + "@" + g.pick(genDomains)
+	it.Email = g.optional(email, 0.1, 0.1)
+	it.AddressComment = g.optional("Reception on the "+[]string{"ground", "first", "second"}[g.rng.IntN(3)]+" floor", 0.2, 0.6)
+	if g.chance(0.3) {
+		it.Address = &genAddress{
+			Line1:    strconv.Itoa(1+g.rng.IntN(200)) + " " + g.pick(genStreets),
+			City:     g.pick(genCities),
+			Postcode: fmt.Sprintf("AB%d %dCD", 1+g.rng.IntN(99), g.rng.IntN(10)),
+			Country:  []string{"GB", "IE", "DE", "FR", "DK"}[g.rng.IntN(5)],
+		}
+	}
+}
+
+// genEmailFold spells the letters of the name pools in ASCII, as people do in
+// their addresses.
+var genEmailFold = strings.NewReplacer(
+	"é", "e", "è", "e", "ë", "e", "á", "a", "å", "a", "ä", "a", "à", "a", "ç", "c", "ı", "i", "i̇", "i",
+	"í", "i", "ł", "l", "ñ", "n", "ó", "o", "ö", "o", "ø", "o", "ü", "u", "ú", "u", "ß", "ss", "ễ", "e", "ư", "u",
+	"æ", "ae", "'", "",
+)
+
+// genEmailLocal makes an e-mail local part of a name: lower case ASCII
+// letters, with dots between words.
+func genEmailLocal(name string) string {
+	var b strings.Builder
+	for _, r := range genEmailFold.Replace(strings.ToLower(name)) {
+		switch {
+		case 'a' <= r && r <= 'z' || '0' <= r && r <= '9':
+			b.WriteRune(r)
+		case r == '.' || r == ' ' || r == '-':
+			b.WriteByte('.')
+		}
+	}
+	return strings.Trim(b.String(), ".")
+}
+
+// genRunes cuts or repeats s to exactly n characters.
+func genRunes(s string, n int) string {
+	r := []rune(strings.Repeat(s, n/utf8.RuneCountInString(s)+1))
+	return string(r[:n])
+}
+
+func (g *resourceGenerator) edge(e genEdge) genItem {
+	switch e {
+	case edgeFirstName50:
+		it := g.person(genRunes("Maximilián-Éléonore ", maxFirstName), g.pick(genSurnames))
+		it.FirstName = genPtr(genRunes("Maximilián-Éléonore ", maxFirstName))
+		it.Surname = genPtr(genRunes("Ångström-O'Brien ", maxSurname))
+		it.DisplayName = genPtr("Max Ångström")
+		return it
+	case edgeDisplayName100:
+		it := g.person("Hubert", "Wolfeschlegelsteinhausen")
+		it.DisplayName = genPtr(genRunes("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxDisplayName))
+		return it
+	case edgeCompany100:
+		it := g.company()
+		it.Company = genPtr(genRunes("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxCompany))
+		it.DisplayName = it.Company
+		return it
+	case edgeApostrophe:
+		it := g.person("Miles", "O'Brien")
+		it.DisplayName = genPtr("Miles O'Brien")
+		return it
+	case edgeNonASCII:
+		it := g.person("İlkay", "Straße")
+		it.DisplayName = genPtr("İlkay Straße-Øverland é")
+		it.Company = genPtr("Ærø Øl & Brød ApS")
+		return it
+	case edgeNonBMP:
+		it := g.person("Zoë", "𝔊öthe")
+		it.DisplayName = genPtr("Zoë 𝔊öthe 🚀")
+		it.Position = genPtr("Chief 🦄 Officer")
+		return it
+	case edgeNullBesideEmpty:
+		it := g.person(g.pick(genFirstNames), g.pick(genSurnames))
+		it.Position, it.ExternalID, it.Phone = genPtr(""), nil, genPtr("")
+		it.Mobile, it.Fax, it.AddressComment = nil, genPtr(""), nil
+		return it
+	case edgeDuplicate:
+		name := g.last
+		if name == "" {
+			name = "Alex Morgan"
+		}
+		first, last, _ := strings.Cut(name, " ")
+		it := g.person(first, last)
+		it.DisplayName = &name
+		return it
+	}
+	it := g.company()
+	it.DisplayName = nil // generated from Company alone
+	return it
+}
+
+// generateItems writes n items as a JSON array, one item a line.
+func generateItems(w io.Writer, n int, seed uint64) error {
+	bw := bufio.NewWriter(w)
+	g := newGenerator(seed)
+	var item bytes.Buffer
+	enc := json.NewEncoder(&item)
+	enc.SetEscapeHTML(false) // "Smith & Wesson" as written
+	bw.WriteString("[")
+	for i := range n {
+		item.Reset()
+		if err := enc.Encode(g.next()); err != nil {
+			return fmt.Errorf("generate: item %d: %w", i, err)
+		}
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+		bw.Write(bytes.TrimSuffix(item.Bytes(), []byte("\n")))
+	}
+	bw.WriteString("\n]\n")
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("generate: write: %w", err)
+	}
+	return nil
+}
+
+// runGenerate is `resourcedir generate -n N [-seed S]`.
+func runGenerate(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("resourcedir generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int("n", 0, "how many resources to write (at least 1)")
+	seed := fs.Uint64("seed", 1, "the same `seed` gives the same resources")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: resourcedir generate -n N [-seed S] > seed.json\n\nWrites N realistic resources as a seed file (the POST /__admin/resources format) to standard output.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("generate: unexpected argument %q", fs.Arg(0))
+	}
+	if *n < 1 {
+		return errors.New("generate: -n must be at least 1: how many resources to write")
+	}
+	return generateItems(stdout, *n, *seed)
+}
+
+// generateResources is POST /__admin/generate: {"Count": n, "Seed": s}
+// adds n generated resources as a seed of them would, and answers alike.
+func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	body, err := readBody(x, r, s.cfg.MaxBody)
+	if err != nil {
+		return nil, err
+	}
+	count, seed, err := parseGenerate(body)
+	if err != nil {
+		return nil, err
+	}
+	var items strings.Builder
+	if err := generateItems(&items, count, seed); err != nil {
+		return nil, err
+	}
+	return s.insertSeed(x, []byte(items.String()))
+}
+
+// parseGenerate reads {"Count": n, "Seed": s}; the admin API is strict, so
+// an unknown property or a value out of range is a 400 that names it.
+func parseGenerate(body []byte) (count int, seed uint64, err error) {
+	var spec map[string]json.RawMessage
+	if json.Unmarshal(body, &spec) != nil || spec == nil {
+		return 0, 0, badRequest("The body must be a JSON object such as %s.", `{"Count": 100, "Seed": 1}`)
+	}
+	seed = 1
+	ms := modelState{}
+	haveCount := false
+	for _, key := range slices.Sorted(maps.Keys(spec)) {
+		raw := spec[key]
+		switch {
+		case strings.EqualFold(key, "Count"):
+			haveCount = true
+			if json.Unmarshal(raw, &count) != nil || count < 1 || count > maxGenerateCount {
+				ms.add("Count", fmt.Sprintf("Count must be an integer from 1 to %d, not %s.", maxGenerateCount, raw))
+			}
+		case strings.EqualFold(key, "Seed"):
+			if json.Unmarshal(raw, &seed) != nil {
+				ms.add("Seed", fmt.Sprintf("Seed must be an integer from 0 to %d, not %s.", uint64(1<<64-1), raw))
+			}
+		default:
+			ms.add(key, fmt.Sprintf("Unknown property %q; generate takes Count and Seed.", key))
+		}
+	}
+	if !haveCount {
+		ms.add("Count", fmt.Sprintf("Count is required: how many resources to add, from 1 to %d.", maxGenerateCount))
+	}
+	if !ms.empty() {
+		return 0, 0, &validationError{Message: "The generate request is invalid; nothing was added.", ModelState: ms}
+	}
+	return count, seed, nil
+}

@@ -1,0 +1,471 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// import reads a real directory into a seed file, so that a team can run
+// resourcedir on data shaped like its tenant's. It only ever sends
+// GET /api/v2/resource: it must be safe to point at production.
+
+// fromAuthEnv holds -auth for import and compare, so that the token stays
+// out of shell history and process lists.
+const fromAuthEnv = "RESOURCEDIR_FROM_AUTH"
+
+// importPageSize is the real service's usual largest page.
+const importPageSize = 500
+
+// directoryReader sends list queries to a directory, paced, with Basic
+// credentials it never shows.
+type directoryReader struct {
+	base     string // scheme://host[/prefix], no trailing slash
+	auth     string // user:token, or ""
+	client   *http.Client
+	interval time.Duration // between requests; 0 unpaced
+	last     time.Time     // when the last request was sent
+}
+
+// newDirectoryReader checks the -from URL and -rate of import and compare.
+func newDirectoryReader(from, auth string, rate float64) (*directoryReader, error) {
+	u, err := url.Parse(from)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("-from must be the directory's base URL, such as https://tenant.example.com, not %q", from)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("-from must not carry credentials: give them with -auth or %s", fromAuthEnv)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("-from must be a base URL without a query or fragment")
+	}
+	if auth != "" && !strings.Contains(auth, ":") {
+		return nil, fmt.Errorf("-auth (or %s) must be user:token", fromAuthEnv)
+	}
+	if rate < 0 {
+		return nil, fmt.Errorf("-rate must be 0 (unpaced) or more requests per second, not %v", rate)
+	}
+	d := &directoryReader{
+		base:   strings.TrimRight(u.String(), "/"),
+		auth:   auth,
+		client: &http.Client{Timeout: 60 * time.Second},
+	}
+	if rate > 0 {
+		d.interval = time.Duration(float64(time.Second) / rate)
+	}
+	return d, nil
+}
+
+// pace waits until the next request may go.
+func (d *directoryReader) pace(ctx context.Context) error {
+	if d.interval > 0 && !d.last.IsZero() {
+		if wait := time.Until(d.last.Add(d.interval)); wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}
+	d.last = time.Now()
+	return nil
+}
+
+// list sends GET /api/v2/resource?query and returns the status and body.
+// A transport failure is an error; an HTTP status is not.
+func (d *directoryReader) list(ctx context.Context, query string) (int, []byte, error) {
+	if err := d.pace(ctx); err != nil {
+		return 0, nil, err
+	}
+	target := d.base + "/api/v2/resource"
+	if query != "" {
+		target += "?" + query
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("GET %s: %w", target, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if user, token, ok := strings.Cut(d.auth, ":"); ok {
+		req.SetBasicAuth(user, token)
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("GET %s: %w", target, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return 0, nil, fmt.Errorf("GET %s: reading the answer: %w", target, err)
+	}
+	return resp.StatusCode, body, nil
+}
+
+// importPage is the part of a list answer that import reads.
+type importPage struct {
+	TotalResults int
+	TotalPages   int
+	ResourceList []map[string]json.RawMessage
+}
+
+// readAll reads every resource, page by page in the service's order,
+// reporting progress to progress.
+func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]map[string]json.RawMessage, error) {
+	var all []map[string]json.RawMessage
+	seen := map[string]bool{}
+	dups := 0
+	for page := 1; ; page++ {
+		query := "requestParams.page=" + strconv.Itoa(page) + "&requestParams.pageSize=" + strconv.Itoa(importPageSize)
+		status, body, err := d.list(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		if status != http.StatusOK {
+			return nil, fmt.Errorf("GET %s/api/v2/resource?%s: status %d%s: %.300s", d.base, query, status, importStatusHint(status), body)
+		}
+		var p importPage
+		if err := json.Unmarshal(body, &p); err != nil {
+			return nil, fmt.Errorf("page %d is not a list answer ({\"TotalResults\", \"TotalPages\", \"ResourceList\"}): %w", page, err)
+		}
+		for _, item := range p.ResourceList {
+			var id string
+			if raw, ok := item["Id"]; !ok || json.Unmarshal(raw, &id) != nil || id == "" {
+				return nil, fmt.Errorf("page %d holds a resource without an Id", page)
+			}
+			// A resource created while reading shifts the pages: it may come
+			// twice, and the first place it was seen is kept.
+			if seen[strings.ToLower(id)] {
+				dups++
+				continue
+			}
+			seen[strings.ToLower(id)] = true
+			all = append(all, item)
+		}
+		fmt.Fprintf(progress, "\rimport: page %d of %d, %d of %d resources", page, p.TotalPages, len(all), p.TotalResults)
+		if page >= p.TotalPages {
+			break
+		}
+		if len(p.ResourceList) == 0 {
+			fmt.Fprintln(progress)
+			return nil, fmt.Errorf("page %d is empty but TotalPages is %d: the directory changed while it was read; run import again", page, p.TotalPages)
+		}
+	}
+	fmt.Fprintln(progress)
+	if dups > 0 {
+		fmt.Fprintf(progress, "import: %d resources came twice (the directory changed while it was read); each is kept once\n", dups)
+	}
+	return all, nil
+}
+
+func importStatusHint(status int) string {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return " (check -auth or " + fromAuthEnv + ")"
+	case http.StatusNotFound:
+		return " (is -from the base URL, without /api/v2/resource?)"
+	case http.StatusTooManyRequests:
+		return " (lower -rate)"
+	}
+	return ""
+}
+
+// importProps are the properties a seed item carries, in the API's order;
+// StatusId is derived, and _links and _embedded mean nothing to a seed.
+var importProps = []string{
+	"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "Types",
+	"ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address",
+}
+
+// importScrubbed hold personal data; -scrub replaces their values.
+var importScrubbed = map[string]bool{
+	"FirstName": true, "Surname": true, "DisplayName": true, "Email": true, "Phone": true,
+	"Mobile": true, "Fax": true, "AddressComment": true, "Address": true,
+}
+
+// importSeedItem turns a list item into a seed item: the resource properties in
+// order, Types as {"Id", "Type"}, values as the service sent them (scrubbed
+// when s is not nil).
+func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	for _, prop := range importProps {
+		raw, ok := importLookup(item, prop)
+		if !ok {
+			continue
+		}
+		if prop == "Types" {
+			var types []struct {
+				ID   int `json:"Id"`
+				Type string
+			}
+			if err := json.Unmarshal(raw, &types); err != nil {
+				return nil, fmt.Errorf("Types: %w", err)
+			}
+			if types == nil {
+				types = []struct {
+					ID   int `json:"Id"`
+					Type string
+				}{}
+			}
+			raw, _ = json.Marshal(types) // ints and strings: cannot fail
+		} else if s != nil && importScrubbed[prop] {
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, fmt.Errorf("%s: %w", prop, err)
+			}
+			var err error
+			if raw, err = importMarshal(s.value(v)); err != nil {
+				return nil, fmt.Errorf("%s: %w", prop, err)
+			}
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		b.WriteString(strconv.Quote(prop))
+		b.WriteByte(':')
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, fmt.Errorf("%s: %w", prop, err)
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func importLookup(item map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+	if raw, ok := item[name]; ok {
+		return raw, true
+	}
+	for k, raw := range item {
+		if strings.EqualFold(k, name) {
+			return raw, true
+		}
+	}
+	return nil, false
+}
+
+// importMarshal is json.Marshal without HTML escaping: & stays &.
+func importMarshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// importSeedFile writes items as a seed file: a JSON array, one item a line.
+func importSeedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, item := range items {
+		line, err := importSeedItem(item, s)
+		if err != nil {
+			return nil, fmt.Errorf("resource %d: %w", i+1, err)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+		b.Write(line)
+	}
+	b.WriteString("\n]\n")
+	return b.Bytes(), nil
+}
+
+// scrubber replaces personal values with made-up ones of the same shape:
+// each word (a run of letters and digits) becomes another of the same
+// length, letters staying letters of the same case and digits digits; the
+// rest (spaces, punctuation, @ and dots) is kept, so an e-mail stays an
+// e-mail and a length limit that held still holds. A word is replaced by a
+// keyed hash of it in lower case: within a run the same word always gives
+// the same replacement, in every property (DisplayName stays FirstName and
+// Surname joined, and case-insensitive matches still match), while the key,
+// new for each run, keeps the originals from being guessed.
+type scrubber struct {
+	key []byte
+}
+
+func newScrubber() (*scrubber, error) {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("scrub: a random key: %w", err)
+	}
+	return &scrubber{key: key}, nil
+}
+
+// value scrubs a decoded JSON value: strings and numbers (an Address's
+// house number), inside objects and arrays too; null, booleans and keys
+// are kept.
+func (s *scrubber) value(v any) any {
+	switch v := v.(type) {
+	case string:
+		return s.text(v)
+	case float64:
+		return s.number(v)
+	case map[string]any:
+		for k, x := range v {
+			v[k] = s.value(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = s.value(x)
+		}
+	}
+	return v
+}
+
+func (s *scrubber) number(f float64) any {
+	text := strconv.FormatFloat(f, 'f', -1, 64)
+	out := []rune(s.text(text))
+	if len(out) > 0 && out[0] == '0' && len(out) > 1 && out[1] != '.' {
+		out[0] = '1' // a number does not start with 0
+	}
+	n, err := strconv.ParseFloat(string(out), 64)
+	if err != nil {
+		return f
+	}
+	return n
+}
+
+func (s *scrubber) text(v string) string {
+	var b strings.Builder
+	rs := []rune(v)
+	for i := 0; i < len(rs); {
+		if !scrubWordRune(rs[i]) {
+			b.WriteRune(rs[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(rs) && scrubWordRune(rs[j]) {
+			j++
+		}
+		s.word(&b, rs[i:j])
+		i = j
+	}
+	return b.String()
+}
+
+func scrubWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func (s *scrubber) word(b *strings.Builder, w []rune) {
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write([]byte(strings.ToLower(string(w))))
+	var seed [32]byte
+	copy(seed[:], mac.Sum(nil))
+	rng := mrand.New(mrand.NewChaCha8(seed))
+	for _, r := range w {
+		switch {
+		case unicode.IsDigit(r):
+			b.WriteByte(byte('0' + rng.IntN(10)))
+		case unicode.IsUpper(r):
+			b.WriteByte(byte('A' + rng.IntN(26)))
+		default:
+			b.WriteByte(byte('a' + rng.IntN(26)))
+		}
+	}
+}
+
+// importOptions are the flags of import (and, with more, of compare).
+type importOptions struct {
+	from  string
+	auth  string
+	rate  float64
+	scrub bool
+	out   string
+}
+
+// importFlags defines the flags import and compare share.
+func importFlags(fs *flag.FlagSet, o *importOptions) {
+	fs.StringVar(&o.from, "from", "", "the directory's base `URL` (https://tenant.example.com); only GET /api/v2/resource is sent to it")
+	fs.StringVar(&o.auth, "auth", "", "`user:token` sent as HTTP Basic credentials; also "+fromAuthEnv+", which keeps it out of shell history")
+	fs.Float64Var(&o.rate, "rate", 4, "at most this many `requests` a second; 0 sends them as fast as they are answered")
+}
+
+// reader applies the environment and checks what import and compare
+// share.
+func (o *importOptions) reader(environ []string) (*directoryReader, error) {
+	if o.from == "" {
+		return nil, errors.New("-from is required: the directory's base URL")
+	}
+	if o.auth == "" {
+		o.auth = environMap(environ)[fromAuthEnv]
+	}
+	return newDirectoryReader(o.from, o.auth, o.rate)
+}
+
+// runImport is `resourcedir import -from URL [-auth user:token] [-scrub]
+// [-o FILE] [-rate R]`.
+func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	var o importOptions
+	fs := flag.NewFlagSet("resourcedir import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	importFlags(fs, &o)
+	fs.BoolVar(&o.scrub, "scrub", false, "replace personal values (names, e-mail, phones, address) with made-up ones of the same shape")
+	fs.StringVar(&o.out, "o", "", "write the seed file to `file` (atomically) instead of standard output")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: resourcedir import -from URL [-auth user:token] [-scrub] [-o FILE] [-rate R]\n\n"+
+			"Reads a directory through GET /api/v2/resource, page by page, into a seed file with its Ids in the\n"+
+			"service's order. Without -scrub the file holds the directory's personal data.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("import: unexpected argument %q", fs.Arg(0))
+	}
+	d, err := o.reader(environ)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	items, err := d.readAll(ctx, stderr)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	var s *scrubber
+	if o.scrub {
+		if s, err = newScrubber(); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
+	}
+	file, err := importSeedFile(items, s)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	if o.out == "" {
+		if _, err := stdout.Write(file); err != nil {
+			return fmt.Errorf("import: write: %w", err)
+		}
+		return nil
+	}
+	// The snapshot's atomic write: the file is never seen half written, and
+	// it is readable by its owner only, as it may hold personal data.
+	if _, err := writeFileAtomic(o.out, func(w io.Writer) error {
+		_, err := w.Write(file)
+		return err
+	}); err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	fmt.Fprintf(stderr, "import: wrote %d resources to %s\n", len(items), o.out)
+	return nil
+}
