@@ -62,6 +62,28 @@ func loadConsoleAssets() map[string]*consoleAsset {
 	return assets
 }
 
+// consolePages is the page for each filter dialect: its filter help says
+// what the dialect in force accepts.
+var consolePages = func() map[filterDialect]*consoleAsset {
+	page := consoleAssets["index.html"]
+	help := map[filterDialect]string{
+		dialectAssetic: "The real service's filters: <code>Field~op~'value'</code> with <code>eq neq lt lte gt gte startswith endswith contains doesnotcontain</code> (or <code>= &lt; &lt;= &gt; &gt;=</code>), joined all by <code>~and~</code> or all by <code>~or~</code>; parentheses allowed. Press Enter or pause to apply.",
+		dialectKendo:   "Kendo filter syntax (<code>-filters kendo</code>): <code>Field~op~'value'</code>, unary operators such as <code>Fax~isnull</code>, joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply.",
+	}
+	pages := map[filterDialect]*consoleAsset{}
+	for d, text := range help {
+		body := bytes.Replace(page.body, []byte(consoleFilterHelp), []byte(text), 1)
+		p := &consoleAsset{body: body, contentType: page.contentType}
+		p.setVersion()
+		pages[d] = p
+	}
+	return pages
+}()
+
+// consoleFilterHelp is the filter help as index.html has it, replaced by
+// the dialect's.
+const consoleFilterHelp = "Kendo filter syntax: <code>Field~op~'value'</code> joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply."
+
 // setVersion names the asset's content, for its URL and its ETag.
 func (a *consoleAsset) setVersion() {
 	sum := sha256.Sum256(a.body)
@@ -85,7 +107,7 @@ func served(h func(*Server, http.ResponseWriter, *http.Request)) func(*Server, *
 }
 
 func (s *Server) handleConsolePage(w http.ResponseWriter, r *http.Request) {
-	page := consoleAssets["index.html"]
+	page := consolePages[s.cfg.Filters]
 	h := w.Header()
 	h.Set("Content-Security-Policy", consolePolicy)
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -172,3 +172,26 @@ func TestConsoleMarksItsCalls(t *testing.T) {
 		t.Errorf("console.js calls fetch %d times, or not with the header; want once, in request()", n)
 	}
 }
+
+// TestConsoleFilterHelpFollowsDialect: the page's filter help describes the
+// -filters dialect in force.
+func TestConsoleFilterHelpFollowsDialect(t *testing.T) {
+	for _, c := range []struct {
+		dialect   filterDialect
+		want, not string
+	}{
+		{dialectAssetic, "all by <code>~and~</code> or all by <code>~or~</code>", "isnull"},
+		{dialectKendo, "<code>Fax~isnull</code>", "all by <code>~and~</code>"},
+	} {
+		cfg := DefaultConfig()
+		cfg.Filters = c.dialect
+		e := startServer(t, cfg, nil)
+		r := e.expect(http.StatusOK, http.MethodGet, "/", "")
+		if !strings.Contains(string(r.Body), c.want) || strings.Contains(string(r.Body), c.not) {
+			t.Errorf("%s: the page's filter help does not describe the dialect", c.dialect)
+		}
+		if strings.Contains(string(r.Body), consoleFilterHelp) {
+			t.Errorf("%s: the page still has the generic help", c.dialect)
+		}
+	}
+}

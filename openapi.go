@@ -75,7 +75,7 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(exchangeOf(w), err)
 		return
 	}
-	limits := openAPILimits{MaxPageSize: s.cfg.MaxPageSize, MaxBody: s.cfg.MaxBody, MaxSeedBody: s.cfg.MaxSeedBody, JournalSize: s.cfg.JournalSize}
+	limits := openAPILimits{MaxPageSize: s.cfg.MaxPageSize, MaxBody: s.cfg.MaxBody, MaxSeedBody: s.cfg.MaxSeedBody, JournalSize: s.cfg.JournalSize, Filters: string(s.cfg.Filters)}
 	body, ok := openAPIDocs.Load(limits)
 	if !ok {
 		b, _ := json.Marshal(openAPIDocument(limits, currentOpenAPITables())) // plain maps and slices: cannot fail
