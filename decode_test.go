@@ -26,7 +26,7 @@ var apiBodyErrors = []struct {
 	{"ends early", `{"DisplayName":`, "The request body is not valid JSON: it ends early, at byte 15."},
 	{"ends inside a string", `{"DisplayName":"Ada`, "it ends early, at byte"},
 	{"no closing brace", `{"DisplayName":"Ada"`, "it ends early, at byte 20."},
-	{"missing colon", `{"DisplayName" "Ada"}`, "The request body is not valid JSON: expected colon after object key (at byte 15)."},
+	{"missing colon", `{"DisplayName" "Ada"}`, "The request body is not valid JSON: invalid character '\"' after object key (at byte 15)."},
 	{"trailing comma", `{"Company":"C",}`, "not valid JSON: invalid character '}' looking for beginning of object key string (at byte 15)."},
 	{"bare word", `nope`, "not valid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 1)."},
 	{"single quotes", `{'Company':'C'}`, "not valid JSON: invalid character '\\'' looking for beginning of object key string (at byte 1)."},
