@@ -256,15 +256,16 @@ func decodeResource(body []byte) (*resourceInput, error) {
 		return nil, err
 	}
 	in := &resourceInput{}
-	if err := b.input(in, false); err != nil {
+	if err := b.input(in, false, nil); err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
 // input fills in with what b read. strict refuses properties a Types entry
-// does not have.
-func (b *resourceJSON) input(in *resourceInput, strict bool) error {
+// does not have; memo, when not nil, keeps the Types values read without
+// fault, for the next items of a seed.
+func (b *resourceJSON) input(in *resourceInput, strict bool, memo typesMemo) error {
 	props := [numStringFields]*stringProp{
 		fieldID: &b.ID, fieldDisplayName: &b.DisplayName, fieldFirstName: &b.FirstName, fieldSurname: &b.Surname,
 		fieldCompany: &b.Company, fieldPosition: &b.Position, fieldStatus: &b.Status, fieldExternalID: &b.ExternalID,
@@ -281,10 +282,25 @@ func (b *resourceJSON) input(in *resourceInput, strict bool) error {
 	in.seen[propTypes] = b.Types != nil
 	in.seen[propAddress] = b.Address != nil
 	in.address = b.Address
-	var err error
-	in.res.types, err = decodeTypes(b.Types, strict, &in.ms)
+	if types, ok := memo[string(b.Types)]; ok {
+		in.res.types = slices.Clone(types)
+		return nil
+	}
+	problems := in.ms.problems
+	types, err := decodeTypes(b.Types, strict, &in.ms)
+	if err == nil && in.ms.problems == problems && memo != nil && len(memo) < maxTypesMemo {
+		memo[string(b.Types)] = types
+	}
+	in.res.types = slices.Clone(types)
 	return err
 }
+
+// typesMemo maps a Types value as sent to the types it reads as: a seed
+// repeats a few of them, and reading one with encoding/json costs more than
+// the rest of a resource.
+type typesMemo map[string][]requestorType
+
+const maxTypesMemo = 64
 
 var typeNamesList = func() string {
 	names := make([]string, len(requestorTypeTable))
@@ -295,7 +311,8 @@ var typeNamesList = func() string {
 }()
 
 // decodeTypes reads the checked Types value raw: each type once, in the
-// order given; a bad entry is a fault keyed by its index.
+// order given; a bad entry is a fault keyed by its index. strict refuses
+// properties a Types entry does not have.
 func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, error) {
 	if raw == nil || raw[0] == 'n' {
 		return nil, nil
@@ -304,18 +321,40 @@ func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, erro
 		ms.add("Types", "Types must be an array of objects such as {\"Type\": \"Employee\"}, or null.")
 		return nil, nil
 	}
+	newDecoder := func() *json.Decoder {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if strict {
+			dec.DisallowUnknownFields()
+		}
+		return dec
+	}
 	var found [8]requestorType // each type once: at most the table's five
 	types := found[:0]
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if strict {
-		dec.DisallowUnknownFields()
+	add := func(k int, e *typeJSON) {
+		t, msg := e.requestorType()
+		switch {
+		case msg != "":
+			ms.add(fmt.Sprintf("Types[%d].Type", k), msg)
+		case !slices.Contains(types, t):
+			types = append(types, t)
+		}
 	}
-	n := 0
+	// Nearly always every entry is an object of known properties, read in
+	// one go; otherwise they are read one by one, to name the entries at
+	// fault and why.
+	var entries []*typeJSON
+	if newDecoder().Decode(&entries) == nil && !slices.Contains(entries, nil) {
+		for k, e := range entries {
+			add(k, e)
+		}
+		return types, nil
+	}
+	dec := newDecoder()
+	k := 0
 	err := eachElement(dec, raw, func(first byte, start int) error {
-		key := fmt.Sprintf("Types[%d].", n)
-		n++
+		defer func() { k++ }()
 		if first != '{' {
-			ms.add(key+"Type", "Each Types entry must be an object such as {\"Type\": \"Employee\"}.")
+			ms.add(fmt.Sprintf("Types[%d].Type", k), "Each Types entry must be an object such as {\"Type\": \"Employee\"}.")
 			return dec.Decode(&ignored{})
 		}
 		var e typeJSON
@@ -323,20 +362,15 @@ func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, erro
 			if readFailed(err) {
 				return err
 			}
-			if err := unknownProps(raw[start:dec.InputOffset()], "a property of a Types entry", typeEntryNames, key, ms); err != nil {
+			prefix := fmt.Sprintf("Types[%d].", k)
+			if err := unknownProps(raw[start:dec.InputOffset()], "a property of a Types entry", typeEntryNames, prefix, ms); err != nil {
 				return err
 			}
 		}
-		t, msg := e.requestorType()
-		switch {
-		case msg != "":
-			ms.add(key+"Type", msg)
-		case !slices.Contains(types, t):
-			types = append(types, t)
-		}
+		add(k, &e)
 		return nil
 	})
-	return slices.Clone(types), err
+	return types, err
 }
 
 func (e *typeJSON) requestorType() (requestorType, string) {

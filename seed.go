@@ -25,15 +25,17 @@ func decodeSeed(body []byte) ([]*Resource, error) {
 	resources := []*Resource{}
 	all := modelState{}
 	item := 0
+	var b resourceJSON // one for all items: it escapes to the heap
+	memo := typesMemo{}
 	err = eachElement(dec, doc.text, func(first byte, start int) error {
-		key := fmt.Sprintf("[%d]", item)
+		i := item
 		item++
 		if first != '{' {
-			all.add(key, fmt.Sprintf("Each item must be a JSON object (a resource), not %s.", jsonKind(first)))
+			all.add(fmt.Sprintf("[%d]", i), fmt.Sprintf("Each item must be a JSON object (a resource), not %s.", jsonKind(first)))
 			resources = nil
 			return dec.Decode(&ignored{})
 		}
-		var b resourceJSON
+		b = resourceJSON{} // what b read for the last item is in its input
 		decodeErr := dec.Decode(&b)
 		if decodeErr != nil && readFailed(decodeErr) {
 			return decodeErr
@@ -48,7 +50,7 @@ func decodeSeed(body []byte) ([]*Resource, error) {
 				return err
 			}
 		}
-		if err := b.input(in, true); err != nil {
+		if err := b.input(in, true, memo); err != nil {
 			return err
 		}
 		res, err := buildResource(in, modeSeed, "")
@@ -57,7 +59,7 @@ func decodeSeed(body []byte) ([]*Resource, error) {
 			if !ok {
 				return err
 			}
-			all.merge(key+".", &ve.ModelState)
+			all.merge(fmt.Sprintf("[%d].", i), &ve.ModelState)
 			resources = nil
 			return nil
 		}
