@@ -321,35 +321,13 @@ func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, erro
 		ms.add("Types", "Types must be an array of objects such as {\"Type\": \"Employee\"}, or null.")
 		return nil, nil
 	}
-	newDecoder := func() *json.Decoder {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if strict {
-			dec.DisallowUnknownFields()
-		}
-		return dec
+	var types []requestorType
+	// One entry at a time: an array of a million bad entries takes the
+	// memory of one.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if strict {
+		dec.DisallowUnknownFields()
 	}
-	var found [8]requestorType // each type once: at most the table's five
-	types := found[:0]
-	add := func(k int, e *typeJSON) {
-		t, msg := e.requestorType()
-		switch {
-		case msg != "":
-			ms.add(fmt.Sprintf("Types[%d].Type", k), msg)
-		case !slices.Contains(types, t):
-			types = append(types, t)
-		}
-	}
-	// Nearly always every entry is an object of known properties, read in
-	// one go; otherwise they are read one by one, to name the entries at
-	// fault and why.
-	var entries []*typeJSON
-	if newDecoder().Decode(&entries) == nil && !slices.Contains(entries, nil) {
-		for k, e := range entries {
-			add(k, e)
-		}
-		return types, nil
-	}
-	dec := newDecoder()
 	k := 0
 	err := eachElement(dec, raw, func(first byte, start int) error {
 		defer func() { k++ }()
@@ -367,7 +345,13 @@ func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, erro
 				return err
 			}
 		}
-		add(k, &e)
+		t, msg := e.requestorType()
+		switch {
+		case msg != "":
+			ms.add(fmt.Sprintf("Types[%d].Type", k), msg)
+		case !slices.Contains(types, t):
+			types = append(types, t)
+		}
 		return nil
 	})
 	return types, err
