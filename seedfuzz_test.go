@@ -46,6 +46,8 @@ func FuzzDecodeSeed(f *testing.F) {
 		`[{"Id":"nope","Company":"x"}]`, `[{"Company":"\ud800","Address":{"\udc00":"\ud800"}}]`,
 		`[{"Types":[0,{},{"Type":"Nope"},{"Type":null}]}]`, `[{"Company":"x","Status":7}]`, `[[[[[[[]]]]]]]`,
 		`[{"Company":"x"}, "a", null, true, 1.5e3]`, `[{"Company":"x","Address":"street"}]`,
+		`[{"Company":"x","Frstname":1,"_LINKS":[],"statusid":"?","Types":[{"Tpye":"Team","id":{}},{"Type":"Team","_embedded":[]}]}]`,
+		`[{"Company":"x","\u005flinks":1,"Comp\u0061ny":"y","\ud800":2,"":3}]`,
 		seedFuzzArray(300, func(int) string { return `{}` }),
 		seedFuzzArray(600, seedFuzzItem),
 		seedFuzzArray(600, seedFuzzItem)[:9000],
