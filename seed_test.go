@@ -182,8 +182,8 @@ func TestSeedBodyNotAnArray(t *testing.T) {
 	}
 }
 
-// A seed large enough to be decoded and answered in parts on several CPUs
-// must come back whole and in order, as GET /__admin/resources lists it.
+// TestSeedLargeKeepsOrder: a large seed, read item by item, comes back
+// whole and in order, as GET /__admin/resources lists it.
 func TestSeedLargeKeepsOrder(t *testing.T) {
 	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
