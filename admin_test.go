@@ -4,6 +4,8 @@ package main
 // reset.
 
 import (
+	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"os"
@@ -191,5 +193,99 @@ func TestAdminIDSeedRestartsAfterReset(t *testing.T) {
 	}
 	if random := ids(startServer(t, DefaultConfig(), nil)); slices.Equal(first, random) {
 		t.Errorf("no seed gave the seeded ids %v", random)
+	}
+}
+
+// TestAdminSeedStrict: a seed item's property that is not a resource's is
+// refused with the item, the property and the closest name; what GET
+// /__admin/resources writes besides the properties is accepted, in any case.
+// The API's create stays lenient.
+func TestAdminSeedStrict(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil).checkingEvery()
+	const seedInvalid = "The seed is invalid; nothing was seeded."
+	const typeRequired = "Type is required; it must be one of Team, Customer, Contractor, Employee, Company."
+	tests := []struct {
+		name, seed string
+		ms         map[string]string // nil: seeded
+	}{
+		{"a misspelt property", `[{"Company":"A"},{"Company":"B","Frstname":"Ada"}]`,
+			map[string]string{"[1].Frstname": "Frstname is not a resource property; did you mean FirstName?"}},
+		{"a misspelt property in any case", `[{"Company":"A","SURNMAE":"x"}]`,
+			map[string]string{"[0].SURNMAE": "SURNMAE is not a resource property; did you mean Surname?"}},
+		{"a property like none", `[{"Company":"A","Colour":"red"}]`,
+			map[string]string{"[0].Colour": "Colour is not a resource property; they are Id, DisplayName, FirstName, Surname, Company, Position, Status, ExternalID, Phone, Mobile, Fax, Email, AddressComment, Types, Address, StatusId, _links, _embedded."}},
+		{"several, in several items", `[{"Company":"A","Emial":"a@x","Fone":"1"},{"Company":"B"},{"Company":"C","Adress":{}}]`,
+			map[string]string{
+				"[0].Emial":  "Emial is not a resource property; did you mean Email?",
+				"[0].Fone":   "Fone is not a resource property; did you mean Phone?",
+				"[2].Adress": "Adress is not a resource property; did you mean Address?",
+			}},
+		{"beside a fault of the rules", `[{"Frstname":"Ada"}]`,
+			map[string]string{
+				"[0].Frstname": "Frstname is not a resource property; did you mean FirstName?",
+				"[0].Company":  "Company is required when FirstName and Surname are both empty.",
+			}},
+		{"in a Types entry", `[{"Company":"A","Types":[{"Type":"Team"},{"Tpye":"Team"}]}]`,
+			map[string]string{
+				"[0].Types[1].Tpye": "Tpye is not a property of a Types entry; did you mean Type?",
+				"[0].Types[1].Type": typeRequired,
+			}},
+		{"in a Types entry beside its Type", `[{"Company":"A"},{"Company":"B","Types":[{"Type":"Team","Name":"x"}]}]`,
+			map[string]string{"[1].Types[0].Name": "Name is not a property of a Types entry; they are Id, Type, _links, _embedded."}},
+		{"what GET /__admin/resources writes, in any case",
+			`[{"company":"A","STATUSID":3,"_Links":[],"_EMBEDDED":null,"Types":[{"id":2,"TYPE":"Team","_links":[{"rel":"self"}],"_embedded":{}}]}]`, nil},
+		{"an escaped name of a property", `[{"Comp\u0061ny":"A"}]`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.on(t).do(http.MethodPost, "/__admin/resources", tt.seed)
+			if tt.ms == nil {
+				if r.Status != http.StatusOK {
+					t.Errorf("status %d, want 200: %s", r.Status, r.Body)
+				}
+				return
+			}
+			r.wantError(t, http.StatusBadRequest, seedInvalid, tt.ms)
+		})
+	}
+	if n := e.health(); n != 2 {
+		t.Errorf("%d resources, want the 2 of the valid seeds", n)
+	}
+	// The API reads what it knows and ignores the rest, as the real service does.
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company":"B","Frstname":"Ada","Types":[{"Type":"Team","Name":"x"}]}`)
+}
+
+// TestAdminSeedRoundTrip: what GET /__admin/resources answers, its Data
+// sent back to POST /__admin/resources of an empty namespace, comes back
+// from there byte for byte.
+func TestAdminSeedRoundTrip(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil).checkingEvery()
+	e.seed(`[
+		{"Id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","FirstName":"Ada","Surname":"Lovelace","Status":"inactive",
+		 "Types":[{"Type":"employee"},{"Type":"Team"}],"ExternalID":"EXT-1",
+		 "Address":{"Street":"12 St James's Sq","n":1.50,"big":12345678901234567890,"z":[true,null,{"b":1,"a":2}]}},
+		{"Company":"Analytical Engines","Phone":"","Fax":null,"Email":"a\u00e9\ud83d\ude00@x.example","AddressComment":"<&>\n\t\"q\""},
+		{"DisplayName":"  ","FirstName":"Grace","Position":"Rear Admiral","Types":[{"Type":"Customer"},{"Type":"Contractor"},{"Type":"Company"}]}
+	]`)
+	created, _ := e.create(`{"Company":"Created","Mobile":"+44 7700 900000","Address":{"k":"\ud800"}}`)
+	if created == "" {
+		t.Fatal("create failed")
+	}
+	first := e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "")
+	var out struct{ Data json.RawMessage }
+	first.decode(t, &out)
+	copied := e.in("copy")
+	if n := copied.health(); n != 0 {
+		t.Fatalf("the namespace starts with %d resources", n)
+	}
+	copied.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(out.Data))
+	again := copied.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "")
+	if !bytes.Equal(first.Body, again.Body) {
+		t.Errorf("round trip differs:\n got %s\nwant %s", again.Body, first.Body)
+	}
+	if !bytes.Contains(first.Body, []byte(`"Address":{"Street":"12 St James's Sq","n":1.50,"big":12345678901234567890,"z":[true,null,{"b":1,"a":2}]}`)) {
+		t.Errorf("Address not kept as given: %s", first.Body)
 	}
 }

@@ -2,33 +2,24 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"strconv"
+	"io"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// The one JSON reader of request bodies. Nearly every body is one small
-// object, so a single validating pass over the bytes does the work that
-// encoding/json would do with reflection and a token per value, and it says
-// where a body broke in its own words.
+// The JSON of request bodies, read with encoding/json: a create or update
+// body is one resource object (decodeResource), a seed an array of them
+// (decodeSeed in seed.go). A body that encoding/json refuses is a
+// *jsonError that says where it broke; a property of the wrong JSON type
+// is a fault in the ModelState, beside those of the rules (rules.go).
 
-// maxJSONDepth is how deeply a body may nest; encoding/json's own limit.
+// maxJSONDepth is how deeply encoding/json lets a document nest.
 const maxJSONDepth = 10000
-
-// utf8BOM is what some Windows tools put before UTF-8 text; ASP.NET skips it.
-var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
-
-// afterBOM is where the JSON of body starts: past a byte-order mark. The
-// mark stays in body, so that positions in messages are those of the body
-// as sent.
-func afterBOM(body []byte) int {
-	if bytes.HasPrefix(body, utf8BOM) {
-		return len(utf8BOM)
-	}
-	return 0
-}
 
 // jsonDocument is what a whole body must be, for the messages that say
 // it is not.
@@ -44,291 +35,376 @@ var (
 	seedBody   = jsonDocument{'[', "The seed", "a JSON array of resources", "JSON array"}
 )
 
-// start returns where the document's value starts, after a byte-order
-// mark and white space, or why body is not such a document.
-func (d jsonDocument) start(s scanner) (int, error) {
-	i := s.space(afterBOM(s.b))
-	if i == len(s.b) {
-		return 0, &jsonError{fmt.Sprintf("%s is empty; expected %s.", d.subject, d.expected)}
-	}
-	if s.b[i] != d.open {
-		if _, err := s.value(i, 0); err != nil {
-			return 0, err
-		}
-		return 0, &jsonError{fmt.Sprintf("%s must be %s, not %s.", d.subject, d.expected, jsonKind(s.b[i]))}
-	}
-	return i, nil
-}
-
-// finish checks that only white space follows the value that ends at end.
-func (d jsonDocument) finish(s scanner, end int) error {
-	if rest := s.space(end); rest != len(s.b) {
-		return &jsonError{fmt.Sprintf("%s has data after the %s, at byte %d.", d.subject, d.value, rest)}
-	}
-	return nil
-}
-
 // jsonError is a body that is not the JSON expected; its text is the whole
 // sentence a client is told.
 type jsonError struct{ msg string }
 
 func (e *jsonError) Error() string { return e.msg }
 
-func syntaxErrorAt(offset int, format string, args ...any) *jsonError {
-	return &jsonError{fmt.Sprintf("The request body is not valid JSON: %s (at byte %d).", fmt.Sprintf(format, args...), offset)}
+// document is a body being read: a decoder over its JSON text, which
+// starts at base, past a byte-order mark.
+type document struct {
+	jsonDocument
+	body []byte // as sent: positions in messages are positions in it
+	base int
+	text []byte // body[base:], what dec reads
+	dec  *json.Decoder
 }
 
-func endsEarly(offset int) *jsonError {
-	return &jsonError{fmt.Sprintf("The request body is not valid JSON: it ends early, at byte %d.", offset)}
-}
-
-// quoteChar describes an unexpected byte as encoding/json does.
-func quoteChar(c byte) string {
-	switch c {
-	case '\'':
-		return `'\''`
-	case '"':
-		return `'"'`
+// openDocument starts reading body, which must hold one value of kind d.
+func openDocument(body []byte, d jsonDocument) (*document, error) {
+	base := afterBOM(body)
+	doc := &document{jsonDocument: d, body: body, base: base, text: body[base:]}
+	doc.dec = json.NewDecoder(bytes.NewReader(doc.text))
+	i := skipJSONSpace(body, base)
+	if i == len(body) {
+		return nil, &jsonError{fmt.Sprintf("%s is empty; expected %s.", d.subject, d.expected)}
 	}
-	q := strconv.Quote(string(rune(c)))
-	return "'" + q[1:len(q)-1] + "'"
+	if body[i] != d.open {
+		// Read first: what is not JSON at all is told as such.
+		if err := doc.dec.Decode(&ignored{}); err != nil {
+			return nil, doc.syntaxError(err)
+		}
+		return nil, &jsonError{fmt.Sprintf("%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))}
+	}
+	return doc, nil
 }
 
-// scanner checks JSON in b. Offsets in its errors are offsets into b, so a
-// seed item's faults point into the whole seed.
-type scanner struct{ b []byte }
+// finish checks that only white space follows the value read.
+func (d *document) finish() error {
+	if rest := skipJSONSpace(d.body, d.base+int(d.dec.InputOffset())); rest != len(d.body) {
+		return &jsonError{fmt.Sprintf("%s has data after the %s, at byte %d.", d.subject, d.value, rest)}
+	}
+	return nil
+}
 
-func (s scanner) space(i int) int {
-	for ; i < len(s.b); i++ {
-		switch s.b[i] {
-		case ' ', '\t', '\r', '\n':
-		default:
-			return i
+// syntaxError says where the body stops being JSON, from the error of
+// decoding its value whole from the start.
+func (d *document) syntaxError(err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return &jsonError{fmt.Sprintf("%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))}
+	case errors.As(err, &se):
+		// Offset counts the bytes read up to and including the one at fault.
+		return &jsonError{fmt.Sprintf("%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)}
+	}
+	return err
+}
+
+// pieceError is syntaxError for a value read element by element (Token,
+// More, Decode): such a decoder counts the positions in its errors without
+// the separators it read, so the body is read again whole, on this error
+// path only, for encoding/json's own position.
+func (d *document) pieceError() error {
+	err := json.NewDecoder(bytes.NewReader(d.text)).Decode(&ignored{})
+	if err == nil {
+		return &jsonError{d.subject + " is not valid JSON."}
+	}
+	return d.syntaxError(err)
+}
+
+// readFailed tells an error of reading JSON text (it breaks off, or is not
+// JSON) from one of decoding what was read (an unknown property).
+func readFailed(err error) bool {
+	var se *json.SyntaxError
+	return errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// eachElement reads the array that is dec's next value one element at a
+// time, so that a large array is never held whole. read gets the byte the
+// element starts with and where it starts in text (what dec reads), and
+// must Decode the element.
+func eachElement(dec *json.Decoder, text []byte, read func(first byte, start int) error) error {
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	for dec.More() {
+		// More looked past the white space; the comma may still be there.
+		start := skipJSONSpace(text, int(dec.InputOffset()))
+		if start < len(text) && text[start] == ',' {
+			start = skipJSONSpace(text, start+1)
 		}
+		var first byte
+		if start < len(text) {
+			first = text[start]
+		}
+		if err := read(first, start); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token()
+	return err
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
 	}
 	return i
 }
 
-// value checks the value that starts at i (after white space) and returns
-// its end.
-func (s scanner) value(i, depth int) (int, error) {
-	if i >= len(s.b) {
-		return 0, endsEarly(len(s.b))
-	}
-	switch c := s.b[i]; {
-	case c == '"':
-		end, _, err := s.str(i)
-		return end, err
-	case c == '{':
-		return s.object(i, depth+1, nil)
-	case c == '[':
-		return s.array(i, depth+1, nil)
-	case c == '-' || c >= '0' && c <= '9':
-		return s.number(i)
-	case c == 't':
-		return s.literal(i, "true")
-	case c == 'f':
-		return s.literal(i, "false")
-	case c == 'n':
-		return s.literal(i, "null")
+// ignored reads and drops a value: what GET /__admin/resources writes
+// besides the properties, or an element that is not what it should be.
+type ignored struct{}
+
+func (*ignored) UnmarshalJSON([]byte) error { return nil }
+
+// stringProp is a string property as sent: absent, null, a string, or a
+// value of another JSON type (kind: its first byte). Of duplicate keys the
+// last string or null is the value, and a wrong type among them is a fault.
+type stringProp struct {
+	sent, valued bool
+	s            string // the value when valued; null when not
+	kind         byte
+}
+
+func (p *stringProp) UnmarshalJSON(raw []byte) error {
+	p.sent = true
+	switch raw[0] {
+	case 'n':
+		p.valued, p.s = false, ""
+	case '"':
+		s, err := jsonString(raw)
+		p.valued, p.s = true, s
+		return err
 	default:
-		return 0, syntaxErrorAt(i, "invalid character %s looking for beginning of value", quoteChar(c))
+		p.kind = raw[0]
 	}
+	return nil
 }
 
-// object checks the object at b[i] == '{'; member, when not nil, is called
-// for each member with its key as sent (quotes included) and its value's
-// bounds.
-func (s scanner) object(i, depth int, member func(key []byte, escaped bool, start, end int)) (int, error) {
-	if depth > maxJSONDepth {
-		return 0, syntaxErrorAt(i, "exceeded max depth")
+// jsonString reads the checked JSON string raw as encoding/json does:
+// escapes decoded, invalid UTF-8 and lone surrogates read as U+FFFD. Most
+// strings hold none of them, and are their bytes.
+func jsonString(raw []byte) (string, error) {
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner), nil
 	}
-	i = s.space(i + 1)
-	if i < len(s.b) && s.b[i] == '}' {
-		return i + 1, nil
-	}
-	for {
-		if i >= len(s.b) {
-			return 0, endsEarly(len(s.b))
-		}
-		if s.b[i] != '"' {
-			return 0, syntaxErrorAt(i, "invalid character %s looking for beginning of object key string", quoteChar(s.b[i]))
-		}
-		keyEnd, escaped, err := s.str(i)
-		if err != nil {
-			return 0, err
-		}
-		key := s.b[i:keyEnd]
-		if i = s.space(keyEnd); i >= len(s.b) {
-			return 0, endsEarly(len(s.b))
-		}
-		if s.b[i] != ':' {
-			return 0, syntaxErrorAt(i, "expected colon after object key")
-		}
-		start := s.space(i + 1)
-		end, err := s.value(start, depth)
-		if err != nil {
-			return 0, err
-		}
-		if member != nil {
-			member(key, escaped, start, end)
-		}
-		if i = s.space(end); i >= len(s.b) {
-			return 0, endsEarly(len(s.b))
-		}
-		switch s.b[i] {
-		case ',':
-			i = s.space(i + 1)
-		case '}':
-			return i + 1, nil
-		default:
-			return 0, syntaxErrorAt(i, "invalid character %s after object key:value pair", quoteChar(s.b[i]))
-		}
-	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
-// array checks the array at b[i] == '['; element, when not nil, is called
-// for each element's bounds.
-func (s scanner) array(i, depth int, element func(start, end int) error) (int, error) {
-	if depth > maxJSONDepth {
-		return 0, syntaxErrorAt(i, "exceeded max depth")
-	}
-	i = s.space(i + 1)
-	if i < len(s.b) && s.b[i] == ']' {
-		return i + 1, nil
-	}
-	for {
-		start := i
-		end, err := s.value(start, depth)
-		if err != nil {
-			return 0, err
-		}
-		if element != nil {
-			if err := element(start, end); err != nil {
-				return 0, err
-			}
-		}
-		if i = s.space(end); i >= len(s.b) {
-			return 0, endsEarly(len(s.b))
-		}
-		switch s.b[i] {
-		case ',':
-			i = s.space(i + 1)
-		case ']':
-			return i + 1, nil
-		default:
-			return 0, syntaxErrorAt(i, "invalid character %s after array element", quoteChar(s.b[i]))
-		}
-	}
+// resourceJSON is a resource as encoding/json reads it: each property by
+// its name in any case, the last of duplicate keys winning, as ASP.NET's
+// model binding reads them.
+type resourceJSON struct {
+	ID             stringProp `json:"Id"`
+	DisplayName    stringProp
+	FirstName      stringProp
+	Surname        stringProp
+	Company        stringProp
+	Position       stringProp
+	Status         stringProp
+	ExternalID     stringProp
+	Phone          stringProp
+	Mobile         stringProp
+	Fax            stringProp
+	Email          stringProp
+	AddressComment stringProp
+	Types          json.RawMessage
+	Address        json.RawMessage
+	// What GET /__admin/resources writes besides the properties, so that
+	// its output is a seed as it is.
+	StatusID ignored `json:"StatusId"`
+	Links    ignored `json:"_links"`
+	Embedded ignored `json:"_embedded"`
 }
 
-// str checks the string at b[i] == '"' and returns its end (past the
-// closing quote) and whether it holds escapes. Invalid UTF-8 is allowed: it
-// reads as U+FFFD, as encoding/json reads it.
-func (s scanner) str(i int) (end int, escaped bool, err error) {
-	for i++; i < len(s.b); i++ {
-		c := s.b[i]
-		if plainStringByte[c] {
-			continue
-		}
-		switch {
-		case c == '"':
-			return i + 1, escaped, nil
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(s.b) {
-				return 0, false, endsEarly(len(s.b))
-			}
-			i++
-			switch s.b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				for k := 1; k <= 4; k++ {
-					if i+k >= len(s.b) {
-						return 0, false, endsEarly(len(s.b))
-					}
-					if !isHex(s.b[i+k]) {
-						return 0, false, syntaxErrorAt(i+k, "invalid character %s in \\u hexadecimal character escape", quoteChar(s.b[i+k]))
-					}
-				}
-				i += 4
-			default:
-				return 0, false, syntaxErrorAt(i, "invalid character %s in string escape code", quoteChar(s.b[i]))
-			}
-		default:
-			return 0, false, syntaxErrorAt(i, "invalid character %s in string literal", quoteChar(c))
-		}
+// resourceNames are the names resourceJSON reads, for a strict seed.
+var resourceNames = func() []string {
+	var names []string
+	for p := range numProps {
+		names = append(names, p.String())
 	}
-	return 0, false, endsEarly(len(s.b))
-}
-
-// plainStringByte tells the bytes that stand for themselves in a JSON string.
-var plainStringByte = func() (t [256]bool) {
-	for c := 0x20; c < len(t); c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
+	return append(names, "StatusId", "_links", "_embedded")
 }()
 
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// number checks a number by JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s scanner) number(i int) (int, error) {
-	digits := func(i int, what string) (int, error) {
-		if i >= len(s.b) {
-			return 0, endsEarly(len(s.b))
-		}
-		if !isDigit(s.b[i]) {
-			return 0, syntaxErrorAt(i, "invalid character %s in %s", quoteChar(s.b[i]), what)
-		}
-		for i < len(s.b) && isDigit(s.b[i]) {
-			i++
-		}
-		return i, nil
-	}
-	if s.b[i] == '-' {
-		i++
-	}
-	var err error
-	switch {
-	case i >= len(s.b):
-		return 0, endsEarly(len(s.b))
-	case s.b[i] == '0':
-		i++
-	default:
-		if i, err = digits(i, "numeric literal"); err != nil {
-			return 0, err
-		}
-	}
-	if i < len(s.b) && s.b[i] == '.' {
-		if i, err = digits(i+1, "numeric literal"); err != nil {
-			return 0, err
-		}
-	}
-	if i < len(s.b) && (s.b[i] == 'e' || s.b[i] == 'E') {
-		i++
-		if i < len(s.b) && (s.b[i] == '+' || s.b[i] == '-') {
-			i++
-		}
-		if i, err = digits(i, "exponent of numeric literal"); err != nil {
-			return 0, err
-		}
-	}
-	return i, nil
+// typeJSON is a Types entry; its Type names the type.
+type typeJSON struct {
+	Type     stringProp
+	ID       ignored `json:"Id"`
+	Links    ignored `json:"_links"`
+	Embedded ignored `json:"_embedded"`
 }
 
-func (s scanner) literal(i int, lit string) (int, error) {
-	for k := 1; k < len(lit); k++ {
-		if i+k >= len(s.b) {
-			return 0, endsEarly(len(s.b))
+var typeEntryNames = []string{"Id", "Type", "_links", "_embedded"}
+
+// resourceInput is a create, update or seed body as sent, before the rules
+// of rules.go are applied.
+type resourceInput struct {
+	res     Resource // string fields as sent; unset ones are null
+	seen    [numProps]bool
+	address []byte // Address as sent, nil when absent; the rules decide what it may be
+	ms      modelState
+}
+
+// decodeResource reads a create or update body, which must be one JSON
+// object; properties it does not know are ignored, as the real service
+// ignores them.
+func decodeResource(body []byte) (*resourceInput, error) {
+	doc, err := openDocument(body, objectBody)
+	if err != nil {
+		return nil, err
+	}
+	var b resourceJSON
+	if err := doc.dec.Decode(&b); err != nil {
+		return nil, doc.syntaxError(err)
+	}
+	if err := doc.finish(); err != nil {
+		return nil, err
+	}
+	in := &resourceInput{}
+	if err := b.input(in, false, nil); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// input fills in with what b read. strict refuses properties a Types entry
+// does not have; memo, when not nil, keeps the Types values read without
+// fault, for the next items of a seed.
+func (b *resourceJSON) input(in *resourceInput, strict bool, memo typesMemo) error {
+	props := [numStringFields]*stringProp{
+		fieldID: &b.ID, fieldDisplayName: &b.DisplayName, fieldFirstName: &b.FirstName, fieldSurname: &b.Surname,
+		fieldCompany: &b.Company, fieldPosition: &b.Position, fieldStatus: &b.Status, fieldExternalID: &b.ExternalID,
+		fieldPhone: &b.Phone, fieldMobile: &b.Mobile, fieldFax: &b.Fax, fieldEmail: &b.Email, fieldAddressComment: &b.AddressComment,
+	}
+	for f, p := range props {
+		f := field(f)
+		in.seen[f] = p.sent
+		if p.kind != 0 {
+			in.ms.add(f.String(), f.String()+" must be a string or null.")
 		}
-		if s.b[i+k] != lit[k] {
-			return 0, syntaxErrorAt(i+k, "invalid character %s in literal %s (expecting '%c')", quoteChar(s.b[i+k]), lit, lit[k])
+		in.res.set(f, p.s, p.valued)
+	}
+	in.seen[propTypes] = b.Types != nil
+	in.seen[propAddress] = b.Address != nil
+	in.address = b.Address
+	if types, ok := memo[string(b.Types)]; ok {
+		in.res.types = slices.Clone(types)
+		return nil
+	}
+	problems := in.ms.problems
+	types, err := decodeTypes(b.Types, strict, &in.ms)
+	if err == nil && in.ms.problems == problems && memo != nil && len(memo) < maxTypesMemo {
+		memo[string(b.Types)] = types
+	}
+	in.res.types = slices.Clone(types)
+	return err
+}
+
+// typesMemo maps a Types value as sent to the types it reads as: a seed
+// repeats a few of them, and reading one with encoding/json costs more than
+// the rest of a resource.
+type typesMemo map[string][]requestorType
+
+const maxTypesMemo = 64
+
+var typeNamesList = func() string {
+	names := make([]string, len(requestorTypeTable))
+	for i, t := range requestorTypeTable {
+		names[i] = t.name
+	}
+	return strings.Join(names, ", ")
+}()
+
+// decodeTypes reads the checked Types value raw: each type once, in the
+// order given; a bad entry is a fault keyed by its index. strict refuses
+// properties a Types entry does not have.
+func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, error) {
+	if raw == nil || raw[0] == 'n' {
+		return nil, nil
+	}
+	if raw[0] != '[' {
+		ms.add("Types", "Types must be an array of objects such as {\"Type\": \"Employee\"}, or null.")
+		return nil, nil
+	}
+	var types []requestorType
+	// One entry at a time: an array of a million bad entries takes the
+	// memory of one.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	k := 0
+	err := eachElement(dec, raw, func(first byte, start int) error {
+		defer func() { k++ }()
+		if first != '{' {
+			ms.add(fmt.Sprintf("Types[%d].Type", k), "Each Types entry must be an object such as {\"Type\": \"Employee\"}.")
+			return dec.Decode(&ignored{})
+		}
+		var e typeJSON
+		if err := dec.Decode(&e); err != nil {
+			if readFailed(err) {
+				return err
+			}
+			prefix := fmt.Sprintf("Types[%d].", k)
+			if err := unknownProps(raw[start:dec.InputOffset()], "a property of a Types entry", typeEntryNames, prefix, ms); err != nil {
+				return err
+			}
+		}
+		t, msg := e.requestorType()
+		switch {
+		case msg != "":
+			ms.add(fmt.Sprintf("Types[%d].Type", k), msg)
+		case !slices.Contains(types, t):
+			types = append(types, t)
+		}
+		return nil
+	})
+	return types, err
+}
+
+func (e *typeJSON) requestorType() (requestorType, string) {
+	switch {
+	case e.Type.kind != 0:
+		return 0, "Type must be a string, one of " + typeNamesList + "."
+	case !e.Type.valued:
+		return 0, "Type is required; it must be one of " + typeNamesList + "."
+	}
+	if t, ok := lookupRequestorType(e.Type.s); ok {
+		return t, ""
+	}
+	return 0, fmt.Sprintf("Unknown requestor type %q; it must be one of %s.", e.Type.s, typeNamesList)
+}
+
+// unknownProps adds a fault, keyed prefix+key, for each key of the checked
+// object obj that is none of known (in any case, as encoding/json matches
+// them), with the closest known name when one is close.
+func unknownProps(obj []byte, what string, known []string, prefix string, ms *modelState) error {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := t.(string)
+		if err := dec.Decode(&ignored{}); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, key) }) {
+			ms.add(prefix+key, unknownMessage(key, what, known))
 		}
 	}
-	return i + len(lit), nil
+	return nil
+}
+
+func unknownMessage(key, what string, known []string) string {
+	closest, best := "", -1
+	for _, name := range known {
+		if d := editDistance(strings.ToLower(key), strings.ToLower(name)); best < 0 || d < best {
+			closest, best = name, d
+		}
+	}
+	if best <= max(2, len(closest)/3) {
+		return fmt.Sprintf("%s is not %s; did you mean %s?", key, what, closest)
+	}
+	return fmt.Sprintf("%s is not %s; they are %s.", key, what, strings.Join(known, ", "))
 }
 
 // jsonKind names what a value that starts with c is, for messages.
@@ -348,124 +424,59 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// unquote reads the JSON string raw, which the scanner has checked, as
-// encoding/json does: escapes decoded, invalid UTF-8 and lone surrogates
-// read as U+FFFD.
-func unquote(raw []byte) string {
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		if utf8.Valid(inner) {
-			return string(inner)
-		}
-		return string(bytes.ToValidUTF8(inner, []byte("\uFFFD")))
-	}
-	var b strings.Builder
-	b.Grow(len(inner))
-	for i := 0; i < len(inner); {
-		c := inner[i]
-		if c != '\\' {
-			r, size := utf8.DecodeRune(inner[i:])
-			if r == utf8.RuneError && size == 1 {
-				b.WriteRune(utf8.RuneError)
-			} else {
-				b.Write(inner[i : i+size])
-			}
-			i += size
-			continue
-		}
-		switch e := inner[i+1]; e {
-		case 'u':
-			r, size := decodeUEscape(inner[i:])
-			b.WriteRune(r)
-			i += size
-			continue
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		default: // " \ /
-			b.WriteByte(e)
-		}
-		i += 2
-	}
-	return b.String()
-}
-
-// decodeUEscape reads the \uXXXX escape at the start of b, with the second
-// half of a surrogate pair when one follows; a lone surrogate is U+FFFD.
-func decodeUEscape(b []byte) (r rune, size int) {
-	r = hex4(b[2:6])
-	if utf16.IsSurrogate(r) {
-		if len(b) >= 12 && b[6] == '\\' && b[7] == 'u' {
-			if pair := utf16.DecodeRune(r, hex4(b[8:12])); pair != utf8.RuneError {
-				return pair, 12
-			}
-		}
-		return utf8.RuneError, 6
-	}
-	return r, 6
-}
-
-func hex4(b []byte) rune {
-	n, _ := strconv.ParseUint(string(b), 16, 32)
-	return rune(n)
-}
-
-// compactJSON returns the checked value raw without insignificant white
-// space, its strings as sent except that invalid UTF-8 and lone surrogate
-// escapes become U+FFFD, so that what is stored can always be read back by a
-// strict JSON reader.
+// compactJSON returns the valid JSON value raw without insignificant white
+// space, as sent otherwise (keys in their order, numbers as spelled) except
+// that in strings invalid UTF-8 and lone surrogate escapes become U+FFFD,
+// so that what is stored can always be read back by a strict JSON reader.
 func compactJSON(raw []byte) []byte {
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		switch {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-			i++
-		case c == '"':
-			end := stringEnd(raw, i)
-			out = appendCleanString(out, raw[i:end])
-			i = end
-		default:
-			out = append(out, c)
-			i++
-		}
+	var buf bytes.Buffer
+	buf.Grow(len(raw))
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil // not JSON: the callers pass checked values only
 	}
-	return out
+	out := buf.Bytes()
+	if utf8.Valid(out) && !bytes.Contains(out, []byte(`\ud`)) && !bytes.Contains(out, []byte(`\uD`)) {
+		return out
+	}
+	return cleanStrings(out)
 }
 
-// appendCleanString appends the checked JSON string s, repairing invalid
-// UTF-8 and lone surrogate escapes.
-func appendCleanString(out, s []byte) []byte {
-	for i := 0; i < len(s); {
-		c := s[i]
+// cleanStrings repairs the strings of the compact JSON b: invalid UTF-8
+// becomes U+FFFD, and so does a surrogate escape that is not half of a pair.
+func cleanStrings(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inString := false
+	for i := 0; i < len(b); {
+		c := b[i]
 		switch {
-		case c == '\\' && s[i+1] == 'u':
-			r, size := decodeUEscape(s[i:])
-			if r == utf8.RuneError && size == 6 && hex4(s[i+2:i+6]) != utf8.RuneError {
-				out = append(out, `\ufffd`...)
-			} else {
-				out = append(out, s[i:i+size]...)
+		case !inString || c == '"':
+			out = append(out, c)
+			inString = inString != (c == '"')
+			i++
+		case c == '\\' && b[i+1] == 'u':
+			size := 6
+			if r := hex4(b[i+2 : i+6]); utf16.IsSurrogate(r) {
+				if i+12 > len(b) || b[i+6] != '\\' || b[i+7] != 'u' || utf16.DecodeRune(r, hex4(b[i+8:i+12])) == utf8.RuneError {
+					out = append(out, `\ufffd`...)
+					i += size
+					continue
+				}
+				size = 12
 			}
+			out = append(out, b[i:i+size]...)
 			i += size
 		case c == '\\':
-			out = append(out, s[i:i+2]...)
+			out = append(out, b[i:i+2]...)
 			i += 2
 		case c < utf8.RuneSelf:
 			out = append(out, c)
 			i++
 		default:
-			r, size := utf8.DecodeRune(s[i:])
+			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
-				out = utf8.AppendRune(out, utf8.RuneError)
+				out = utf8.AppendRune(out, r)
 			} else {
-				out = append(out, s[i:i+size]...)
+				out = append(out, b[i:i+size]...)
 			}
 			i += size
 		}
@@ -473,34 +484,19 @@ func appendCleanString(out, s []byte) []byte {
 	return out
 }
 
-// The helpers below move over JSON that the scanner has already checked.
-
-// stringEnd returns the end (just past the closing quote) of the checked
-// string that starts at b[i].
-func stringEnd(b []byte, i int) int {
-	for i++; ; i++ {
-		k := bytes.IndexByte(b[i:], '"')
-		if k < 0 {
-			return -1
+// hex4 reads the four hexadecimal digits of a checked \u escape.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c <= '9':
+			c -= '0'
+		case c >= 'a':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
 		}
-		i += k
-		backslashes := 0
-		for b[i-1-backslashes] == '\\' {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			return i + 1
-		}
+		r = r<<4 | rune(c)
 	}
-}
-
-// elements calls visit with the bounds of each element of the checked array
-// or object member values raw; for objects, key holds the member's key.
-func elements(raw []byte, visit func(key []byte, start, end int)) {
-	s := scanner{raw}
-	if raw[0] == '{' {
-		s.object(0, 1, func(key []byte, _ bool, start, end int) { visit(key, start, end) }) //nolint:errcheck // checked before
-		return
-	}
-	s.array(0, 1, func(start, end int) error { visit(nil, start, end); return nil }) //nolint:errcheck // checked before
+	return r
 }

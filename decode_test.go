@@ -26,7 +26,7 @@ var apiBodyErrors = []struct {
 	{"ends early", `{"DisplayName":`, "The request body is not valid JSON: it ends early, at byte 15."},
 	{"ends inside a string", `{"DisplayName":"Ada`, "it ends early, at byte"},
 	{"no closing brace", `{"DisplayName":"Ada"`, "it ends early, at byte 20."},
-	{"missing colon", `{"DisplayName" "Ada"}`, "The request body is not valid JSON: expected colon after object key (at byte 15)."},
+	{"missing colon", `{"DisplayName" "Ada"}`, "The request body is not valid JSON: invalid character '\"' after object key (at byte 15)."},
 	{"trailing comma", `{"Company":"C",}`, "not valid JSON: invalid character '}' looking for beginning of object key string (at byte 15)."},
 	{"bare word", `nope`, "not valid JSON: invalid character 'o' in literal null (expecting 'u') (at byte 1)."},
 	{"single quotes", `{'Company':'C'}`, "not valid JSON: invalid character '\\'' looking for beginning of object key string (at byte 1)."},
@@ -296,4 +296,50 @@ func BenchmarkDecodeSeed(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10_000, "ns/resource")
+}
+
+// TestDecodePropertyNames: a property is matched by its name in any case,
+// Unicode's simple folding included, escaped or not, the last of its
+// spellings winning; null and "" are kept apart; a name the body does not
+// know is ignored by the API and refused by a seed.
+func TestDecodePropertyNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		field      field
+		want       string // "<null>" for null
+		seen       bool
+		seedOK     bool
+	}{
+		{"exact", `{"Position":"p"}`, fieldPosition, "p", true, true},
+		{"upper case", `{"POSITION":"p"}`, fieldPosition, "p", true, true},
+		{"long s folds to s", `{"Poſition":"p"}`, fieldPosition, "p", true, true},
+		{"escaped", `{"Po\u0073ition":"p"}`, fieldPosition, "p", true, true},
+		{"last spelling wins", `{"position":"a","POSITION":"b"}`, fieldPosition, "b", true, true},
+		{"null after a string", `{"position":"a","Position":null}`, fieldPosition, "<null>", true, true},
+		{"empty string is not null", `{"Position":""}`, fieldPosition, "", true, true},
+		{"absent is null", `{"Phone":""}`, fieldPosition, "<null>", false, true},
+		{"a near name is not the property", `{"Positon":"p"}`, fieldPosition, "<null>", false, false},
+		{"a prefix is not the property", `{"Pos":"p"}`, fieldPosition, "<null>", false, false},
+		{"a name of 16 characters", `{"AddressComments":"x"}`, fieldAddressComment, "<null>", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := decodeResource([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := in.res.value(tt.field)
+			if !ok {
+				got = "<null>"
+			}
+			if got != tt.want || in.seen[tt.field] != tt.seen || !in.ms.empty() {
+				t.Errorf("%s = %q seen %v (ModelState %v), want %q seen %v", tt.field, got, in.seen[tt.field], in.ms.props, tt.want, tt.seen)
+			}
+			item := strings.Replace(tt.body, "{", `{"Company":"C",`, 1)
+			if _, err := decodeSeed([]byte("[" + item + "]")); (err == nil) != tt.seedOK {
+				t.Errorf("seed of %s: %v, want accepted %v", item, err, tt.seedOK)
+			}
+		})
+	}
 }

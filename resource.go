@@ -165,43 +165,6 @@ func (p prop) String() string {
 	return field(p).String()
 }
 
-// propsByLen lists the properties by the length of their names.
-var propsByLen = func() (t [16][]prop) {
-	for p := range numProps {
-		t[len(p.String())] = append(t[len(p.String())], p)
-	}
-	return t
-}()
-
-// lookupPropBytes matches a request property name case-insensitively, as the
-// .NET service's model binder does; ok is false for a property it ignores.
-func lookupPropBytes(key []byte) (p prop, ok bool) {
-	for _, c := range key {
-		if c >= utf8.RuneSelf { // e.g. "ſtatus", which EqualFold matches
-			for p := range numProps {
-				if strings.EqualFold(p.String(), string(key)) {
-					return p, true
-				}
-			}
-			return 0, false
-		}
-	}
-	if len(key) >= len(propsByLen) {
-		return 0, false
-	}
-next:
-	for _, p := range propsByLen[len(key)] {
-		// The names are letters only, so c|0x20 folds exactly the case.
-		for i, c := range []byte(p.String()) {
-			if key[i]|0x20 != c|0x20 {
-				continue next
-			}
-		}
-		return p, true
-	}
-	return 0, false
-}
-
 // editableProps are the keys a full-replacement PUT must carry.
 var editableProps = []prop{
 	prop(fieldID), prop(fieldDisplayName), prop(fieldFirstName), prop(fieldSurname), prop(fieldCompany),

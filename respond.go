@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
 )
 
 // apiError is an answer in the ASP.NET Web API error shape. cause, when
@@ -144,87 +141,4 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	w.Write(body) //nolint:errcheck // the client has gone; nothing to tell it
-}
-
-// How much of an oversized body the server reads and throws away before it
-// answers 413: a client that sends its whole body before reading the answer
-// (most HTTP libraries) would otherwise see the connection reset.
-const (
-	maxDiscard     = 64 << 20
-	discardTimeout = 10 * time.Second
-)
-
-// readBody reads a request body of at most limit bytes.
-func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, tooLarge(x, r, limit)
-	}
-	var body []byte
-	var err error
-	if r.ContentLength >= 0 {
-		// Declared: read exactly that, into a buffer of that size (net/http
-		// ends the body there, and a short one is an error).
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
-	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
-		if int64(len(body)) > limit {
-			return nil, tooLarge(x, r, limit)
-		}
-	}
-	var timeout interface{ Timeout() bool }
-	if errors.As(err, &timeout) && timeout.Timeout() {
-		// Said plainly: the error's text names the server's own address.
-		return nil, badRequest("The request body could not be read: it did not arrive within the server's read timeout.")
-	}
-	if err != nil {
-		return nil, badRequest("The request body could not be read: %v.", err)
-	}
-	return body, nil
-}
-
-// tooLarge is the 413 for r. Unless the client waits for 100 Continue
-// (then it sends nothing more) or declared more than could be thrown away,
-// the rest of the body is read and thrown away first, within bounds, and
-// the connection closed after the answer.
-func tooLarge(x *exchange, r *http.Request, limit int64) error {
-	x.Header().Set("Connection", "close")
-	waits := strings.EqualFold(r.Header.Get("Expect"), "100-continue")
-	if !waits && r.ContentLength <= limit+maxDiscard {
-		rc := http.NewResponseController(x)
-		rc.SetReadDeadline(time.Now().Add(discardTimeout)) //nolint:errcheck // best effort
-		io.Copy(io.Discard, io.LimitReader(r.Body, maxDiscard))
-		rc.SetReadDeadline(time.Time{}) //nolint:errcheck // best effort
-	}
-	return errBodyTooLarge(limit)
-}
-
-// readJSONBody is readBody for the API, whose bodies must be declared as
-// JSON, as ASP.NET reads nothing else as JSON.
-func readJSONBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
-	body, err := readBody(x, r, limit)
-	if err != nil || len(body) == 0 {
-		return body, err
-	}
-	if sent := r.Header.Get("Content-Type"); !isJSONMediaType(sent) {
-		if sent == "" {
-			sent = "no Content-Type"
-		} else {
-			sent = "Content-Type " + strconv.Quote(sent)
-		}
-		return nil, &apiError{Status: http.StatusUnsupportedMediaType, Message: fmt.Sprintf(
-			"The request body was sent with %s; send it as JSON with Content-Type: application/json.", sent)}
-	}
-	return body, nil
-}
-
-// isJSONMediaType reports whether a request's Content-Type declares JSON.
-// The two spellings clients send most are known without parsing them.
-func isJSONMediaType(contentType string) bool {
-	switch contentType {
-	case "application/json", jsonMediaType:
-		return true
-	}
-	mediaType, _, _ := mime.ParseMediaType(contentType)
-	return mediaType == "application/json" || mediaType == "text/json"
 }

@@ -4,8 +4,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -179,8 +182,8 @@ func TestSeedBodyNotAnArray(t *testing.T) {
 	}
 }
 
-// A seed large enough to be decoded and answered in parts on several CPUs
-// must come back whole and in order, as GET /__admin/resources lists it.
+// TestSeedLargeKeepsOrder: a large seed, read item by item, comes back
+// whole and in order, as GET /__admin/resources lists it.
 func TestSeedLargeKeepsOrder(t *testing.T) {
 	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
@@ -197,5 +200,57 @@ func TestSeedLargeKeepsOrder(t *testing.T) {
 		if want := fmt.Sprintf("X-%d", i); seeded[i].ExternalID == nil || *seeded[i].ExternalID != want || seeded[i].Id != listed[i].Id {
 			t.Fatalf("item %d: seeded %+v, listed %+v", i, seeded[i], listed[i])
 		}
+	}
+}
+
+// TestSeedFileStrict: the -seed file is read as POST /__admin/resources
+// reads a seed, an unknown property included.
+func TestSeedFileStrict(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "seed.json")
+	if err := os.WriteFile(path, []byte(`[{"Company":"A"},{"Company":"B","Frstname":"Ada"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := readSeed(context.Background(), path, 1<<20)
+	want := "seed " + path + ": The seed is invalid; nothing was seeded; item [1].Frstname: Frstname is not a resource property; did you mean FirstName?"
+	if err == nil || err.Error() != want {
+		t.Errorf("readSeed: %v\nwant %s", err, want)
+	}
+}
+
+// TestSeedNotJSON: a seed that is not a JSON array says what and where,
+// positions counted in the body as sent, as encoding/json reads it whole.
+func TestSeedNotJSON(t *testing.T) {
+	t.Parallel()
+	nested := func(n int) string {
+		return `[{"Company":"x"},{"Company":"x","Address":{"a":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}}]`
+	}
+	tests := []struct{ name, body, msg string }{
+		{"empty", " \n", "The seed is empty; expected a JSON array of resources."},
+		{"an object", `{"Company":"A"}`, "The seed must be a JSON array of resources, not an object."},
+		{"not JSON before it is not an array", `{"Company":}`, "The seed is not valid JSON: invalid character '}' looking for beginning of value (at byte 11)."},
+		{"a bad value in the second item", `[{"Company":"x"}, {"Company":x}]`, "The seed is not valid JSON: invalid character 'x' looking for beginning of value (at byte 29)."},
+		{"a trailing comma", `[{"Company":"x"},]`, "The seed is not valid JSON: invalid character ']' looking for beginning of value (at byte 17)."},
+		{"no comma", `[{"Company":"x"} {"Company":"y"}]`, "The seed is not valid JSON: invalid character '{' after array element (at byte 17)."},
+		{"a brace for a bracket", `[{"Company":"x"}}`, "The seed is not valid JSON: invalid character '}' after array element (at byte 16)."},
+		{"ends after an item", `[{"Company":"x"}`, "The seed is not valid JSON: it ends early, at byte 16."},
+		{"ends after a comma", `[{"Company":"x"},`, "The seed is not valid JSON: it ends early, at byte 17."},
+		{"ends in an item", "\xEF\xBB\xBF" + `[{"Company":"x"},{"Comp`, "The seed is not valid JSON: it ends early, at byte 26."},
+		{"a position past a byte-order mark", "\xEF\xBB\xBF" + `[{"Company":}]`, "The seed is not valid JSON: invalid character '}' looking for beginning of value (at byte 15)."},
+		{"data after the array", `[{"Company":"x"}] x`, "The seed has data after the JSON array, at byte 18."},
+		// Alone the second item nests 10,000 deep, as deep as encoding/json
+		// reads; in the seed's array it is one deeper.
+		{"nested too deep in the array", nested(9998), "The seed is not valid JSON: invalid character '[' exceeded max depth (at byte 10044)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs, err := decodeSeed([]byte(tt.body))
+			if je, ok := err.(*jsonError); !ok || je.msg != tt.msg || rs != nil {
+				t.Errorf("decodeSeed: %d resources, error %v\nwant %s", len(rs), err, tt.msg)
+			}
+		})
+	}
+	if rs, err := decodeSeed([]byte(nested(9997))); err != nil || len(rs) != 2 {
+		t.Errorf("a seed nested 10,000 deep: %d resources, error %v", len(rs), err)
 	}
 }
