@@ -917,6 +917,9 @@ func seedForModel(g *gen, n int) ([]byte, []*mResource) {
 		if len(faults) > 0 {
 			continue
 		}
+		if _, err := decodeSeed(append(append([]byte("["), b.render()...), ']')); err != nil {
+			continue // a property a create ignores, which a seed refuses
+		}
 		items = append(items, b.render())
 		model = append(model, want)
 	}
