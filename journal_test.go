@@ -468,7 +468,12 @@ func TestJournalReadIsStreamed(t *testing.T) {
 	grew := int64(peak.Load()) - int64(base)
 	t.Logf("4 concurrent reads of %d MB each: heap in use grew by at most %d MiB over %d MiB",
 		sizes[0]>>20, grew>>20, base>>20)
-	if limit := int64(32 << 20); grew > limit {
+	// An answer built whole holds one answer's size (4 of them at once);
+	// streamed, the growth is garbage the collector has not come to yet,
+	// which a busy machine lets run to tens of MiB (34 MiB seen with the
+	// other core loaded, against a limit of 32 that then failed). A quarter
+	// of one answer tells the two apart with room on both sides.
+	if limit := sizes[0] / 4; grew > limit {
 		t.Errorf("heap in use grew by %d MiB during the reads, over %d MiB: the answer is built whole", grew>>20, limit>>20)
 	}
 }
