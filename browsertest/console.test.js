@@ -343,7 +343,7 @@ test('the console drives the directory, the journal and the faults', async (t) =
     // An empty directory offers sample data, so that a demo has something to show.
     await page.getByRole('button', { name: 'Add sample data' }).click();
     await until(async () => (await displayNames(page)).length === 10, 5000, 'the sample rows');
-    assert.equal((await call('GET', '/__admin/health')).body.Resources, 13);
+    assert.equal((await call('GET', '/__admin/health')).body.Resources, 25); // POST /__admin/generate
     assert.equal(await page.getByRole('button', { name: 'Add sample data' }).isVisible(), false);
 
     // A test that empties the directory through the admin API (which the

@@ -194,37 +194,18 @@ function renderRows() {
   $('sample').hidden = !bare;
 }
 
-// Sample data for a demo that starts from an empty directory; it goes in
-// through the seed endpoint, like a test's fixtures would.
-const samplePeople = [
-  ['Ada', 'Lovelace', 'Analytical Engines', 'Mathematician', ['Employee']],
-  ['Charles', 'Babbage', 'Analytical Engines', 'Founder', ['Employee', 'Team']],
-  ['Grace', 'Hopper', 'Navy Computing', 'Rear Admiral', ['Contractor']],
-  ['Alan', 'Turing', 'Bletchley Park', 'Cryptanalyst', ['Employee']],
-  ['Katherine', 'Johnson', 'NASA Langley', 'Mathematician', ['Customer']],
-  ['Edsger', 'Dijkstra', 'Eindhoven University', 'Professor', ['Contractor']],
-  ['Barbara', 'Liskov', 'MIT', 'Professor', ['Customer']],
-  ['Margaret', 'Hamilton', 'Apollo Guidance', 'Director', ['Team']],
-  ['Dennis', 'Ritchie', 'Bell Labs', 'Researcher', ['Employee']],
-  ['Ken', 'Thompson', 'Bell Labs', 'Researcher', ['Employee']],
-  ['Radia', 'Perlman', 'DEC', 'Engineer', ['Contractor']],
-  ['Hedy', 'Lamarr', null, 'Inventor', ['Contractor']],
-  [null, null, 'Analytical Engines', null, ['Company']],
-];
+// Sample data for a demo that starts from an empty directory: the server's
+// generator (POST /__admin/generate), the same realistic data, awkward
+// names included, that `resourcedir generate` writes for tests.
+const sampleCount = 25;
 
 async function addSampleData() {
-  const body = samplePeople.map(([first, last, company, position, types], i) => ({
-    FirstName: first, Surname: last, Company: company, Position: position,
-    Status: i % 5 === 4 ? 'Inactive' : 'Active', ExternalID: 'EMP-' + (1001 + i),
-    Email: first ? (first + '.' + last + '@example.org').toLowerCase() : 'info@example.org',
-    Types: types.map((Type) => ({ Type })),
-  }));
-  const r = await api('POST', '/__admin/resources', body);
+  const r = await api('POST', '/__admin/generate', { Count: sampleCount, Seed: 1 });
   if (r.status !== 200) {
     toast('Adding sample data failed: ' + messageOf(r), 'bad');
     return;
   }
-  toast('Added ' + body.length + ' sample resources.', 'good');
+  toast('Added ' + sampleCount + ' sample resources.', 'good');
   await loadList();
   refreshHealth();
 }
