@@ -60,11 +60,17 @@ func (s *Server) adminResources(x *exchange, r *http.Request) (any, error) {
 	}), nil
 }
 
-func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
+// adminBody is the body of an admin request that takes one: the admin API
+// is strict, so a query parameter is a 400 rather than ignored.
+func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	body, err := readBody(x, r, s.cfg.MaxSeedBody)
+	return readBody(x, r, limit)
+}
+
+func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
+	body, err := adminBody(x, r, s.cfg.MaxSeedBody)
 	if err != nil {
 		return nil, err
 	}

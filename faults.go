@@ -80,10 +80,7 @@ func (s *Server) listFaults(x *exchange, r *http.Request) (any, error) {
 }
 
 func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
-	if err := noQuery(r); err != nil {
-		return nil, err
-	}
-	body, err := readBody(x, r, s.cfg.MaxBody)
+	body, err := adminBody(x, r, s.cfg.MaxBody)
 	if err != nil {
 		return nil, err
 	}

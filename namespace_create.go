@@ -29,10 +29,7 @@ const maxNamespacePrefix = maxNamespaceName - 1 - namespaceSuffixLen
 // test that wants a fresh directory without inventing a unique name. It
 // starts from the seed, with its own journal and faults, as any new one.
 func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
-	if err := noQuery(r); err != nil {
-		return nil, err
-	}
-	body, err := readBody(x, r, s.cfg.MaxBody)
+	body, err := adminBody(x, r, s.cfg.MaxBody)
 	if err != nil {
 		return nil, err
 	}
