@@ -10,7 +10,7 @@ import (
 )
 
 // Who may reach the server: the local-access rules that keep a web page out
-// (behaviour.md 11), CORS for browser clients, and HTTP Basic
+// (the README's "Local access"), CORS for browser clients, and HTTP Basic
 // authentication.
 
 // checkLocal refuses what a web page could send to a local instance: a

@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// The test-double controls of behaviour.md 7 that are not the journal
+// The test-double controls that are not the journal
 // (journal.go) or faults (faults.go). Nothing here exists on the real
 // service; the admin API is ours, so it is strict.
 

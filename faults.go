@@ -17,7 +17,7 @@ import (
 )
 
 // Faults: injected failures that break a client the way production does
-// (behaviour.md 7, "Faults").
+// (the README's "Faults").
 
 // maxFaultDelay bounds an injected delay: long enough for any client
 // timeout worth testing, short enough that a forgotten fault does not hold

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// The emulated API: behaviour.md sections 2 (create), 3 (update) and 4 (list).
+// The emulated API: create, update and list.
 
 // readResource reads a create or update body and applies the rules to it.
 func (s *Server) readResource(x *exchange, r *http.Request, mode writeMode, pathID string) (*Resource, error) {

@@ -17,7 +17,7 @@ import (
 )
 
 // The journal: every /api/v2 request, newest last, for a test to check what
-// its client sent (behaviour.md 7, "The journal").
+// its client sent (the README's "The journal").
 
 // maxJournalBody is how much of each request body the journal keeps.
 const maxJournalBody = 64 << 10

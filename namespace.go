@@ -14,7 +14,7 @@ import (
 
 // Namespaces: /ns/{name}/... is a directory of its own, with its own
 // journal, faults and GUID stream, so that tests running in parallel
-// against one shared server do not see each other (behaviour.md 9). The
+// against one shared server do not see each other (the README's "Parallel tests"). The
 // unprefixed paths are the namespace "default".
 
 const (

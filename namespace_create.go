@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// POST /__admin/namespaces (behaviour.md 9): a namespace under a new name,
+// POST /__admin/namespaces: a namespace under a new name,
 // for a test that wants a fresh directory. Apart from namespace.go, whose
 // imports it would otherwise grow.
 

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// The rules of behaviour.md for what a client may write, each in one place:
+// The rules for what a client may write, each in one place:
 // buildResource is the whole of create (section 2), update (3) and a seed
 // item (7), on top of what decodeResource read.
 

@@ -149,7 +149,7 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(),
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
-	// The seed is frozen once and shared by every namespace (behaviour.md 9).
+	// The seed is frozen once and shared by every namespace.
 	seed, err := newBase(cfg.Seed, cfg.IDSeed)
 	if err != nil {
 		// The seed was checked when it was read (decodeSeed): only failing

@@ -33,7 +33,7 @@ var indexedFields = []field{
 }
 
 // fold is the one folding rule of the directory: filters, sorts and indexes
-// compare what it gives (behaviour.md 4 and 5: lower-cased, by code point).
+// compare what it gives (lower-cased, then compared by code point).
 func fold(s string) string { return strings.ToLower(s) }
 
 // appendFold appends fold(s) to dst; ASCII, the usual case, without an
