@@ -9,7 +9,7 @@ import (
 )
 
 // field names a property of a resource that filters and sorts can address.
-// The string fields come first so that they index Resource.ends directly.
+// The string fields come first so that they index Resource.vals directly.
 type field uint8
 
 const (
