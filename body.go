@@ -111,3 +111,8 @@ func isJSONMediaType(contentType string) bool {
 	mediaType, _, _ := mime.ParseMediaType(contentType)
 	return mediaType == "application/json" || mediaType == "text/json"
 }
+
+func errBodyTooLarge(limit int64) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+		"The request body is larger than the limit of %d bytes.", limit)}
+}

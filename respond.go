@@ -27,11 +27,6 @@ func errInternal(requestID string) *apiError {
 		"An unexpected error occurred; quote request id %s when reporting it.", requestID)}
 }
 
-func errBodyTooLarge(limit int64) *apiError {
-	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
-		"The request body is larger than the limit of %d bytes.", limit)}
-}
-
 func badRequest(format string, args ...any) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
 }
