@@ -24,9 +24,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 func main() {
+	// GUIDs from a pool of random bytes read in batches, not a read of
+	// crypto/rand per create; set before anything runs, as the pool asks.
+	uuid.EnableRandPool()
 	// The first signal stops the server. A command run after -- gets
 	// every one, through the context (see runCommand); the signal is the
 	// context's cause, so that run tells it from a cancellation of its own.

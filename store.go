@@ -63,9 +63,19 @@ type entry struct {
 }
 
 func newEntry(r *Resource) *entry {
+	// One string holds every folded value: a create made a string per
+	// value with a capital letter.
+	var buf [512]byte
+	text := buf[:0]
+	var ends [numStringFields]int
+	for f := range numStringFields {
+		text = appendFold(text, r.vals[f])
+		ends[f] = len(text)
+	}
+	all, at := string(text), 0
 	e := &entry{res: r}
 	for f := range numStringFields {
-		e.fold[f] = fold(r.vals[f])
+		e.fold[f], at = all[at:ends[f]], ends[f]
 	}
 	return e
 }
