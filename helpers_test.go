@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -799,4 +800,195 @@ func runWriteFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// The tests that run resourcedir as a user does, from a shell, share one
+// build per test run.
+
+var builtBin struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	path string
+	err  error
+}
+
+// builtBinary returns the path of resourcedir built from this folder, built
+// on the first call of the test run.
+func builtBinary(t testing.TB) string {
+	t.Helper()
+	builtBin.once.Do(func() {
+		goTool, err := exec.LookPath("go") // go test puts $GOROOT/bin first in PATH
+		if err != nil {
+			builtBin.err = err
+			return
+		}
+		if builtBin.dir, builtBin.err = os.MkdirTemp("", "resourcedir-test-"); builtBin.err != nil {
+			return
+		}
+		path := filepath.Join(builtBin.dir, "resourcedir")
+		if out, err := exec.Command(goTool, "build", "-o", path, ".").CombinedOutput(); err != nil {
+			builtBin.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		builtBin.path = path
+	})
+	if builtBin.err != nil {
+		t.Fatal(builtBin.err)
+	}
+	return builtBin.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin.dir != "" {
+		os.RemoveAll(builtBin.dir)
+	}
+	os.Exit(code)
+}
+
+// binaryProc is the built resourcedir running as a process.
+type binaryProc struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	url    string // http://127.0.0.1:port, as the process logged it
+	stdout syncBuffer
+	stderr syncBuffer
+	done   chan struct{}
+	err    error // from Wait, once done is closed
+}
+
+// binaryServingLine is the "serving" line of the text log format.
+var binaryServingLine = regexp.MustCompile(`msg=serving addr=(http://\S+)`)
+
+// startBinary runs bin (builtBinary's, or another commit's to compare) in
+// dir with args after a port of its choosing and the text log format, and
+// returns once it has logged the address it serves on. The port is the
+// process's own choice, so that no other test can take it in between.
+func startBinary(t testing.TB, bin, dir string, args ...string) *binaryProc {
+	t.Helper()
+	p := &binaryProc{t: t, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-log-format", "text"}, args...)...)
+	p.cmd.Dir = dir
+	// Nothing from the test's environment may change the configuration or
+	// the garbage collector that a test measures.
+	for _, kv := range binaryEnv() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GODEBUG=") {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill() //nolint:errcheck // it may end on its own meanwhile
+			<-p.done
+		}
+	})
+	deadline := time.NewTimer(15 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if m := binaryServingLine.FindStringSubmatch(p.stdout.String()); m != nil {
+			p.url = m[1]
+			return p
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("resourcedir exited during boot: %v\nstderr: %s\nstdout: %s", p.err, p.stderr.String(), p.stdout.String())
+		case <-deadline.C:
+			t.Fatalf("resourcedir did not log its address within 15s\nstderr: %s\nstdout: %s", p.stderr.String(), p.stdout.String())
+		case <-tick.C:
+		}
+	}
+}
+
+// stop sends sig and waits for the exit; it returns the exit status.
+func (p *binaryProc) stop(sig os.Signal) int {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill() //nolint:errcheck // it may end on its own meanwhile
+		<-p.done
+		p.t.Fatalf("resourcedir did not exit within 30s of %v", sig)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// binaryEnv is the environment without RESOURCEDIR_ variables, which would
+// change how a resourcedir the tests start runs.
+func binaryEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RESOURCEDIR_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// freeAddr returns a loopback address with a port free a moment ago, for a
+// process that must be told its address before it starts.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// listAll returns every served resource, in order, as JSON.
+func (p *binaryProc) listAll(t *testing.T) []json.RawMessage { return p.listIn(t, "") }
+
+// listIn lists every resource under prefix ("" or "/ns/{name}").
+func (p *binaryProc) listIn(t *testing.T, prefix string) []json.RawMessage {
+	t.Helper()
+	var all []json.RawMessage
+	for page := 1; ; page++ {
+		resp, err := http.Get(fmt.Sprintf("%s%s/api/v2/resource?requestParams.pageSize=500&requestParams.page=%d", p.url, prefix, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			TotalResults int
+			ResourceList []json.RawMessage
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("list page %d: %d %v", page, resp.StatusCode, err)
+		}
+		all = append(all, body.ResourceList...)
+		if len(all) >= body.TotalResults || len(body.ResourceList) == 0 {
+			return all
+		}
+	}
+}
+
+// doJSON sends body as JSON with c, for a goroutine that may not fail
+// the test.
+func doJSON(c *http.Client, method, url, body string) (int, []byte, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
 }

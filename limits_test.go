@@ -6,16 +6,12 @@ package main
 // here starts with lim.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -48,85 +44,23 @@ const limBaseline = 64 * limMiB
 // bounded answers needed 500x.
 const limBodyFactor = 8
 
-// limBuild builds the command once for the test that calls it.
-func limBuild(t *testing.T) string {
+// limBinary is the binary measured: builtBinary's, or the one
+// limBinaryEnv names.
+func limBinary(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv(limBinaryEnv); bin != "" {
 		return bin
 	}
-	goTool, err := exec.LookPath("go") // go test puts $GOROOT/bin first in PATH
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "resourcedir")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return builtBinary(t)
 }
 
-// limProc is a running resourcedir.
-type limProc struct {
-	cmd  *exec.Cmd
-	base string // http://127.0.0.1:port
-}
+// limProc is a running resourcedir with the measures of this file.
+type limProc struct{ *binaryProc }
 
-var limServingLine = regexp.MustCompile(`msg=serving addr=(http://\S+)`)
-
-// limStart runs bin on a port of its choosing, with snapshots off, and
-// returns once it has logged the address it serves on.
+// limStart runs bin with snapshots off.
 func limStart(t *testing.T, bin string, args ...string) *limProc {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-snapshot", "", "-log-format", "text"}, args...)...)
-	// Nothing from the test's environment may change the limits or the
-	// garbage collector being measured.
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RESOURCEDIR_") && !strings.HasPrefix(kv, "GOGC=") &&
-			!strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GODEBUG=") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		// The log is read to its end, so that the server never waits on a
-		// full pipe.
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := limServingLine.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case addr <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, stdout) //nolint:errcheck // the process has gone
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill() //nolint:errcheck // it may have exited
-		<-read
-		cmd.Wait() //nolint:errcheck // killed
-	})
-	select {
-	case base := <-addr:
-		return &limProc{cmd: cmd, base: base}
-	case <-read:
-		cmd.Wait() //nolint:errcheck // reported below
-		t.Fatalf("resourcedir exited during boot: %v\nstderr: %s", cmd.ProcessState, stderr.String())
-	case <-time.After(15 * time.Second):
-		t.Fatal("resourcedir did not log its address within 15s")
-	}
-	return nil
+	return &limProc{startBinary(t, bin, "", append([]string{"-snapshot", ""}, args...)...)}
 }
 
 // peak is the process's peak resident set so far, in bytes.
@@ -161,7 +95,7 @@ func (p *limProc) send(t *testing.T, method, path string, body []byte) (int, []b
 
 // try is send for another goroutine than the test's.
 func (p *limProc) try(method, path string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequest(method, p.base+path, bytes.NewReader(body))
+	req, err := http.NewRequest(method, p.url+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -265,7 +199,7 @@ func TestLimitsMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("VmHWM is read from Linux's /proc")
 	}
-	bin := limBuild(t)
+	bin := limBinary(t)
 	seedSize := 8 * limMiB
 	if os.Getenv(limLongEnv) != "" {
 		seedSize = 64 * limMiB

@@ -592,7 +592,7 @@ func mainExec(t *testing.T, bin, dir string, args ...string) (code int, stdout, 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
-	cmd.Env = readmeEnv()
+	cmd.Env = binaryEnv()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -643,7 +643,7 @@ func TestMainBinary(t *testing.T) {
 func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "shared.gob")
-	first := snapStart(t, bin, dir, "-snapshot", path)
+	first := startBinary(t, bin, dir, "-snapshot", path)
 	pid := strconv.Itoa(first.cmd.Process.Pid)
 	if b, err := os.ReadFile(path + ".lock"); err != nil || string(b) != pid+"\n" {
 		t.Errorf("lock file: %q %v, want the PID %s", b, err, pid)
@@ -657,7 +657,7 @@ func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 		mainRefused(t, code, stdout, stderr, "snapshot "+name, "process "+pid, path+".lock")
 	}
 	// The first server was not disturbed.
-	if code, body, err := snapDo(http.DefaultClient, http.MethodPost, first.base+"/api/v2/resource", `{"Company":"Kept"}`); err != nil || code != http.StatusOK {
+	if code, body, err := doJSON(http.DefaultClient, http.MethodPost, first.url+"/api/v2/resource", `{"Company":"Kept"}`); err != nil || code != http.StatusOK {
 		t.Fatalf("create on the first server: %d %v %s", code, err, body)
 	}
 	if code := first.stop(syscall.SIGTERM); code != 0 {
@@ -667,13 +667,13 @@ func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 		t.Errorf("the lock file stayed after a clean stop: %v", err)
 	}
 
-	second := snapStart(t, bin, dir, "-snapshot", link)
+	second := startBinary(t, bin, dir, "-snapshot", link)
 	if got := len(second.listAll(t)); got != 1 {
 		t.Errorf("the second server serves %d resources, want the first one's 1", got)
 	}
 	second.cmd.Process.Kill() // the kernel lets go of the lock
 	<-second.done
-	third := snapStart(t, bin, dir, "-snapshot", path)
+	third := startBinary(t, bin, dir, "-snapshot", path)
 	third.stop(syscall.SIGTERM)
 }
 
@@ -733,7 +733,7 @@ func mainTestAddrFile(t *testing.T, bin string) {
 	addrFile := filepath.Join(dir, "url")
 	for _, format := range []string{"text", "json"} {
 		cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-addr-file", addrFile, "-snapshot", "off", "-log-format", format)
-		cmd.Env = readmeEnv()
+		cmd.Env = binaryEnv()
 		var stderr syncBuffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -1375,7 +1375,7 @@ func TestMainCommandSignals(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(builtBinary(t), "--", "sh", "-c", tt.script)
 			cmd.Dir = t.TempDir()
-			cmd.Env = readmeEnv()
+			cmd.Env = binaryEnv()
 			var stdout, stderr syncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
@@ -1483,4 +1483,34 @@ func TestMainStartupErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// binaryRun is how one run of the binary ended.
+type binaryRun struct {
+	code           int
+	stdout, stderr string
+}
+
+// runBinary runs the built resourcedir to its end in dir with args, the
+// environment without RESOURCEDIR_ variables plus env, and stdin. A run
+// that should end must not hang: the deadline kills it and fails the test.
+func runBinary(t *testing.T, dir string, env []string, stdin string, args ...string) binaryRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, builtBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(binaryEnv(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("resourcedir %q did not exit within 60s; stderr: %s", args, stderr.String())
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("resourcedir %q: %v", args, err)
+	}
+	return binaryRun{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
 }

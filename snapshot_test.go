@@ -17,7 +17,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -863,123 +862,6 @@ func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
 
 // ---- the built binary: crashes, graceful stop, exit status ----
 
-// snapBuild builds the command into a temporary folder.
-func snapBuild(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go") // go test puts $GOROOT/bin first in PATH
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "resourcedir")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// snapProc is a running resourcedir.
-type snapProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	base   string // http://host:port
-	stdout syncBuffer
-	stderr syncBuffer
-	done   chan struct{}
-	err    error // from Wait, once done is closed
-}
-
-// snapStart runs bin in dir and waits until it serves the list.
-func snapStart(t *testing.T, bin, dir string, args ...string) *snapProc {
-	t.Helper()
-	addr := freeAddr(t)
-	p := &snapProc{t: t, base: "http://" + addr, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, append([]string{"-addr", addr, "-log-format", "text"}, args...)...)
-	p.cmd.Dir = dir
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RESOURCEDIR_") {
-			p.cmd.Env = append(p.cmd.Env, kv)
-		}
-	}
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = p.cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		select {
-		case <-p.done:
-			t.Fatalf("resourcedir exited during boot: %v\nstderr: %s\nstdout: %s", p.err, p.stderr.String(), p.stdout.String())
-		default:
-		}
-		resp, err := client.Get(p.base + "/api/v2/resource")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("resourcedir did not serve within 15s: %v\nstderr: %s", err, p.stderr.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// stop sends sig and waits for the exit; it returns the exit status.
-func (p *snapProc) stop(sig os.Signal) int {
-	p.t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		p.t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
-		<-p.done
-		p.t.Fatalf("resourcedir did not exit within 30s of %v", sig)
-	}
-	return p.cmd.ProcessState.ExitCode()
-}
-
-// listAll returns every served resource, in order, as JSON.
-func (p *snapProc) listAll(t *testing.T) []json.RawMessage { return p.listIn(t, "") }
-
-// listIn lists every resource under prefix ("" or "/ns/{name}").
-func (p *snapProc) listIn(t *testing.T, prefix string) []json.RawMessage {
-	t.Helper()
-	var all []json.RawMessage
-	for page := 1; ; page++ {
-		resp, err := http.Get(fmt.Sprintf("%s%s/api/v2/resource?requestParams.pageSize=500&requestParams.page=%d", p.base, prefix, page))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body struct {
-			TotalResults int
-			ResourceList []json.RawMessage
-		}
-		err = json.NewDecoder(resp.Body).Decode(&body)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("list page %d: %d %v", page, resp.StatusCode, err)
-		}
-		all = append(all, body.ResourceList...)
-		if len(all) >= body.TotalResults || len(body.ResourceList) == 0 {
-			return all
-		}
-	}
-}
-
 // snapAck is what a writer knows of one resource: the revisions it sent in
 // Position, and the last one that was acknowledged.
 type snapAck struct {
@@ -1017,7 +899,7 @@ func snapStartWriters(ctx context.Context, base string, n int, tag string) *snap
 				if len(mine) == 0 || rng.IntN(3) == 0 {
 					a := &snapAck{sent: []int{0}, acked: -1}
 					body := fmt.Sprintf(`{"FirstName":"Writer %d","Surname":"%s","ExternalID":"%s-%d-%d","Position":"rev 0","Types":[{"Type":"Employee"}],"Address":{"N":%d}}`, g, tag, tag, g, i, i)
-					code, resp, err := snapDo(client, http.MethodPost, base+"/api/v2/resource", body)
+					code, resp, err := doJSON(client, http.MethodPost, base+"/api/v2/resource", body)
 					if err != nil || code != http.StatusOK {
 						w.failed.Add(1)
 						return
@@ -1042,7 +924,7 @@ func snapStartWriters(ctx context.Context, base string, n int, tag string) *snap
 				w.mu.Unlock()
 				body := fmt.Sprintf(`{"Id":"%s","DisplayName":null,"FirstName":"Writer %d","Surname":"%s","Company":null,"Position":"rev %d","Phone":"%d","Mobile":null,"Fax":"","Email":null,"AddressComment":null,"ExternalID":"%s-%d-u%d","Status":"Active","Types":[{"Type":"Team"}]}`,
 					a.id, g, tag, rev, i, tag, g, i)
-				code, _, err := snapDo(client, http.MethodPut, base+"/api/v2/resource/"+a.id, body)
+				code, _, err := doJSON(client, http.MethodPut, base+"/api/v2/resource/"+a.id, body)
 				if err != nil || code != http.StatusOK {
 					w.failed.Add(1)
 					return
@@ -1057,27 +939,11 @@ func snapStartWriters(ctx context.Context, base string, n int, tag string) *snap
 	return w
 }
 
-func snapDo(c *http.Client, method, url, body string) (int, []byte, error) {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
-
 var snapLoggedWrite = regexp.MustCompile(`msg="snapshot written".* resources=(\d+)`)
 
 // lastLoggedSnapshot is the resource count of the last snapshot the
 // process reported written, -1 if none.
-func (p *snapProc) lastLoggedSnapshot() int {
+func (p *binaryProc) lastLoggedSnapshot() int {
 	m := snapLoggedWrite.FindAllStringSubmatch(p.stdout.String(), -1)
 	if len(m) == 0 {
 		return -1
@@ -1088,7 +954,7 @@ func (p *snapProc) lastLoggedSnapshot() int {
 
 // snapCheckServes checks that p serves exactly the resources of the
 // snapshot at path, in order, with identical JSON.
-func snapCheckServes(t *testing.T, p *snapProc, path string) {
+func snapCheckServes(t *testing.T, p *binaryProc, path string) {
 	t.Helper()
 	spaces, err := readSnapshot(path)
 	if err != nil {
@@ -1118,7 +984,7 @@ func TestSnapshotBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
-	bin := snapBuild(t)
+	bin := builtBinary(t)
 	t.Run("CrashSafety", func(t *testing.T) { snapTestCrashSafety(t, bin) })
 	t.Run("GracefulStop", func(t *testing.T) { snapTestGracefulStop(t, bin) })
 	t.Run("FailedFinalWriteExitStatus", func(t *testing.T) { snapTestFailedFinalWrite(t, bin) })
@@ -1147,12 +1013,12 @@ func snapTestCrashSafety(t *testing.T, bin string) {
 		130 * time.Millisecond, 210 * time.Millisecond, 333 * time.Millisecond, 500 * time.Millisecond}
 	loggedRounds, tempsSeen := 0, 0
 	for round, delay := range killDelays {
-		p := snapStart(t, bin, dir, args...)
+		p := startBinary(t, bin, dir, args...)
 		if len(prev) > 0 {
 			snapCheckServes(t, p, path)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		w := snapStartWriters(ctx, p.base, 4, fmt.Sprintf("r%d", round))
+		w := snapStartWriters(ctx, p.url, 4, fmt.Sprintf("r%d", round))
 		// Let some writes land (round 0 is killed before the first snapshot
 		// is due), then kill at this round's moment.
 		if round > 0 {
@@ -1198,7 +1064,7 @@ func snapTestCrashSafety(t *testing.T, bin string) {
 
 	// A last boot, then a clean stop: the snapshot is served, the exit is
 	// clean and no temporary file is left behind.
-	p := snapStart(t, bin, dir, args...)
+	p := startBinary(t, bin, dir, args...)
 	snapCheckServes(t, p, path)
 	if code := p.stop(syscall.SIGTERM); code != 0 {
 		t.Errorf("exit status %d after SIGTERM, want 0; stderr: %s", code, p.stderr.String())
@@ -1214,10 +1080,10 @@ func snapTestGracefulStop(t *testing.T, bin string) {
 	path := filepath.Join(dir, "rd.gob")
 	// An interval longer than the test: only the final write saves the burst.
 	args := []string{"-snapshot", path, "-snapshot-interval", "1h"}
-	p := snapStart(t, bin, dir, args...)
+	p := startBinary(t, bin, dir, args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := snapStartWriters(ctx, p.base, 8, "burst")
+	w := snapStartWriters(ctx, p.url, 8, "burst")
 	snapWaitFor(t, 10*time.Second, "a burst of writes", func() bool { return w.ok.Load() >= 300 })
 	if code := p.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("exit status %d after SIGTERM, want 0; stderr: %s", code, p.stderr.String())
@@ -1225,7 +1091,7 @@ func snapTestGracefulStop(t *testing.T, bin string) {
 	w.wg.Wait()
 	snapAssertNoTemps(t, dir)
 
-	p = snapStart(t, bin, dir, args...)
+	p = startBinary(t, bin, dir, args...)
 	served := map[string]string{} // Id -> Position
 	var all []json.RawMessage
 	for g := range 8 {
@@ -1273,8 +1139,8 @@ func snapTestFailedFinalWrite(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(sub, "rd.gob")
-	p := snapStart(t, bin, dir, "-snapshot", path, "-snapshot-interval", "1h")
-	code, body, err := snapDo(http.DefaultClient, http.MethodPost, p.base+"/api/v2/resource", `{"Company":"Doomed Ltd"}`)
+	p := startBinary(t, bin, dir, "-snapshot", path, "-snapshot-interval", "1h")
+	code, body, err := doJSON(http.DefaultClient, http.MethodPost, p.url+"/api/v2/resource", `{"Company":"Doomed Ltd"}`)
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("create: %d %v %s", code, err, body)
 	}
