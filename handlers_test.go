@@ -2065,3 +2065,18 @@ func FuzzListQuery(f *testing.F) {
 		}
 	})
 }
+
+func TestInputsPageDigits(t *testing.T) {
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	for _, q := range []string{"page=%2B3", "page=+3", "page=%202%20", "page=2%20", "page=%202", "page=0x1", "page=1e1", "page=%D9%A3", "page=-1", "pageSize=%2B5", "pageSize=%205", "pageSize=5.0"} {
+		r := doStrictJSON(t, a, http.MethodGet, "/api/v2/resource?requestParams."+q, "")
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("requestParams.%s: %d %s, want 400", q, r.Status, r.Body)
+		}
+	}
+	for _, q := range []string{"page=3", "page=03", "pageSize=5"} {
+		if r := doStrictJSON(t, a, http.MethodGet, "/api/v2/resource?requestParams."+q, ""); r.Status != http.StatusOK {
+			t.Errorf("requestParams.%s: %d %s, want 200", q, r.Status, r.Body)
+		}
+	}
+}
