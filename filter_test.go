@@ -30,14 +30,6 @@ func fltCond(f field, op filterOp, v ...any) *filterCond {
 	return c
 }
 
-// kendoConfig is the default configuration with the whole Kendo grammar,
-// for tests of filters the real service does not document.
-func kendoConfig() Config {
-	c := DefaultConfig()
-	c.Filters = dialectKendo
-	return c
-}
-
 func fltAnd(terms ...filterNode) *filterLogic { return &filterLogic{Terms: terms} }
 func fltOr(terms ...filterNode) *filterLogic  { return &filterLogic{Or: true, Terms: terms} }
 
@@ -1130,62 +1122,6 @@ func BenchmarkMatchContains(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rs)), "ns/resource")
 	if hits != 0 {
 		b.Fatal("unexpected match")
-	}
-}
-
-// formatFilter prints the canonical form, which parseFilter reads back to an
-// equal AST: word operators, canonical field names, doubled quotes, no
-// operand after unary operators, and parentheses only where an or-group is a
-// term of an and-group.
-func formatFilter(n filterNode) string {
-	if n == nil {
-		return ""
-	}
-	var b strings.Builder
-	writeFilter(&b, n)
-	return b.String()
-}
-
-func writeFilter(b *strings.Builder, n filterNode) {
-	switch n := n.(type) {
-	case *filterCond:
-		if n == nil {
-			return
-		}
-		if n.Field < numFields {
-			b.WriteString(n.Field.String())
-		}
-		b.WriteByte('~')
-		b.WriteString(n.Op.String())
-		switch n.Kind {
-		case valueString:
-			b.WriteString("~'")
-			b.WriteString(strings.ReplaceAll(n.Str, "'", "''"))
-			b.WriteByte('\'')
-		case valueInt:
-			b.WriteByte('~')
-			b.WriteString(n.Str)
-		}
-	case *filterLogic:
-		if n == nil {
-			return
-		}
-		sep := "~and~"
-		if n.Or {
-			sep = "~or~"
-		}
-		for i, t := range n.Terms {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			if l, ok := t.(*filterLogic); ok && l != nil && l.Or && !n.Or {
-				b.WriteByte('(')
-				writeFilter(b, t)
-				b.WriteByte(')')
-				continue
-			}
-			writeFilter(b, t)
-		}
 	}
 }
 

@@ -11,16 +11,6 @@ import (
 	"unicode/utf8"
 )
 
-// genRun runs `resourcedir generate args...` and returns its output.
-func genRun(t *testing.T, args ...string) []byte {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	if err := run(context.Background(), append([]string{"generate"}, args...), nil, &out, &errOut); err != nil {
-		t.Fatalf("generate %q: %v; stderr %s", args, err, errOut.Bytes())
-	}
-	return out.Bytes()
-}
-
 // genDecode reads a seed file as items, null kept apart from "".
 func genDecode(t *testing.T, b []byte) []map[string]any {
 	t.Helper()

@@ -35,9 +35,6 @@ type wantResource struct {
 	Address                                               string // raw JSON; "" is null
 }
 
-// apiTypeIDs is the spec's requestor type table.
-var apiTypeIDs = map[string]int{"Team": 2, "Customer": 4, "Contractor": 8, "Employee": 16, "Company": 32}
-
 func (w wantResource) wire(links bool) string {
 	id := w.ID
 	if id == "" {
@@ -83,8 +80,6 @@ func (w wantResource) wire(links bool) string {
 }
 
 func (w wantResource) created() string { return `{"Data":[` + w.wire(false) + `],"Total":1}` }
-
-var apiRep = strings.Repeat
 
 func TestCreate(t *testing.T) {
 	t.Parallel()
@@ -332,10 +327,6 @@ func TestCreateGeneratesID(t *testing.T) {
 		t.Errorf("the body's Id was stored: %d %s", r.Status, r.Body)
 	}
 }
-
-const apiAda = `{"DisplayName":"Ada Lovelace","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
-	"Position":"Countess","Phone":"","Email":"ada@example.org","AddressComment":"London","ExternalID":"X-1",
-	"Types":[{"Type":"Employee"}],"Address":{"Street":"St James's Square","No":12}}`
 
 // apiAdaWant is apiAda as stored, and so what putBody(id) gives back.
 func apiAdaWant(id string) wantResource {
@@ -751,33 +742,6 @@ func (a *testClient) list(query string) apiList {
 		}
 	}
 	return l
-}
-
-// apiSeed stores resources made from create bodies straight through the
-// store, for lists too long to post one by one.
-func apiSeed(t testing.TB, s *Store, bodies ...string) []string {
-	t.Helper()
-	var ids []string
-	for _, body := range bodies {
-		r, err := buildBody([]byte(body), modeCreate, "")
-		if err != nil {
-			t.Fatalf("%s: %v", body, err)
-		}
-		r, err = s.Create(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, r.ID())
-	}
-	return ids
-}
-
-func apiNumbered(n int) []string {
-	bodies := make([]string, n)
-	for i := range bodies {
-		bodies[i] = fmt.Sprintf(`{"DisplayName":"R%04d","Company":"C"}`, i+1)
-	}
-	return bodies
 }
 
 func apiNames(from, to int) []string {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
 // wireEntry is a journal entry as GET /__admin/requests shows it.
@@ -1058,4 +1061,336 @@ func doStrictJSON(t *testing.T, a *testClient, method, path, body string) respon
 func apiPadded(n int) string {
 	const head, tail = `{"Company":"C","AddressComment":"`, `"}`
 	return head + apiRep("x", n-len(head)-len(tail)) + tail
+}
+
+// accSend sends one request to base with the Host, Origin and Content-Type
+// given ("" for none) and returns the status, headers and body.
+func accSend(t *testing.T, base, method, path, host, origin, contentType, body string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s (Host %q, Origin %q): %v", method, path, host, origin, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+// accCreate adds one resource, so that a reset that went through shows.
+func accCreate(t *testing.T, base string) {
+	t.Helper()
+	if status, _, body := accSend(t, base, http.MethodPost, "/api/v2/resource", "", "", "application/json", `{"Company":"Acme"}`); status != http.StatusOK {
+		t.Fatalf("create: %d %s", status, body)
+	}
+}
+
+// accResources is what GET /__admin/health counts.
+func accResources(t *testing.T, base string) int {
+	t.Helper()
+	status, _, body := accSend(t, base, http.MethodGet, "/__admin/health", "", "", "", "")
+	var h struct{ Resources int }
+	if err := json.Unmarshal(body, &h); status != http.StatusOK || err != nil {
+		t.Fatalf("health: %d %v %s", status, err, body)
+	}
+	return h.Resources
+}
+
+const apiAda = `{"DisplayName":"Ada Lovelace","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
+	"Position":"Countess","Phone":"","Email":"ada@example.org","AddressComment":"London","ExternalID":"X-1",
+	"Types":[{"Type":"Employee"}],"Address":{"Street":"St James's Square","No":12}}`
+
+func apiNumbered(n int) []string {
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf(`{"DisplayName":"R%04d","Company":"C"}`, i+1)
+	}
+	return bodies
+}
+
+var apiRep = strings.Repeat
+
+// apiSeed stores resources made from create bodies straight through the
+// store, for lists too long to post one by one.
+func apiSeed(t testing.TB, s *Store, bodies ...string) []string {
+	t.Helper()
+	var ids []string
+	for _, body := range bodies {
+		r, err := buildBody([]byte(body), modeCreate, "")
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		r, err = s.Create(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID())
+	}
+	return ids
+}
+
+// apiTypeIDs is the spec's requestor type table.
+var apiTypeIDs = map[string]int{"Team": 2, "Customer": 4, "Contractor": 8, "Employee": 16, "Company": 32}
+
+// consoleHandler is a server with default settings, for the console and
+// OpenAPI tests.
+func consoleHandler(t *testing.T) http.Handler {
+	t.Helper()
+	return NewServer(DefaultConfig(), NewStore(nil), nil)
+}
+
+func serve(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// formatFilter prints the canonical form, which parseFilter reads back to an
+// equal AST: word operators, canonical field names, doubled quotes, no
+// operand after unary operators, and parentheses only where an or-group is a
+// term of an and-group.
+func formatFilter(n filterNode) string {
+	if n == nil {
+		return ""
+	}
+	var b strings.Builder
+	writeFilter(&b, n)
+	return b.String()
+}
+
+// kendoConfig is the default configuration with the whole Kendo grammar,
+// for tests of filters the real service does not document.
+func kendoConfig() Config {
+	c := DefaultConfig()
+	c.Filters = dialectKendo
+	return c
+}
+
+// genRun runs `resourcedir generate args...` and returns its output.
+func genRun(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), append([]string{"generate"}, args...), nil, &out, &errOut); err != nil {
+		t.Fatalf("generate %q: %v; stderr %s", args, err, errOut.Bytes())
+	}
+	return out.Bytes()
+}
+
+// impRun runs `resourcedir import args...` and returns stdout and stderr.
+func impRun(t *testing.T, environ []string, args ...string) ([]byte, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), append([]string{"import"}, args...), environ, &out, &errOut)
+	return out.Bytes(), errOut.String(), err
+}
+
+// rawConnExchange sends req on a new TCP connection and reads until the server
+// ends it: what arrived, and the error that ended the reading (io.EOF for a
+// close, ECONNRESET for a reset).
+func rawConnExchange(t *testing.T, base, req string) ([]byte, error) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatalf("write request: %v", err)
+	}
+	var got []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := conn.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			return got, err
+		}
+	}
+}
+
+// journalOf waits until the journal holds n entries and returns them: the
+// entry of a request answered without HTTP is added after the client has
+// seen the connection end.
+func journalOf(e *testClient, n int) []wireEntry {
+	e.t.Helper()
+	var entries []wireEntry
+	eventually(e.t, 10*time.Second, fmt.Sprintf("%d journal entries", n), func() bool {
+		entries = e.journal()
+		return len(entries) >= n
+	})
+	if len(entries) != n {
+		e.t.Fatalf("journal has %d entries, want %d: %+v", len(entries), n, entries)
+	}
+	return entries
+}
+
+func rawPost(path, body string) string {
+	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, len(body), body)
+}
+
+func longTests() bool { return os.Getenv("RESOURCEDIR_LONG") != "" }
+
+func nsConfig(t *testing.T) Config {
+	t.Helper()
+	cfg := DefaultConfig()
+	seed, err := decodeSeed([]byte(nsSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seed = seed
+	return cfg
+}
+
+type nsEntry struct {
+	Name      string
+	Resources int
+}
+
+func snapAssertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	if temps := snapTemps(t, dir); len(temps) > 0 {
+		t.Errorf("temporary files left in %s: %v", dir, temps)
+	}
+}
+
+// snapRealistic returns n deterministic resources shaped like a real
+// directory: names, email, phone, external id, two types, an Address on one
+// in four, a few nulls and empty strings.
+func snapRealistic(n int) []*Resource {
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	ids := rand.NewChaCha8([32]byte{byte(n), byte(n >> 8), byte(n >> 16)})
+	out := make([]*Resource, n)
+	for i := range out {
+		r := &Resource{}
+		for f := range numStringFields {
+			r.null[f] = true
+		}
+		id, err := uuid.NewRandomFromReader(ids)
+		if err != nil {
+			panic(err)
+		}
+		first := snapFirstNames[rng.IntN(len(snapFirstNames))]
+		sur := snapSurnames[rng.IntN(len(snapSurnames))]
+		r.set(fieldID, id.String(), true)
+		r.set(fieldFirstName, first, true)
+		r.set(fieldSurname, sur, true)
+		r.set(fieldDisplayName, first+" "+sur, true)
+		r.set(fieldCompany, snapCompanies[rng.IntN(len(snapCompanies))], true)
+		r.set(fieldPosition, snapPositions[rng.IntN(len(snapPositions))], i%7 != 0)
+		if i%10 == 0 {
+			r.set(fieldStatus, statusInactive, true)
+		} else {
+			r.set(fieldStatus, statusActive, true)
+		}
+		r.set(fieldExternalID, fmt.Sprintf("EXT-%08d", i), true)
+		r.set(fieldPhone, fmt.Sprintf("+44 20 7946 %04d", rng.IntN(10000)), true)
+		r.set(fieldMobile, fmt.Sprintf("+44 7700 9%05d", rng.IntN(100000)), i%3 == 0)
+		r.set(fieldFax, "", i%11 == 0)
+		r.set(fieldEmail, fmt.Sprintf("%s.%s%d@example.com", first, sur, i), true)
+		r.set(fieldAddressComment, "Reception on the 2nd floor", i%13 == 0)
+		r.types = []requestorType{16, requestorType(2 << rng.IntN(4))}
+		if r.types[1] == 16 {
+			r.types[1] = 4
+		}
+		if i%4 == 0 {
+			r.address = fmt.Appendf(nil, `{"Street":"%d High Street","City":"London","PostCode":"N1 9GU","Country":"United Kingdom"}`, i%500+1)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+func urlQueryEscape(s string) string {
+	return strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", " ", "%20", "#", "%23", "'", "%27", "~", "%7E").Replace(s)
+}
+
+const nsSeed = `[{"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`
+
+var snapCompanies = []string{"Analytical Engines", "Acme Ltd", "Globex", "Initech", "Umbrella plc", "Stark Industries", "Wayne Enterprises", "Hooli"}
+
+var snapFirstNames = []string{"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Émile", "Katherine", "Linus", "Margaret", "Niklaus", "Radia", "Søren", "Tim", "Yukihiro", "Zoë"}
+
+var snapPositions = []string{"Engineer", "Manager", "Director", "Analyst", "Consultant", "Intern"}
+
+var snapSurnames = []string{"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Zola", "Johnson", "Torvalds", "Hamilton", "Wirth", "Perlman", "Kierkegaard", "Berners-Lee", "Matsumoto", "O'Brien"}
+
+// snapTemps lists the snapshot temporary files in dir.
+func snapTemps(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var temps []string
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			temps = append(temps, e.Name())
+		}
+	}
+	return temps
+}
+
+func writeFilter(b *strings.Builder, n filterNode) {
+	switch n := n.(type) {
+	case *filterCond:
+		if n == nil {
+			return
+		}
+		if n.Field < numFields {
+			b.WriteString(n.Field.String())
+		}
+		b.WriteByte('~')
+		b.WriteString(n.Op.String())
+		switch n.Kind {
+		case valueString:
+			b.WriteString("~'")
+			b.WriteString(strings.ReplaceAll(n.Str, "'", "''"))
+			b.WriteByte('\'')
+		case valueInt:
+			b.WriteByte('~')
+			b.WriteString(n.Str)
+		}
+	case *filterLogic:
+		if n == nil {
+			return
+		}
+		sep := "~and~"
+		if n.Or {
+			sep = "~or~"
+		}
+		for i, t := range n.Terms {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if l, ok := t.(*filterLogic); ok && l != nil && l.Or && !n.Or {
+				b.WriteByte('(')
+				writeFilter(b, t)
+				b.WriteByte(')')
+				continue
+			}
+			writeFilter(b, t)
+		}
+	}
 }

@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -41,8 +40,6 @@ var (
 	modelSeedSize = flag.Int("model.seedsize", 300, "resources in the seed every namespace of TestModel starts from")
 	modelSteps    = flag.Int("model.steps", 0, "steps per seed of TestModel (0: 2000, or 40000 under RESOURCEDIR_LONG)")
 )
-
-func longTests() bool { return os.Getenv("RESOURCEDIR_LONG") != "" }
 
 func TestModel(t *testing.T) {
 	t.Parallel()

@@ -80,10 +80,6 @@ func TestSeedThenFilterBySeededID(t *testing.T) {
 	}
 }
 
-func urlQueryEscape(s string) string {
-	return strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", " ", "%20", "#", "%23", "'", "%27", "~", "%7E").Replace(s)
-}
-
 func TestSeedDuplicateIDWithinArray(t *testing.T) {
 	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)

@@ -29,61 +29,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
 )
-
-var snapFirstNames = []string{"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Émile", "Katherine", "Linus", "Margaret", "Niklaus", "Radia", "Søren", "Tim", "Yukihiro", "Zoë"}
-var snapSurnames = []string{"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Zola", "Johnson", "Torvalds", "Hamilton", "Wirth", "Perlman", "Kierkegaard", "Berners-Lee", "Matsumoto", "O'Brien"}
-var snapCompanies = []string{"Analytical Engines", "Acme Ltd", "Globex", "Initech", "Umbrella plc", "Stark Industries", "Wayne Enterprises", "Hooli"}
-var snapPositions = []string{"Engineer", "Manager", "Director", "Analyst", "Consultant", "Intern"}
-
-// snapRealistic returns n deterministic resources shaped like a real
-// directory: names, email, phone, external id, two types, an Address on one
-// in four, a few nulls and empty strings.
-func snapRealistic(n int) []*Resource {
-	rng := rand.New(rand.NewPCG(1, uint64(n)))
-	ids := rand.NewChaCha8([32]byte{byte(n), byte(n >> 8), byte(n >> 16)})
-	out := make([]*Resource, n)
-	for i := range out {
-		r := &Resource{}
-		for f := range numStringFields {
-			r.null[f] = true
-		}
-		id, err := uuid.NewRandomFromReader(ids)
-		if err != nil {
-			panic(err)
-		}
-		first := snapFirstNames[rng.IntN(len(snapFirstNames))]
-		sur := snapSurnames[rng.IntN(len(snapSurnames))]
-		r.set(fieldID, id.String(), true)
-		r.set(fieldFirstName, first, true)
-		r.set(fieldSurname, sur, true)
-		r.set(fieldDisplayName, first+" "+sur, true)
-		r.set(fieldCompany, snapCompanies[rng.IntN(len(snapCompanies))], true)
-		r.set(fieldPosition, snapPositions[rng.IntN(len(snapPositions))], i%7 != 0)
-		if i%10 == 0 {
-			r.set(fieldStatus, statusInactive, true)
-		} else {
-			r.set(fieldStatus, statusActive, true)
-		}
-		r.set(fieldExternalID, fmt.Sprintf("EXT-%08d", i), true)
-		r.set(fieldPhone, fmt.Sprintf("+44 20 7946 %04d", rng.IntN(10000)), true)
-		r.set(fieldMobile, fmt.Sprintf("+44 7700 9%05d", rng.IntN(100000)), i%3 == 0)
-		r.set(fieldFax, "", i%11 == 0)
-		r.set(fieldEmail, fmt.Sprintf("%s.%s%d@example.com", first, sur, i), true)
-		r.set(fieldAddressComment, "Reception on the 2nd floor", i%13 == 0)
-		r.types = []requestorType{16, requestorType(2 << rng.IntN(4))}
-		if r.types[1] == 16 {
-			r.types[1] = 4
-		}
-		if i%4 == 0 {
-			r.address = fmt.Appendf(nil, `{"Street":"%d High Street","City":"London","PostCode":"N1 9GU","Country":"United Kingdom"}`, i%500+1)
-		}
-		out[i] = r
-	}
-	return out
-}
 
 // snapRealisticCache keeps the resources of the last size generated, so that
 // a benchmark's runs do not generate them again.
@@ -233,29 +179,6 @@ func snapEncode(t *testing.T, rs []*Resource) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-// snapTemps lists the snapshot temporary files in dir.
-func snapTemps(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var temps []string
-	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
-			temps = append(temps, e.Name())
-		}
-	}
-	return temps
-}
-
-func snapAssertNoTemps(t *testing.T, dir string) {
-	t.Helper()
-	if temps := snapTemps(t, dir); len(temps) > 0 {
-		t.Errorf("temporary files left in %s: %v", dir, temps)
-	}
 }
 
 // snapWire is how the list serves r.
