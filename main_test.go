@@ -583,33 +583,11 @@ func TestRunAuthAndCORSOffByDefault(t *testing.T) {
 
 // ---- the built binary: ownership of the snapshot and boot inputs ----
 
-// mainExec runs bin to its end with args in dir and returns its exit code
-// and output. A boot that should be refused must not hang: the deadline
-// kills it and fails the test.
-func mainExec(t *testing.T, bin, dir string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = binaryEnv()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%q did not exit within 20s; stderr: %s", args, errOut.String())
-	}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.Fatalf("%q: %v", args, err)
-	}
-	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
-}
-
 // mainRefused checks that a boot was refused with exit status 1 and a
 // message holding every one of want.
-func mainRefused(t *testing.T, code int, stdout, stderr string, want ...string) {
+func mainRefused(t *testing.T, r binaryRun, want ...string) {
 	t.Helper()
+	code, stdout, stderr := r.code, r.stdout, r.stderr
 	if code != 1 {
 		t.Errorf("exit status %d, want 1; stderr: %s", code, stderr)
 	}
@@ -653,8 +631,8 @@ func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{path, "shared.gob", link} {
-		code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", name)
-		mainRefused(t, code, stdout, stderr, "snapshot "+name, "process "+pid, path+".lock")
+		r := runBinary(t, dir, nil, "", "-addr", "127.0.0.1:0", "-snapshot", name)
+		mainRefused(t, r, "snapshot "+name, "process "+pid, path+".lock")
 	}
 	// The first server was not disturbed.
 	if code, body, err := doJSON(http.DefaultClient, http.MethodPost, first.url+"/api/v2/resource", `{"Company":"Kept"}`); err != nil || code != http.StatusOK {
@@ -699,8 +677,8 @@ func mainTestNonRegularSnapshot(t *testing.T, bin string) {
 		{folder, "a folder, not a regular file"},
 		{os.DevNull, "a device, not a regular file"},
 	} {
-		code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", tc.path)
-		mainRefused(t, code, stdout, stderr, "snapshot "+tc.path, tc.kind)
+		r := runBinary(t, dir, nil, "", "-addr", "127.0.0.1:0", "-snapshot", tc.path)
+		mainRefused(t, r, "snapshot "+tc.path, tc.kind)
 	}
 }
 
@@ -716,14 +694,14 @@ func mainTestSparseSnapshot(t *testing.T, bin string) {
 	if err := os.Truncate(path, 60<<30); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", path)
-	mainRefused(t, code, stdout, stderr, "load snapshot "+path, "corrupt or truncated", "64424509440-byte file")
+	r := runBinary(t, dir, nil, "", "-addr", "127.0.0.1:0", "-snapshot", path)
+	mainRefused(t, r, "load snapshot "+path, "corrupt or truncated", "64424509440-byte file")
 }
 
 // -seed /dev/zero grew without bound: the -max-seed-body limit applies.
 func mainTestSeedFromDevZero(t *testing.T, bin string) {
-	code, stdout, stderr := mainExec(t, bin, t.TempDir(), "-addr", "127.0.0.1:0", "-snapshot", "off", "-seed", "/dev/zero", "-max-seed-body", "1000000")
-	mainRefused(t, code, stdout, stderr, "seed /dev/zero: larger than the -max-seed-body limit of 1000000 bytes")
+	r := runBinary(t, t.TempDir(), nil, "", "-addr", "127.0.0.1:0", "-snapshot", "off", "-seed", "/dev/zero", "-max-seed-body", "1000000")
+	mainRefused(t, r, "seed /dev/zero: larger than the -max-seed-body limit of 1000000 bytes")
 }
 
 // -addr-file: with -addr 127.0.0.1:0 a harness waits for the file, reads
@@ -770,7 +748,8 @@ func mainTestAddrFile(t *testing.T, bin string) {
 }
 
 func mainTestVersion(t *testing.T, bin string) {
-	code, stdout, stderr := mainExec(t, bin, t.TempDir(), "-version")
+	r := runBinary(t, t.TempDir(), nil, "", "-version")
+	code, stdout, stderr := r.code, r.stdout, r.stderr
 	if code != 0 || stderr != "" {
 		t.Fatalf("-version: exit %d, stderr %q", code, stderr)
 	}

@@ -715,7 +715,7 @@ func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 		}
 
 		stop := runLoop()
-		snapWaitFor(t, 10*time.Second, "the run loop to report two failed writes", func() bool {
+		eventually(t, 10*time.Second, "the run loop to report two failed writes", func() bool {
 			return strings.Count(logs.String(), "snapshot failed") >= 2
 		})
 		stop()
@@ -725,25 +725,13 @@ func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop = runLoop()
-		snapWaitFor(t, 10*time.Second, "the run loop to write once the fault is gone", func() bool {
+		eventually(t, 10*time.Second, "the run loop to write once the fault is gone", func() bool {
 			rs, err := readSnapshotFile(path)
 			return err == nil && len(rs) == 30
 		})
 		stop()
 		snapAssertNoTemps(t, dir)
 	})
-}
-
-// snapWaitFor polls cond until it holds or the deadline passes.
-func snapWaitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
@@ -945,7 +933,7 @@ func snapTestCrashSafety(t *testing.T, bin string) {
 		// Let some writes land (round 0 is killed before the first snapshot
 		// is due), then kill at this round's moment.
 		if round > 0 {
-			snapWaitFor(t, 10*time.Second, "writes to succeed", func() bool { return w.ok.Load() >= 20 })
+			eventually(t, 10*time.Second, "writes to succeed", func() bool { return w.ok.Load() >= 20 })
 		}
 		time.Sleep(delay)
 		p.stop(syscall.SIGKILL)
@@ -1007,7 +995,7 @@ func snapTestGracefulStop(t *testing.T, bin string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := snapStartWriters(ctx, p.url, 8, "burst")
-	snapWaitFor(t, 10*time.Second, "a burst of writes", func() bool { return w.ok.Load() >= 300 })
+	eventually(t, 10*time.Second, "a burst of writes", func() bool { return w.ok.Load() >= 300 })
 	if code := p.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("exit status %d after SIGTERM, want 0; stderr: %s", code, p.stderr.String())
 	}

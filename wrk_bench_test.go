@@ -366,18 +366,13 @@ func wrkStart(b *testing.B, logPath, bin string, args ...string) *exec.Cmd {
 // wrkWaitHealthy polls base until it answers, with a deadline.
 func wrkWaitHealthy(b *testing.B, client *http.Client, base string) {
 	b.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually(b, 20*time.Second, base+" to answer", func() bool {
 		resp, err := client.Get(base + "/__admin/health")
 		if err == nil {
 			resp.Body.Close()
-			return
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s does not answer within 20s: %v", base, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 func wrkDo(b *testing.B, client *http.Client, method, target string, body []byte) wrkAnswer {
