@@ -279,29 +279,6 @@ func benchClient(b *testing.B) *http.Client {
 	return &http.Client{Transport: tr}
 }
 
-// benchDo sends one request and reads the whole response.
-func benchDo(c *http.Client, method, url string, body []byte) (int, []byte, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, out, err
-}
-
 // benchDiscard sends one request and discards the response.
 func benchDiscard(c *http.Client, method, url string, body []byte) (int, error) {
 	var rd io.Reader
@@ -411,12 +388,12 @@ func BenchmarkHTTP(b *testing.B) {
 			base := st.server(b, DefaultConfig().JournalSize)
 			var status int
 			var err error
-			status, st.listBody, err = benchDo(st.client, http.MethodGet, base+st.lists[0].url, nil)
+			status, st.listBody, err = doJSON(st.client, http.MethodGet, base+st.lists[0].url, nil)
 			if err != nil || status != http.StatusOK || !bytes.Contains(st.listBody, []byte(`"TotalResults":1,`)) {
 				b.Fatalf("list: %d %v %s", status, err, st.listBody)
 			}
 			st.createReq = st.creates[0].body
-			status, st.createBody, err = benchDo(st.client, http.MethodPost, base+"/api/v2/resource", st.createReq)
+			status, st.createBody, err = doJSON(st.client, http.MethodPost, base+"/api/v2/resource", st.createReq)
 			if err != nil || status != http.StatusOK {
 				b.Fatalf("create: %d %v %s", status, err, st.createBody)
 			}

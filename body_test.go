@@ -535,22 +535,11 @@ func (p *limProc) send(t *testing.T, method, path string, body []byte) (int, []b
 
 // try is send for another goroutine than the test's.
 func (p *limProc) try(method, path string, body []byte) (int, []byte, error) {
-	req, err := http.NewRequest(method, p.url+path, bytes.NewReader(body))
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	client := &http.Client{Timeout: 2 * time.Minute}
-	resp, err := client.Do(req)
+	status, answer, err := doJSON(&http.Client{Timeout: 2 * time.Minute}, method, p.url+path, body)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s %s with %d bytes: %w", method, path, len(body), err)
 	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
-	}
-	return resp.StatusCode, answer, nil
+	return status, answer, nil
 }
 
 // resources is what GET /__admin/health counts.

@@ -980,10 +980,14 @@ func (p *binaryProc) listIn(t *testing.T, prefix string) []json.RawMessage {
 	}
 }
 
-// doJSON sends body as JSON with c, for a goroutine that may not fail
-// the test.
-func doJSON(c *http.Client, method, url, body string) (int, []byte, error) {
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
+// doJSON sends body (nil for none) as JSON with c and reads the whole
+// answer, for a goroutine that may not fail the test.
+func doJSON(c *http.Client, method, url string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
 		return 0, nil, err
 	}

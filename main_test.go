@@ -635,7 +635,7 @@ func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 		mainRefused(t, r, "snapshot "+name, "process "+pid, path+".lock")
 	}
 	// The first server was not disturbed.
-	if code, body, err := doJSON(http.DefaultClient, http.MethodPost, first.url+"/api/v2/resource", `{"Company":"Kept"}`); err != nil || code != http.StatusOK {
+	if code, body, err := doJSON(http.DefaultClient, http.MethodPost, first.url+"/api/v2/resource", []byte(`{"Company":"Kept"}`)); err != nil || code != http.StatusOK {
 		t.Fatalf("create on the first server: %d %v %s", code, err, body)
 	}
 	if code := first.stop(syscall.SIGTERM); code != 0 {

@@ -810,7 +810,7 @@ func snapStartWriters(ctx context.Context, base string, n int, tag string) *snap
 				if len(mine) == 0 || rng.IntN(3) == 0 {
 					a := &snapAck{sent: []int{0}, acked: -1}
 					body := fmt.Sprintf(`{"FirstName":"Writer %d","Surname":"%s","ExternalID":"%s-%d-%d","Position":"rev 0","Types":[{"Type":"Employee"}],"Address":{"N":%d}}`, g, tag, tag, g, i, i)
-					code, resp, err := doJSON(client, http.MethodPost, base+"/api/v2/resource", body)
+					code, resp, err := doJSON(client, http.MethodPost, base+"/api/v2/resource", []byte(body))
 					if err != nil || code != http.StatusOK {
 						w.failed.Add(1)
 						return
@@ -835,7 +835,7 @@ func snapStartWriters(ctx context.Context, base string, n int, tag string) *snap
 				w.mu.Unlock()
 				body := fmt.Sprintf(`{"Id":"%s","DisplayName":null,"FirstName":"Writer %d","Surname":"%s","Company":null,"Position":"rev %d","Phone":"%d","Mobile":null,"Fax":"","Email":null,"AddressComment":null,"ExternalID":"%s-%d-u%d","Status":"Active","Types":[{"Type":"Team"}]}`,
 					a.id, g, tag, rev, i, tag, g, i)
-				code, _, err := doJSON(client, http.MethodPut, base+"/api/v2/resource/"+a.id, body)
+				code, _, err := doJSON(client, http.MethodPut, base+"/api/v2/resource/"+a.id, []byte(body))
 				if err != nil || code != http.StatusOK {
 					w.failed.Add(1)
 					return
@@ -1051,7 +1051,7 @@ func snapTestFailedFinalWrite(t *testing.T, bin string) {
 	}
 	path := filepath.Join(sub, "rd.gob")
 	p := startBinary(t, bin, dir, "-snapshot", path, "-snapshot-interval", "1h")
-	code, body, err := doJSON(http.DefaultClient, http.MethodPost, p.url+"/api/v2/resource", `{"Company":"Doomed Ltd"}`)
+	code, body, err := doJSON(http.DefaultClient, http.MethodPost, p.url+"/api/v2/resource", []byte(`{"Company":"Doomed Ltd"}`))
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("create: %d %v %s", code, err, body)
 	}
