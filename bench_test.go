@@ -1,5 +1,7 @@
 package main
 
+// Named after no source file: the benchmarks of the store and of HTTP.
+
 // The performance suite of the directory: the store at 10k, 100k and 1M
 // resources, HTTP end to end over loopback against a bare net/http baseline,
 // heap per resource, and seeding 1M resources over HTTP.

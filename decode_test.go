@@ -1,7 +1,7 @@
 package main
 
 // Tests of decode.go: the JSON reader and resource decoding, with the
-// fuzzers that compare it with encoding/json.
+// fuzzers that compare it with encoding/json, and lone surrogate escapes.
 
 import (
 	"bytes"
@@ -346,6 +346,8 @@ func TestDecodePropertyNames(t *testing.T) {
 	}
 }
 
+// TestInputsStrictJSONChecker: strictJSONProblem, which the lone-surrogate
+// test relies on, refuses what a strict reader refuses.
 func TestInputsStrictJSONChecker(t *testing.T) {
 	for doc, want := range map[string]bool{
 		`{"a":"\ud800\udc00"}`: true,
@@ -365,6 +367,9 @@ func TestInputsStrictJSONChecker(t *testing.T) {
 	}
 }
 
+// TestInputsLoneSurrogates: lone UTF-16 surrogate escapes are read as
+// U+FFFD everywhere, Address included, as the real service reads them
+// (behaviour.md 11), so that every answer is JSON a strict reader accepts.
 func TestInputsLoneSurrogates(t *testing.T) {
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	body := `{"FirstName":"a\ud800b","Surname":"\udc00","Company":"pair \ud83d\ude00 kept","Position":"\ud800\ud800",` +

@@ -1,5 +1,10 @@
 package main
 
+// The helpers that more than one test file uses: test servers and clients,
+// the one build of the binary and the one way to start it, raw
+// connections, and the generator of realistic resources. A helper that
+// one file uses lives in that file.
+
 import (
 	"bufio"
 	"bytes"
@@ -1210,7 +1215,8 @@ func impRun(t *testing.T, environ []string, args ...string) ([]byte, string, err
 
 // rawConnExchange sends req on a new TCP connection and reads until the server
 // ends it: what arrived, and the error that ended the reading (io.EOF for a
-// close, ECONNRESET for a reset).
+// close, ECONNRESET for a reset). Not rawExchange, which parses an HTTP
+// answer: a fault may send garbage, nothing, or a reset.
 func rawConnExchange(t *testing.T, base, req string) ([]byte, error) {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 5*time.Second)

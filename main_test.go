@@ -710,6 +710,8 @@ func mainTestAddrFile(t *testing.T, bin string) {
 	dir := t.TempDir()
 	addrFile := filepath.Join(dir, "url")
 	for _, format := range []string{"text", "json"} {
+		// Not startBinary: the -addr-file, not the log, is what tells
+		// this harness the address.
 		cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-addr-file", addrFile, "-snapshot", "off", "-log-format", format)
 		cmd.Env = binaryEnv()
 		var stderr syncBuffer
@@ -1108,6 +1110,8 @@ func TestSlowHeaders(t *testing.T) {
 		hs.ReadHeaderTimeout = timeout
 	})
 
+	// Not rawExchange: the head goes out a byte at a time, and what is
+	// checked is when the server ends the connection.
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -1165,6 +1169,8 @@ func TestSlowBody(t *testing.T) {
 		hs.ReadTimeout = timeout
 	})
 	for _, path := range []string{"/api/v2/resource", "/__admin/resources"} {
+		// Not rawExchange: the body goes out a byte at a time, and what is
+		// checked is when the server ends the connection.
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -1352,6 +1358,8 @@ func TestMainCommandSignals(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			// Not startBinary: the signal goes to the command after --,
+			// whose output, not the server's log, says it is ready.
 			cmd := exec.Command(builtBinary(t), "--", "sh", "-c", tt.script)
 			cmd.Dir = t.TempDir()
 			cmd.Env = binaryEnv()

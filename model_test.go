@@ -1,5 +1,7 @@
 package main
 
+// Named after no source file: a randomised model of the whole API.
+
 // TestModel drives the server with thousands of random requests and checks
 // every answer against a reference model: a plain slice of the resources the
 // contract (behaviour.md) says should exist, scanned and evaluated with

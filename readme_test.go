@@ -1,5 +1,7 @@
 package main
 
+// Named after no source file: runs the examples and flag table of README.md.
+
 import (
 	"context"
 	"flag"

@@ -1,5 +1,7 @@
 package main
 
+// Named after no source file: benchmarks of the built binary under wrk.
+
 // BenchmarkWrk measures resourcedir as users run it: the built binary with
 // its default flags (request logging on, to a file; the journal on; the
 // snapshot written every 10s when something changed), driven by wrk from its own process over
