@@ -6,12 +6,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -343,5 +345,26 @@ func TestSnapshotFailureAnswer(t *testing.T) {
 	}
 	if err := p.stop(); err == nil || !strings.Contains(err.Error(), "private-folder") {
 		t.Errorf("run returned %v, want the failed final snapshot naming its path", err)
+	}
+}
+
+// A failed POST /__admin/snapshot answered the internal path and the OS's
+// error text; the reason says what happened, and the log has the rest.
+func TestSnapshotWriteFailureReason(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&os.PathError{Op: "write", Path: "/srv/x", Err: syscall.ENOSPC}, "the disk is full"},
+		{&os.PathError{Op: "open", Path: "/srv/x", Err: syscall.EDQUOT}, "the disk quota is used up"},
+		{&os.PathError{Op: "open", Path: "/srv/x", Err: syscall.EROFS}, "the file system is read-only"},
+		{&os.PathError{Op: "open", Path: "/srv/x", Err: syscall.EACCES}, "permission denied"},
+		{&os.PathError{Op: "open", Path: "/srv/x", Err: syscall.ENOENT}, "the snapshot's folder no longer exists"},
+		{&os.PathError{Op: "write", Path: "/srv/x", Err: syscall.EIO}, "an input/output error"},
+		{errSnapInjected, "an input/output error"},
+	} {
+		if got := writeFailureReason(fmt.Errorf("write /srv/x: %w", tt.err)); got != tt.want {
+			t.Errorf("writeFailureReason(%v) = %q, want %q", tt.err, got, tt.want)
+		}
 	}
 }

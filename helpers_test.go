@@ -9,9 +9,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"maps"
@@ -1861,4 +1864,185 @@ func fltDump(n filterNode) string {
 		return b.String()
 	}
 	return "nil"
+}
+
+var errSnapInjected = errors.New("injected fault: disk on fire")
+
+// snapFailingWriter fails once it has taken limit bytes.
+type snapFailingWriter struct {
+	w     io.Writer
+	limit int
+	err   error
+}
+
+func (f *snapFailingWriter) Write(p []byte) (int, error) {
+	if len(p) > f.limit {
+		n, _ := f.w.Write(p[:f.limit])
+		f.limit = 0
+		return n, f.err
+	}
+	f.limit -= len(p)
+	return f.w.Write(p)
+}
+
+var snapBenchSizes = []struct {
+	name string
+	n    int
+}{{"100k", 100_000}, {"1M", 1_000_000}}
+
+func snapCheckRefusal(t *testing.T, err error, path, reason string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("a bad snapshot was accepted")
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("the error does not name the file %s: %v", path, err)
+	}
+	if reason != "" && !regexp.MustCompile(reason).MatchString(err.Error()) {
+		t.Errorf("the error does not say %q: %v", reason, err)
+	}
+}
+
+// snapFrame wraps payload in the file format: magic, version, payload,
+// CRC-32C of all that.
+func snapFrame(version uint32, payload []byte) []byte {
+	b := []byte(snapshotMagic)
+	b = binary.BigEndian.AppendUint32(b, version)
+	b = append(b, payload...)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+func snapLogger(w io.Writer) *slog.Logger {
+	if w == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// snapRealisticCache keeps the resources of the last size generated, so that
+// a benchmark's runs do not generate them again.
+var snapRealisticCache struct {
+	sync.Mutex
+	n  int
+	rs []*Resource
+}
+
+func snapRealisticCached(n int) []*Resource {
+	snapRealisticCache.Lock()
+	defer snapRealisticCache.Unlock()
+	if snapRealisticCache.n != n {
+		snapRealisticCache.n, snapRealisticCache.rs = 0, nil
+		runtime.GC()
+		snapRealisticCache.n, snapRealisticCache.rs = n, snapRealistic(n)
+	}
+	return snapRealisticCache.rs
+}
+
+// snapRoundTripStore fills a store through the API with every shape a
+// resource can take, updates some, and adds enough to span several chunks.
+func snapRoundTripStore(t *testing.T) (*Store, *Server) {
+	t.Helper()
+	store := NewStore(nil)
+	srv := NewServer(kendoConfig(), store, nil)
+	full := snapCreate(t, srv, `{"DisplayName":"Ada L.","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
+		"Position":"Programmer","Status":"Inactive","ExternalID":"EXT-1","Phone":"+44 1","Mobile":"+44 7","Fax":"+44 2",
+		"Email":"Ada@Example.ORG","AddressComment":"Ring twice",
+		"Types":[{"Type":"Employee"},{"Type":"customer"},{"Type":"Team"}],
+		"Address":{"Street":"12 St James's Square","Lines":["a", "b", null, 1.50, true],"Nested":{"Ünïcode":"✓","Empty":{}}}}`)
+	empties := snapCreate(t, srv, `{"DisplayName":"","FirstName":"","Surname":"","Company":"Acme","Position":"",
+		"ExternalID":"","Phone":"","Mobile":"","Fax":"","Email":"","AddressComment":"","Types":[],"Address":{}}`)
+	snapCreate(t, srv, `{"DisplayName":null,"FirstName":null,"Surname":null,"Company":"Nulls Inc","Position":null,
+		"Status":null,"ExternalID":null,"Phone":null,"Mobile":null,"Fax":null,"Email":null,"AddressComment":null,
+		"Types":null,"Address":null}`)
+	snapCreate(t, srv, `{"Company":"Omitted Ltd","Status":"inactive"}`)
+	snapCreate(t, srv, `{"FirstName":"Émile","Surname":"Zola","Email":"ÉMILE@EXAMPLE.FR","Company":"ÇA VA",
+		"Position":"Line\u2028sep \"quoted\" \\ back\tTab \u0000 nul <&>","Phone":"   ","Types":[{"Type":"Contractor"}]}`)
+	snapCreate(t, srv, `{"FirstName":"GRACE","Surname":"HOPPER","ExternalID":"ABC-DEF","Email":"GRACE@NAVY.MIL","Types":[{"Type":"Company"},{"Type":"Employee"}]}`)
+	long := strings.Repeat("Ж", 100)
+	snapCreate(t, srv, `{"DisplayName":"`+long+`","Company":"`+long+`","Position":"`+strings.Repeat("x", 5000)+`"}`)
+
+	// Updates: a value becomes null, another "", the Address is kept.
+	code, resp := snapServe(t, srv, http.MethodPut, "/api/v2/resource/"+strings.ToUpper(full), `{"Id":"`+full+`",
+		"DisplayName":"Ada","FirstName":"Ada","Surname":null,"Company":"","Position":null,"Phone":"","Mobile":null,
+		"Fax":null,"Email":"ada@example.org","AddressComment":"","ExternalID":"EXT-1b","Status":"Active",
+		"Types":[{"Type":"Company"}],"Address":null}`)
+	if code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	code, resp = snapServe(t, srv, http.MethodPut, "/api/v2/resource/"+empties, `{"Id":"`+empties+`",
+		"DisplayName":"","FirstName":"","Surname":"","Company":"Acme","Position":"","Phone":"","Mobile":"",
+		"Fax":"","Email":"","AddressComment":"","ExternalID":"","Status":"inactive","Types":null}`)
+	if code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	// Enough resources for several chunks, inserted with their own Ids.
+	if err := store.Insert(snapRealistic(2*snapshotChunkSize + 17)); err != nil {
+		t.Fatal(err)
+	}
+	return store, srv
+}
+
+// snapWire is how the list serves r.
+func snapWire(r *Resource) string { return string(appendResource(nil, r, true)) }
+
+// snapEncodeV2 writes format version 2, from before namespaces: a header
+// without Namespaces, then the chunks.
+func snapEncodeV2(t *testing.T, rs []*Resource) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := gob.NewEncoder(&buf)
+	if err := enc.Encode(struct {
+		Count   int
+		Written time.Time
+	}{len(rs), time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var chunk snapshotChunk
+	for start := 0; start < len(rs); start += snapshotChunkSize {
+		chunk.reset()
+		for _, r := range rs[start:min(start+snapshotChunkSize, len(rs))] {
+			chunk.append(r)
+		}
+		if err := enc.Encode(&chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return snapFrame(2, buf.Bytes())
+}
+
+// snapServe sends one request to h in process.
+func snapServe(t testing.TB, h http.Handler, method, target, body string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
+}
+
+// snapCreate creates a resource through the API and returns its Id.
+func snapCreate(t *testing.T, h http.Handler, body string) string {
+	t.Helper()
+	code, resp := snapServe(t, h, http.MethodPost, "/api/v2/resource", body)
+	if code != http.StatusOK {
+		t.Fatalf("create %s: %d %s", body, code, resp)
+	}
+	var out struct{ Data []struct{ Id string } }
+	if err := json.Unmarshal(resp, &out); err != nil || len(out.Data) != 1 {
+		t.Fatalf("create %s: %v in %s", body, err, resp)
+	}
+	return out.Data[0].Id
+}
+
+func snapDropRealisticCache() {
+	snapRealisticCache.Lock()
+	defer snapRealisticCache.Unlock()
+	snapRealisticCache.n, snapRealisticCache.rs = 0, nil
+	runtime.GC()
 }
