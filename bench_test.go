@@ -625,3 +625,18 @@ func TestBenchGenerator(t *testing.T) {
 		t.Errorf("PUT body: %v", err)
 	}
 }
+
+// benchFill inserts resources 0..n-1 into s in batches, as seeding does.
+func benchFill(s *Store, n int) {
+	const batch = 10_000
+	for from := 0; from < n; from += batch {
+		if err := s.Insert(benchResources(from, min(from+batch, n))); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func benchNewStore() *Store {
+	seed := benchSeed
+	return NewStore(&seed)
+}

@@ -740,3 +740,20 @@ func limCheckPeak(t *testing.T, what string, peak, allowed int64) {
 		t.Errorf("%s: peak resident memory %d MiB, over the bound of %d MiB", what, peak/limMiB, bound/limMiB)
 	}
 }
+
+// chunked hides a body's length, so that it is sent chunked, without a
+// Content-Length.
+func chunked(s string) io.Reader { return struct{ io.Reader }{strings.NewReader(s)} }
+
+// padJSON pads a JSON document with trailing spaces to exactly n bytes.
+func padJSON(doc string, n int64) []byte {
+	if int64(len(doc)) > n {
+		panic("padJSON: document longer than the target")
+	}
+	b := make([]byte, n)
+	copy(b, doc)
+	for i := len(doc); i < len(b); i++ {
+		b[i] = ' '
+	}
+	return b
+}

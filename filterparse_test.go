@@ -691,3 +691,20 @@ func BenchmarkParseFilter(b *testing.B) {
 		}
 	}
 }
+
+// kendoTypical is what a Kendo grid sends for a filter row on three columns.
+const kendoTypical = "((Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'~and~(Surname~eq~'O''Brien'~or~Surname~isnull~undefined))"
+
+func fltValues(n filterNode) []string {
+	switch n := n.(type) {
+	case *filterCond:
+		return []string{n.Str}
+	case *filterLogic:
+		var out []string
+		for _, t := range n.Terms {
+			out = append(out, fltValues(t)...)
+		}
+		return out
+	}
+	return nil
+}

@@ -141,9 +141,6 @@ func readSnapshotFile(path string) ([]*Resource, error) {
 	return all, nil
 }
 
-// jsonInto decodes body into v, for goroutines that cannot call t.Fatal.
-func jsonInto(body []byte, v any) error { return json.Unmarshal(body, v) }
-
 // jsonContentType is what every API and admin JSON response declares.
 const jsonContentType = "application/json; charset=utf-8"
 
@@ -255,10 +252,6 @@ func (c *testClient) stream(method, path string, rd io.Reader, hdr ...string) re
 	}
 	return r
 }
-
-// chunked hides a body's length, so that it is sent chunked, without a
-// Content-Length.
-func chunked(s string) io.Reader { return struct{ io.Reader }{strings.NewReader(s)} }
 
 // expect sends a request and fails the test unless it answers status.
 func (c *testClient) expect(status int, method, path, body string, hdr ...string) response {
@@ -687,19 +680,6 @@ func rawExchangeWithin(t testing.TB, addr, head string, body io.Reader, d time.D
 	return resp, b, err
 }
 
-// padJSON pads a JSON document with trailing spaces to exactly n bytes.
-func padJSON(doc string, n int64) []byte {
-	if int64(len(doc)) > n {
-		panic("padJSON: document longer than the target")
-	}
-	b := make([]byte, n)
-	copy(b, doc)
-	for i := len(doc); i < len(b); i++ {
-		b[i] = ' '
-	}
-	return b
-}
-
 // runLog is the stdout given to run: safe for the server's goroutines, and
 // it tells the test the address once run logs that it is serving.
 type runLog struct {
@@ -803,15 +783,6 @@ func runEnviron(env map[string]string) []string {
 // in the working directory) before args, which may override them.
 func runArgs(args ...string) []string {
 	return append([]string{"-addr", "127.0.0.1:0", "-snapshot", ""}, args...)
-}
-
-func runWriteFile(t *testing.T, name, content string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // The tests that run resourcedir as a user does, from a shell, share one
@@ -1639,21 +1610,6 @@ func benchResources(from, to int) []*Resource {
 	return out
 }
 
-// benchFill inserts resources 0..n-1 into s in batches, as seeding does.
-func benchFill(s *Store, n int) {
-	const batch = 10_000
-	for from := 0; from < n; from += batch {
-		if err := s.Insert(benchResources(from, min(from+batch, n))); err != nil {
-			panic(err)
-		}
-	}
-}
-
-func benchNewStore() *Store {
-	seed := benchSeed
-	return NewStore(&seed)
-}
-
 // benchDir is a store of n generated resources with one resource picked as
 // the target of lookups. Benchmarks must leave its contents as they found
 // them (update restores what it changes).
@@ -1823,23 +1779,6 @@ var fltResources = []*Resource{
 		fieldSurname: "", fieldExternalID: "",
 	}),
 }
-
-func fltValues(n filterNode) []string {
-	switch n := n.(type) {
-	case *filterCond:
-		return []string{n.Str}
-	case *filterLogic:
-		var out []string
-		for _, t := range n.Terms {
-			out = append(out, fltValues(t)...)
-		}
-		return out
-	}
-	return nil
-}
-
-// kendoTypical is what a Kendo grid sends for a filter row on three columns.
-const kendoTypical = "((Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'~and~(Surname~eq~'O''Brien'~or~Surname~isnull~undefined))"
 
 // fltDump shows an AST with every field, for failure messages.
 func fltDump(n filterNode) string {
@@ -2038,11 +1977,4 @@ func snapCreate(t *testing.T, h http.Handler, body string) string {
 		t.Fatalf("create %s: %v in %s", body, err, resp)
 	}
 	return out.Data[0].Id
-}
-
-func snapDropRealisticCache() {
-	snapRealisticCache.Lock()
-	defer snapRealisticCache.Unlock()
-	snapRealisticCache.n, snapRealisticCache.rs = 0, nil
-	runtime.GC()
 }

@@ -1501,3 +1501,12 @@ func runBinary(t *testing.T, dir string, env []string, stdin string, args ...str
 	}
 	return binaryRun{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
 }
+
+func runWriteFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -451,3 +451,6 @@ func TestNamespacesLayeredConcurrently(t *testing.T) {
 		t.Errorf("the default namespace holds %d, want the seed's 200 untouched", n)
 	}
 }
+
+// jsonInto decodes body into v, for goroutines that cannot call t.Fatal.
+func jsonInto(body []byte, v any) error { return json.Unmarshal(body, v) }

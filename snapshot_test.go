@@ -710,3 +710,10 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		}
 	})
 }
+
+func snapDropRealisticCache() {
+	snapRealisticCache.Lock()
+	defer snapRealisticCache.Unlock()
+	snapRealisticCache.n, snapRealisticCache.rs = 0, nil
+	runtime.GC()
+}
