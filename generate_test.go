@@ -273,19 +273,6 @@ func TestGenerateItemsMatchSeedFormat(t *testing.T) {
 	}
 }
 
-func TestHelpListsSubcommands(t *testing.T) {
-	t.Parallel()
-	var usage bytes.Buffer
-	if err := run(context.Background(), []string{"-help"}, nil, &bytes.Buffer{}, &usage); err == nil {
-		t.Fatal("-help returned no error")
-	}
-	for _, want := range []string{"resourcedir generate -n N [-seed S]", "resourcedir import -from URL", "resourcedir compare -from URL", "  -filters dialect"} {
-		if !strings.Contains(usage.String(), want) {
-			t.Errorf("-help does not mention %q:\n%s", want, usage.String())
-		}
-	}
-}
-
 // FuzzParseGenerate: any body is either a count and seed in range or a
 // 400 that names what is wrong, never a panic.
 func FuzzParseGenerate(f *testing.F) {

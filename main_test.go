@@ -1510,3 +1510,16 @@ func runWriteFile(t *testing.T, name, content string) string {
 	}
 	return path
 }
+
+func TestHelpListsSubcommands(t *testing.T) {
+	t.Parallel()
+	var usage bytes.Buffer
+	if err := run(context.Background(), []string{"-help"}, nil, &bytes.Buffer{}, &usage); err == nil {
+		t.Fatal("-help returned no error")
+	}
+	for _, want := range []string{"resourcedir generate -n N [-seed S]", "resourcedir import -from URL", "resourcedir compare -from URL", "  -filters dialect"} {
+		if !strings.Contains(usage.String(), want) {
+			t.Errorf("-help does not mention %q:\n%s", want, usage.String())
+		}
+	}
+}
