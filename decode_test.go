@@ -1,13 +1,15 @@
 package main
 
 // Tests of decode.go: the JSON reader and resource decoding, with the
-// fuzzers that compare it with encoding/json.
+// fuzzers that compare it with encoding/json, and lone surrogate escapes.
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -341,5 +343,83 @@ func TestDecodePropertyNames(t *testing.T) {
 				t.Errorf("seed of %s: %v, want accepted %v", item, err, tt.seedOK)
 			}
 		})
+	}
+}
+
+// TestInputsStrictJSONChecker: strictJSONProblem, which the lone-surrogate
+// test relies on, refuses what a strict reader refuses.
+func TestInputsStrictJSONChecker(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`{"a":"\ud800\udc00"}`: true,
+		`{"a":"\\ud800"}`:      true,
+		`{"a":"\ufffd\u00e9"}`: true,
+		`{"a":"\ud800"}`:       false,
+		`{"a":"\udc00\ud800"}`: false,
+		`{"a":"\ud800x"}`:      false,
+		`{"a":"\ud800\u0041"}`: false,
+		`{"\udfff":1}`:         false,
+		"{\"a\":\"\xff\"}":     false,
+		`{"a":"\ud800\\"}`:     false,
+	} {
+		if got := strictJSONProblem([]byte(doc)) == ""; got != want {
+			t.Errorf("strictJSONProblem(%s) accepts: %v, want %v", doc, got, want)
+		}
+	}
+}
+
+// TestInputsLoneSurrogates: lone UTF-16 surrogate escapes are read as
+// U+FFFD everywhere, Address included, as the real service reads them
+// (behaviour.md 11), so that every answer is JSON a strict reader accepts.
+func TestInputsLoneSurrogates(t *testing.T) {
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	body := `{"FirstName":"a\ud800b","Surname":"\udc00","Company":"pair \ud83d\ude00 kept","Position":"\ud800\ud800",` +
+		`"Address":{"Street":"c\ud800d","k\udfff":["\ud800\udc00","\ud800\u0041"],"Escaped":"\\ud800"}}`
+	want := map[string]string{"FirstName": "a\uFFFDb", "Surname": "\uFFFD", "Company": "pair 😀 kept", "Position": "\uFFFD\uFFFD"}
+	wantAddress := map[string]any{"Street": "c\uFFFDd", "k\uFFFD": []any{"\U00010000", "\uFFFDA"}, "Escaped": `\ud800`}
+	check := func(what string, raw []byte) {
+		t.Helper()
+		var got map[string]any
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %q, want %q", what, k, got[k], v)
+			}
+		}
+		if fmt.Sprint(got["Address"]) != fmt.Sprint(wantAddress) {
+			t.Errorf("%s: Address = %v, want %v", what, got["Address"], wantAddress)
+		}
+	}
+
+	created := doStrictJSON(t, a, http.MethodPost, "/api/v2/resource", body)
+	var out struct{ Data []json.RawMessage }
+	if err := json.Unmarshal(created.Body, &out); created.Status != http.StatusOK || err != nil || len(out.Data) != 1 {
+		t.Fatalf("create: %d %v %s", created.Status, err, created.Body)
+	}
+	check("create's answer", out.Data[0])
+	seeded := doStrictJSON(t, a, http.MethodPost, "/__admin/resources", "["+body+"]")
+	if seeded.Status != http.StatusOK {
+		t.Fatalf("seed: %d %s", seeded.Status, seeded.Body)
+	}
+	list := doStrictJSON(t, a, http.MethodGet, "/api/v2/resource", "")
+	var page struct{ ResourceList []json.RawMessage }
+	if err := json.Unmarshal(list.Body, &page); err != nil || len(page.ResourceList) != 2 {
+		t.Fatalf("list: %v %s", err, list.Body)
+	}
+	check("the created resource listed", page.ResourceList[0])
+	check("the seeded resource listed", page.ResourceList[1])
+	all := doStrictJSON(t, a, http.MethodGet, "/__admin/resources", "")
+	if all.Status != http.StatusOK {
+		t.Errorf("GET /__admin/resources: %d", all.Status)
+	}
+	journal := doStrictJSON(t, a, http.MethodGet, "/__admin/requests", "")
+	if journal.Status != http.StatusOK {
+		t.Errorf("GET /__admin/requests: %d", journal.Status)
+	}
+	// A filter on the repaired value finds it.
+	found := doStrictJSON(t, a, http.MethodGet, "/api/v2/resource?requestParams.filters="+url.QueryEscape("FirstName~eq~'a\uFFFDb'"), "")
+	if !strings.Contains(string(found.Body), `"TotalResults":2`) {
+		t.Errorf("filter on FirstName~eq~ 'a\\uFFFDb': %s", found.Body)
 	}
 }

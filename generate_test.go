@@ -11,16 +11,6 @@ import (
 	"unicode/utf8"
 )
 
-// genRun runs `resourcedir generate args...` and returns its output.
-func genRun(t *testing.T, args ...string) []byte {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	if err := run(context.Background(), append([]string{"generate"}, args...), nil, &out, &errOut); err != nil {
-		t.Fatalf("generate %q: %v; stderr %s", args, err, errOut.Bytes())
-	}
-	return out.Bytes()
-}
-
 // genDecode reads a seed file as items, null kept apart from "".
 func genDecode(t *testing.T, b []byte) []map[string]any {
 	t.Helper()
@@ -279,19 +269,6 @@ func TestGenerateItemsMatchSeedFormat(t *testing.T) {
 			if !props[key] || key == "Id" {
 				t.Errorf("item %d has %q, which is not a property a seed item may carry", i, key)
 			}
-		}
-	}
-}
-
-func TestHelpListsSubcommands(t *testing.T) {
-	t.Parallel()
-	var usage bytes.Buffer
-	if err := run(context.Background(), []string{"-help"}, nil, &bytes.Buffer{}, &usage); err == nil {
-		t.Fatal("-help returned no error")
-	}
-	for _, want := range []string{"resourcedir generate -n N [-seed S]", "resourcedir import -from URL", "resourcedir compare -from URL", "  -filters dialect"} {
-		if !strings.Contains(usage.String(), want) {
-			t.Errorf("-help does not mention %q:\n%s", want, usage.String())
 		}
 	}
 }

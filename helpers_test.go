@@ -1,21 +1,32 @@
 package main
 
+// The helpers that more than one test file uses: test servers and clients,
+// the one build of the binary and the one way to start it, raw
+// connections, and the generator of realistic resources. A helper that
+// one file uses lives in that file.
+
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +34,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
 // wireEntry is a journal entry as GET /__admin/requests shows it.
@@ -127,9 +140,6 @@ func readSnapshotFile(path string) ([]*Resource, error) {
 	}
 	return all, nil
 }
-
-// jsonInto decodes body into v, for goroutines that cannot call t.Fatal.
-func jsonInto(body []byte, v any) error { return json.Unmarshal(body, v) }
 
 // jsonContentType is what every API and admin JSON response declares.
 const jsonContentType = "application/json; charset=utf-8"
@@ -242,10 +252,6 @@ func (c *testClient) stream(method, path string, rd io.Reader, hdr ...string) re
 	}
 	return r
 }
-
-// chunked hides a body's length, so that it is sent chunked, without a
-// Content-Length.
-func chunked(s string) io.Reader { return struct{ io.Reader }{strings.NewReader(s)} }
 
 // expect sends a request and fails the test unless it answers status.
 func (c *testClient) expect(status int, method, path, body string, hdr ...string) response {
@@ -674,19 +680,6 @@ func rawExchangeWithin(t testing.TB, addr, head string, body io.Reader, d time.D
 	return resp, b, err
 }
 
-// padJSON pads a JSON document with trailing spaces to exactly n bytes.
-func padJSON(doc string, n int64) []byte {
-	if int64(len(doc)) > n {
-		panic("padJSON: document longer than the target")
-	}
-	b := make([]byte, n)
-	copy(b, doc)
-	for i := len(doc); i < len(b); i++ {
-		b[i] = ' '
-	}
-	return b
-}
-
 // runLog is the stdout given to run: safe for the server's goroutines, and
 // it tells the test the address once run logs that it is serving.
 type runLog struct {
@@ -792,11 +785,1196 @@ func runArgs(args ...string) []string {
 	return append([]string{"-addr", "127.0.0.1:0", "-snapshot", ""}, args...)
 }
 
-func runWriteFile(t *testing.T, name, content string) string {
+// The tests that run resourcedir as a user does, from a shell, share one
+// build per test run.
+
+var builtBin struct {
+	once sync.Once
+	dir  string // removed by TestMain
+	path string
+	err  error
+}
+
+// builtBinary returns the path of resourcedir built from this folder, built
+// on the first call of the test run.
+func builtBinary(t testing.TB) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	builtBin.once.Do(func() {
+		goTool, err := exec.LookPath("go") // go test puts $GOROOT/bin first in PATH
+		if err != nil {
+			builtBin.err = err
+			return
+		}
+		if builtBin.dir, builtBin.err = os.MkdirTemp("", "resourcedir-test-"); builtBin.err != nil {
+			return
+		}
+		path := filepath.Join(builtBin.dir, "resourcedir")
+		if out, err := exec.Command(goTool, "build", "-o", path, ".").CombinedOutput(); err != nil {
+			builtBin.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		builtBin.path = path
+	})
+	if builtBin.err != nil {
+		t.Fatal(builtBin.err)
+	}
+	return builtBin.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtBin.dir != "" {
+		os.RemoveAll(builtBin.dir)
+	}
+	os.Exit(code)
+}
+
+// binaryProc is the built resourcedir running as a process.
+type binaryProc struct {
+	t      testing.TB
+	cmd    *exec.Cmd
+	url    string // http://127.0.0.1:port, as the process logged it
+	stdout syncBuffer
+	stderr syncBuffer
+	done   chan struct{}
+	err    error // from Wait, once done is closed
+}
+
+// binaryServingLine is the "serving" line of the text log format.
+var binaryServingLine = regexp.MustCompile(`msg=serving addr=(http://\S+)`)
+
+// startBinary runs bin (builtBinary's, or another commit's to compare) in
+// dir with args after a port of its choosing and the text log format, and
+// returns once it has logged the address it serves on. The port is the
+// process's own choice, so that no other test can take it in between.
+func startBinary(t testing.TB, bin, dir string, args ...string) *binaryProc {
+	t.Helper()
+	p := &binaryProc{t: t, done: make(chan struct{})}
+	p.cmd = exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-log-format", "text"}, args...)...)
+	p.cmd.Dir = dir
+	// Nothing from the test's environment may change the configuration or
+	// the garbage collector that a test measures.
+	for _, kv := range binaryEnv() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GODEBUG=") {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill() //nolint:errcheck // it may end on its own meanwhile
+			<-p.done
+		}
+	})
+	deadline := time.NewTimer(15 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if m := binaryServingLine.FindStringSubmatch(p.stdout.String()); m != nil {
+			p.url = m[1]
+			return p
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("resourcedir exited during boot: %v\nstderr: %s\nstdout: %s", p.err, p.stderr.String(), p.stdout.String())
+		case <-deadline.C:
+			t.Fatalf("resourcedir did not log its address within 15s\nstderr: %s\nstdout: %s", p.stderr.String(), p.stdout.String())
+		case <-tick.C:
+		}
+	}
+}
+
+// stop sends sig and waits for the exit; it returns the exit status.
+func (p *binaryProc) stop(sig os.Signal) int {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill() //nolint:errcheck // it may end on its own meanwhile
+		<-p.done
+		p.t.Fatalf("resourcedir did not exit within 30s of %v", sig)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// binaryEnv is the environment without RESOURCEDIR_ variables, which would
+// change how a resourcedir the tests start runs.
+func binaryEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RESOURCEDIR_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// freeAddr returns a loopback address with a port free a moment ago, for a
+// process that must be told its address before it starts.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// listAll returns every served resource, in order, as JSON.
+func (p *binaryProc) listAll(t *testing.T) []json.RawMessage { return p.listIn(t, "") }
+
+// listIn lists every resource under prefix ("" or "/ns/{name}").
+func (p *binaryProc) listIn(t *testing.T, prefix string) []json.RawMessage {
+	t.Helper()
+	var all []json.RawMessage
+	for page := 1; ; page++ {
+		resp, err := http.Get(fmt.Sprintf("%s%s/api/v2/resource?requestParams.pageSize=500&requestParams.page=%d", p.url, prefix, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			TotalResults int
+			ResourceList []json.RawMessage
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("list page %d: %d %v", page, resp.StatusCode, err)
+		}
+		all = append(all, body.ResourceList...)
+		if len(all) >= body.TotalResults || len(body.ResourceList) == 0 {
+			return all
+		}
+	}
+}
+
+// doJSON sends body (nil for none) as JSON with c and reads the whole
+// answer, for a goroutine that may not fail the test.
+func doJSON(c *http.Client, method, url string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// strictJSONProblem reports why b is not JSON a strict reader accepts (RFC
+// 8259 with I-JSON's rule that strings hold Unicode scalar values: valid
+// UTF-8, no lone surrogate escapes); "" when it is.
+func strictJSONProblem(b []byte) string {
+	if !utf8.Valid(b) {
+		return "not UTF-8"
+	}
+	if !json.Valid(b) {
+		return "not JSON"
+	}
+	high := false // the last thing read was a high surrogate escape
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			if high {
+				return fmt.Sprintf("a lone high surrogate before byte %d", i)
+			}
+			continue
+		}
+		if b[i+1] != 'u' {
+			if high {
+				return fmt.Sprintf("a lone high surrogate before byte %d", i)
+			}
+			i++
+			continue
+		}
+		var r rune
+		fmt.Sscanf(string(b[i+2:i+6]), "%04x", &r)
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if high {
+				return fmt.Sprintf("a lone high surrogate before byte %d", i)
+			}
+			high = true
+		case r >= 0xDC00 && r < 0xE000:
+			if !high {
+				return fmt.Sprintf("a lone low surrogate at byte %d", i)
+			}
+			high = false
+		default:
+			if high {
+				return fmt.Sprintf("a lone high surrogate before byte %d", i)
+			}
+		}
+		i += 5
+	}
+	if high {
+		return "a lone high surrogate at the end"
+	}
+	return ""
+}
+
+// doStrictJSON is apiServer.do that also requires strict JSON.
+func doStrictJSON(t *testing.T, a *testClient, method, path, body string) response {
+	t.Helper()
+	resp := a.on(t).do(method, path, body)
+	if why := strictJSONProblem(resp.Body); why != "" {
+		t.Errorf("%s %s: the answer is not strict JSON (%s): %s", method, path, why, resp.Body)
+	}
+	return resp
+}
+
+// apiPadded returns a create body of exactly n bytes.
+func apiPadded(n int) string {
+	const head, tail = `{"Company":"C","AddressComment":"`, `"}`
+	return head + apiRep("x", n-len(head)-len(tail)) + tail
+}
+
+// accSend sends one request to base with the Host, Origin and Content-Type
+// given ("" for none) and returns the status, headers and body.
+func accSend(t *testing.T, base, method, path, host, origin, contentType, body string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s (Host %q, Origin %q): %v", method, path, host, origin, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+// accCreate adds one resource, so that a reset that went through shows.
+func accCreate(t *testing.T, base string) {
+	t.Helper()
+	if status, _, body := accSend(t, base, http.MethodPost, "/api/v2/resource", "", "", "application/json", `{"Company":"Acme"}`); status != http.StatusOK {
+		t.Fatalf("create: %d %s", status, body)
+	}
+}
+
+// accResources is what GET /__admin/health counts.
+func accResources(t *testing.T, base string) int {
+	t.Helper()
+	status, _, body := accSend(t, base, http.MethodGet, "/__admin/health", "", "", "", "")
+	var h struct{ Resources int }
+	if err := json.Unmarshal(body, &h); status != http.StatusOK || err != nil {
+		t.Fatalf("health: %d %v %s", status, err, body)
+	}
+	return h.Resources
+}
+
+const apiAda = `{"DisplayName":"Ada Lovelace","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
+	"Position":"Countess","Phone":"","Email":"ada@example.org","AddressComment":"London","ExternalID":"X-1",
+	"Types":[{"Type":"Employee"}],"Address":{"Street":"St James's Square","No":12}}`
+
+func apiNumbered(n int) []string {
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = fmt.Sprintf(`{"DisplayName":"R%04d","Company":"C"}`, i+1)
+	}
+	return bodies
+}
+
+var apiRep = strings.Repeat
+
+// apiSeed stores resources made from create bodies straight through the
+// store, for lists too long to post one by one.
+func apiSeed(t testing.TB, s *Store, bodies ...string) []string {
+	t.Helper()
+	var ids []string
+	for _, body := range bodies {
+		r, err := buildBody([]byte(body), modeCreate, "")
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		r, err = s.Create(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID())
+	}
+	return ids
+}
+
+// apiTypeIDs is the spec's requestor type table.
+var apiTypeIDs = map[string]int{"Team": 2, "Customer": 4, "Contractor": 8, "Employee": 16, "Company": 32}
+
+// consoleHandler is a server with default settings, for the console and
+// OpenAPI tests.
+func consoleHandler(t *testing.T) http.Handler {
+	t.Helper()
+	return NewServer(DefaultConfig(), NewStore(nil), nil)
+}
+
+func serve(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// formatFilter prints the canonical form, which parseFilter reads back to an
+// equal AST: word operators, canonical field names, doubled quotes, no
+// operand after unary operators, and parentheses only where an or-group is a
+// term of an and-group.
+func formatFilter(n filterNode) string {
+	if n == nil {
+		return ""
+	}
+	var b strings.Builder
+	writeFilter(&b, n)
+	return b.String()
+}
+
+// kendoConfig is the default configuration with the whole Kendo grammar,
+// for tests of filters the real service does not document.
+func kendoConfig() Config {
+	c := DefaultConfig()
+	c.Filters = dialectKendo
+	return c
+}
+
+// genRun runs `resourcedir generate args...` and returns its output.
+func genRun(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), append([]string{"generate"}, args...), nil, &out, &errOut); err != nil {
+		t.Fatalf("generate %q: %v; stderr %s", args, err, errOut.Bytes())
+	}
+	return out.Bytes()
+}
+
+// impRun runs `resourcedir import args...` and returns stdout and stderr.
+func impRun(t *testing.T, environ []string, args ...string) ([]byte, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), append([]string{"import"}, args...), environ, &out, &errOut)
+	return out.Bytes(), errOut.String(), err
+}
+
+// rawConnExchange sends req on a new TCP connection and reads until the server
+// ends it: what arrived, and the error that ended the reading (io.EOF for a
+// close, ECONNRESET for a reset). Not rawExchange, which parses an HTTP
+// answer: a fault may send garbage, nothing, or a reset.
+func rawConnExchange(t *testing.T, base, req string) ([]byte, error) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatalf("write request: %v", err)
+	}
+	var got []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := conn.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			return got, err
+		}
+	}
+}
+
+// journalOf waits until the journal holds n entries and returns them: the
+// entry of a request answered without HTTP is added after the client has
+// seen the connection end.
+func journalOf(e *testClient, n int) []wireEntry {
+	e.t.Helper()
+	var entries []wireEntry
+	eventually(e.t, 10*time.Second, fmt.Sprintf("%d journal entries", n), func() bool {
+		entries = e.journal()
+		return len(entries) >= n
+	})
+	if len(entries) != n {
+		e.t.Fatalf("journal has %d entries, want %d: %+v", len(entries), n, entries)
+	}
+	return entries
+}
+
+func rawPost(path, body string) string {
+	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, len(body), body)
+}
+
+func longTests() bool { return os.Getenv("RESOURCEDIR_LONG") != "" }
+
+func nsConfig(t *testing.T) Config {
+	t.Helper()
+	cfg := DefaultConfig()
+	seed, err := decodeSeed([]byte(nsSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seed = seed
+	return cfg
+}
+
+type nsEntry struct {
+	Name      string
+	Resources int
+}
+
+func snapAssertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	if temps := snapTemps(t, dir); len(temps) > 0 {
+		t.Errorf("temporary files left in %s: %v", dir, temps)
+	}
+}
+
+// snapRealistic returns n deterministic resources shaped like a real
+// directory: names, email, phone, external id, two types, an Address on one
+// in four, a few nulls and empty strings.
+func snapRealistic(n int) []*Resource {
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	ids := rand.NewChaCha8([32]byte{byte(n), byte(n >> 8), byte(n >> 16)})
+	out := make([]*Resource, n)
+	for i := range out {
+		r := &Resource{}
+		for f := range numStringFields {
+			r.null[f] = true
+		}
+		id, err := uuid.NewRandomFromReader(ids)
+		if err != nil {
+			panic(err)
+		}
+		first := snapFirstNames[rng.IntN(len(snapFirstNames))]
+		sur := snapSurnames[rng.IntN(len(snapSurnames))]
+		r.set(fieldID, id.String(), true)
+		r.set(fieldFirstName, first, true)
+		r.set(fieldSurname, sur, true)
+		r.set(fieldDisplayName, first+" "+sur, true)
+		r.set(fieldCompany, snapCompanies[rng.IntN(len(snapCompanies))], true)
+		r.set(fieldPosition, snapPositions[rng.IntN(len(snapPositions))], i%7 != 0)
+		if i%10 == 0 {
+			r.set(fieldStatus, statusInactive, true)
+		} else {
+			r.set(fieldStatus, statusActive, true)
+		}
+		r.set(fieldExternalID, fmt.Sprintf("EXT-%08d", i), true)
+		r.set(fieldPhone, fmt.Sprintf("+44 20 7946 %04d", rng.IntN(10000)), true)
+		r.set(fieldMobile, fmt.Sprintf("+44 7700 9%05d", rng.IntN(100000)), i%3 == 0)
+		r.set(fieldFax, "", i%11 == 0)
+		r.set(fieldEmail, fmt.Sprintf("%s.%s%d@example.com", first, sur, i), true)
+		r.set(fieldAddressComment, "Reception on the 2nd floor", i%13 == 0)
+		r.types = []requestorType{16, requestorType(2 << rng.IntN(4))}
+		if r.types[1] == 16 {
+			r.types[1] = 4
+		}
+		if i%4 == 0 {
+			r.address = fmt.Appendf(nil, `{"Street":"%d High Street","City":"London","PostCode":"N1 9GU","Country":"United Kingdom"}`, i%500+1)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+func urlQueryEscape(s string) string {
+	return strings.NewReplacer("%", "%25", "&", "%26", "+", "%2B", " ", "%20", "#", "%23", "'", "%27", "~", "%7E").Replace(s)
+}
+
+const nsSeed = `[{"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`
+
+var snapCompanies = []string{"Analytical Engines", "Acme Ltd", "Globex", "Initech", "Umbrella plc", "Stark Industries", "Wayne Enterprises", "Hooli"}
+
+var snapFirstNames = []string{"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Émile", "Katherine", "Linus", "Margaret", "Niklaus", "Radia", "Søren", "Tim", "Yukihiro", "Zoë"}
+
+var snapPositions = []string{"Engineer", "Manager", "Director", "Analyst", "Consultant", "Intern"}
+
+var snapSurnames = []string{"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Zola", "Johnson", "Torvalds", "Hamilton", "Wirth", "Perlman", "Kierkegaard", "Berners-Lee", "Matsumoto", "O'Brien"}
+
+// snapTemps lists the snapshot temporary files in dir.
+func snapTemps(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var temps []string
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			temps = append(temps, e.Name())
+		}
+	}
+	return temps
+}
+
+func writeFilter(b *strings.Builder, n filterNode) {
+	switch n := n.(type) {
+	case *filterCond:
+		if n == nil {
+			return
+		}
+		if n.Field < numFields {
+			b.WriteString(n.Field.String())
+		}
+		b.WriteByte('~')
+		b.WriteString(n.Op.String())
+		switch n.Kind {
+		case valueString:
+			b.WriteString("~'")
+			b.WriteString(strings.ReplaceAll(n.Str, "'", "''"))
+			b.WriteByte('\'')
+		case valueInt:
+			b.WriteByte('~')
+			b.WriteString(n.Str)
+		}
+	case *filterLogic:
+		if n == nil {
+			return
+		}
+		sep := "~and~"
+		if n.Or {
+			sep = "~or~"
+		}
+		for i, t := range n.Terms {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if l, ok := t.(*filterLogic); ok && l != nil && l.Or && !n.Or {
+				b.WriteByte('(')
+				writeFilter(b, t)
+				b.WriteByte(')')
+				continue
+			}
+			writeFilter(b, t)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// A deterministic generator of realistic resources, for the benchmarks and
+// the tests that want many.
+
+// benchSeed fixes every generated value and every generated GUID.
+const benchSeed uint64 = 0x5eed_2024
+
+var benchFirstNames = []string{
+	"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Émile", "Katherine", "Linus", "Margaret",
+	"Niklaus", "Radia", "Søren", "Tim", "Yukihiro", "Zoë", "James", "Mary", "John", "Patricia",
+	"Robert", "Jennifer", "Michael", "Linda", "William", "Elizabeth", "David", "Susan", "Richard", "Jessica",
+	"Joseph", "Sarah", "Thomas", "Karen", "Charles", "Nancy", "Christopher", "Lisa", "Daniel", "Betty",
+	"Matthew", "Sandra", "Anthony", "Ashley", "Mark", "Kimberly", "Paul", "Emily", "Steven", "Donna",
+	"Andrew", "Michelle", "Joshua", "Carol", "Kenneth", "Amanda", "Kevin", "Melissa", "Brian", "Deborah",
+	"George", "Stephanie", "Timothy", "Rebecca", "Ronald", "Sharon", "Jason", "Laura", "Jeffrey", "Cynthia",
+	"Ryan", "Dorothy", "Jacob", "Amy", "Gary", "Kathleen", "Nicholas", "Angela", "Eric", "Shirley",
+	"José", "María", "François", "Björn", "Jürgen", "Zoltán", "Łukasz", "Siobhán", "Hiroshi", "Mei",
+	"Priya", "Arjun", "Olumide", "Chiara", "Anneke", "Sven", "Ingrid", "Dmitri", "Ana", "Noah",
+	"Oliver", "Amelia", "Harry", "Isla", "Jack", "Ava", "Leo", "Mia", "Oscar", "Ivy",
+	"Freya", "Arthur", "Lily", "Theo", "Rosie", "Finn", "Anna", "Hannah", "Joanne", "Dianne",
+}
+
+var benchSurnames = []string{
+	"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Zola", "Johnson", "Torvalds", "Hamilton",
+	"Wirth", "Perlman", "Kierkegaard", "Berners-Lee", "Matsumoto", "O'Brien", "Smith", "Jones", "Williams", "Brown",
+	"Taylor", "Davies", "Evans", "Thomas", "Roberts", "Walker", "Wright", "Robinson", "Thompson", "White",
+	"Hughes", "Edwards", "Green", "Hall", "Wood", "Harris", "Lewis", "Martin", "Jackson", "Clarke",
+	"Clark", "Turner", "Hill", "Scott", "Cooper", "Morris", "Ward", "Moore", "King", "Watson",
+	"Baker", "Harrison", "Morgan", "Patel", "Young", "Allen", "Mitchell", "James", "Anderson", "Phillips",
+	"Lee", "Bell", "Parker", "Davis", "Miller", "Wilson", "Garcia", "Rodriguez", "Martinez", "Hernández",
+	"López", "González", "Pérez", "Sánchez", "Müller", "Schmidt", "Schneider", "Fischer", "Weber", "Meyer",
+	"Wagner", "Becker", "Schulz", "Hoffmann", "Dubois", "Lefèvre", "Moreau", "Laurent", "Rossi", "Russo",
+	"Ferrari", "Esposito", "Bianchi", "Romano", "Nowak", "Kowalski", "Wiśniewski", "Novák", "Svoboda", "Horváth",
+	"Nagy", "Kovács", "Jansen", "de Vries", "van Dijk", "Bakker", "Visser", "Smit", "Andersson", "Johansson",
+	"Karlsson", "Nilsson", "Hansen", "Nielsen", "Jensen", "Virtanen", "Korhonen", "Murphy", "Kelly", "O'Sullivan",
+	"Walsh", "McCarthy", "Byrne", "Ryan", "O'Connor", "Tanaka", "Suzuki", "Takahashi", "Watanabe", "Itō",
+	"Kim", "Park", "Choi", "Chen", "Wang", "Li", "Zhang", "Liu", "Singh", "Kumar",
+	"Sharma", "Gupta", "Okafor", "Adeyemi", "Mensah", "Silva", "Santos", "Oliveira", "Souza", "Costa",
+}
+
+// Companies are prefix × suffix: 40 × 25 = 1000 distinct names.
+var benchCompanyPrefixes = []string{
+	"Analytical", "Acme", "Globex", "Initech", "Umbrella", "Stark", "Wayne", "Hooli", "Northwind", "Contoso",
+	"Fabrikam", "Tailspin", "Wingtip", "Adventure", "Litware", "Proseware", "Lucerne", "Margie's", "Fourth Coffee", "Blue Yonder",
+	"Alpine", "Coho", "Wide World", "Humongous", "Trey", "Graphic", "Southridge", "Woodgrove", "Datum", "Consolidated",
+	"Tyrell", "Cyberdyne", "Soylent", "Vandelay", "Gringotts", "Monarch", "Oceanic", "Massive", "Wonka", "Zenith",
+}
+
+var benchCompanySuffixes = []string{
+	"Engines", "Ltd", "Corporation", "Industries", "plc", "Enterprises", "Traders", "Systems", "Logistics", "Partners",
+	"Holdings", "Labs", "Consulting", "Group", "Foods", "Pharma", "Energy", "Software", "Bank", "Insurance",
+	"Airlines", "Media", "Retail", "Construction", "GmbH",
+}
+
+var benchPositions = []string{
+	"Engineer", "Senior Engineer", "Manager", "Director", "Analyst", "Consultant", "Intern", "Accountant",
+	"Sales Representative", "Account Manager", "Support Specialist", "Designer", "Architect", "Team Lead",
+	"HR Partner", "Recruiter", "Office Manager", "Chief Executive Officer", "Data Scientist", "Technician",
+}
+
+var benchStreets = []string{"High Street", "Station Road", "Main Street", "Park Road", "Church Lane", "Victoria Road", "Green Lane", "Mill Lane"}
+var benchCities = []string{"London", "Manchester", "Leeds", "Bristol", "Dublin", "Berlin", "Paris", "Madrid", "Amsterdam", "Stockholm"}
+
+// benchRand is splitmix64: resource i's values come from its own stream, so
+// any resource can be generated alone, in any order, in parallel.
+type benchRand struct{ s uint64 }
+
+func newBenchRand(i int) benchRand { return benchRand{s: benchSeed ^ (uint64(i)+1)*0x9e3779b97f4a7c15} }
+
+func (r *benchRand) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	z := r.s
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (r *benchRand) intN(n int) int { return int(r.next() % uint64(n)) }
+
+// pct is true with probability p percent.
+func (r *benchRand) pct(p int) bool { return r.intN(100) < p }
+
+func benchCompany(k int) string {
+	return benchCompanyPrefixes[k%len(benchCompanyPrefixes)] + " " + benchCompanySuffixes[k/len(benchCompanyPrefixes)]
+}
+
+// benchNumCompanies is the number of distinct companies.
+var benchNumCompanies = len(benchCompanyPrefixes) * len(benchCompanySuffixes)
+
+// benchEmailPart lower-cases a name and keeps letters only, so that
+// "O'Brien" gives "obrien" (non-ASCII letters are kept, as some
+// directories do).
+func benchEmailPart(s string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(s) {
+		if c == ' ' || c == '\'' || c == '-' {
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// benchJSON returns the create (or seed) body of resource i: a person at a
+// company (5% are companies alone), Email and ExternalID unique, Status
+// Active 90%, 0–2 types, DisplayName mostly generated by the service.
+func benchJSON(i int) []byte {
+	return benchAppendJSON(make([]byte, 0, 512), i)
+}
+
+func benchAppendJSON(b []byte, i int) []byte {
+	r := newBenchRand(i)
+	companyK := r.intN(benchNumCompanies)
+	company := benchCompany(companyK)
+	domain := benchEmailPart(company) + ".example"
+	companyOnly := r.pct(5)
+	first := benchFirstNames[r.intN(len(benchFirstNames))]
+	sur := benchSurnames[r.intN(len(benchSurnames))]
+
+	props := 0
+	prop := func(name string) {
+		if props > 0 {
+			b = append(b, ',')
+		}
+		props++
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+	}
+	str := func(name, v string) {
+		prop(name)
+		b = appendJSONString(b, v)
+	}
+	null := func(name string) {
+		prop(name)
+		b = append(b, "null"...)
+	}
+
+	b = append(b, '{')
+	if companyOnly {
+		null("FirstName")
+		null("Surname")
+		str("Email", "info."+strconv.Itoa(i)+"@"+domain)
+	} else {
+		str("FirstName", first)
+		str("Surname", sur)
+		str("Email", benchEmailPart(first)+"."+benchEmailPart(sur)+"."+strconv.Itoa(i)+"@"+domain)
+		if r.pct(15) {
+			str("DisplayName", sur+", "+first)
+		}
+	}
+	str("Company", company)
+	if !companyOnly && r.pct(85) {
+		str("Position", benchPositions[r.intN(len(benchPositions))])
+	}
+	switch {
+	case r.pct(10):
+		str("Status", statusInactive)
+	case r.pct(2):
+		str("Status", "active") // canonicalised by the service
+	case r.pct(50):
+		str("Status", statusActive)
+	} // otherwise omitted: Active
+	str("ExternalID", fmt.Sprintf("EMP-%08d", i))
+	str("Phone", fmt.Sprintf("+44 20 7%03d %04d", r.intN(1000), r.intN(10000)))
+	if !companyOnly && r.pct(60) {
+		str("Mobile", fmt.Sprintf("+44 7700 9%05d", r.intN(100000)))
+	}
+	if r.pct(5) {
+		str("Fax", fmt.Sprintf("+44 20 7%03d %04d", r.intN(1000), r.intN(10000)))
+	}
+	if r.pct(10) {
+		str("AddressComment", "Reception on floor "+strconv.Itoa(1+r.intN(12)))
+	}
+	prop("Types")
+	b = append(b, '[')
+	if companyOnly {
+		b = append(b, `{"Type":"Company"}`...)
+	} else {
+		n := r.intN(3)
+		t0 := r.intN(4) // Team, Customer, Contractor, Employee
+		for k := range n {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"Type":"`...)
+			b = append(b, requestorTypeTable[(t0+k)%4].name...)
+			b = append(b, `"}`...)
+		}
+	}
+	b = append(b, ']')
+	if r.pct(30) {
+		prop("Address")
+		b = fmt.Appendf(b, `{"Street":"%d %s","City":"%s","PostCode":"%c%d %d%c%c","Country":"GB"}`,
+			1+r.intN(300), benchStreets[r.intN(len(benchStreets))], benchCities[r.intN(len(benchCities))],
+			'A'+r.intN(26), 1+r.intN(20), r.intN(10), 'A'+r.intN(26), 'A'+r.intN(26))
+	}
+	return append(b, '}')
+}
+
+// benchBuild turns a create body into a resource by the create rules, as
+// POST /api/v2/resource does (without the Id, which the store gives).
+func benchBuild(body []byte) *Resource {
+	r, err := buildBody(body, modeCreate, "")
+	if err != nil {
+		panic(fmt.Sprintf("bench generator: %v in %s", err, body))
+	}
+	return r
+}
+
+// benchResources returns resources from..to-1, built on every CPU.
+func benchResources(from, to int) []*Resource {
+	out := make([]*Resource, to-from)
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(out)/1000))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 0, 1024)
+			for k := w; k < len(out); k += workers {
+				buf = benchAppendJSON(buf[:0], from+k)
+				out[k] = benchBuild(buf)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// benchDir is a store of n generated resources with one resource picked as
+// the target of lookups. Benchmarks must leave its contents as they found
+// them (update restores what it changes).
+type benchDir struct {
+	n      int
+	store  *Store
+	target *Resource // the resource in the middle of the directory
+	built  time.Duration
+
+	// createStore is a copy that create benchmarks may grow.
+	createOnce  sync.Once
+	createStore *Store
+}
+
+var benchDirs = struct {
+	sync.Mutex
+	m map[int]*benchDirEntry
+}{m: map[int]*benchDirEntry{}}
+
+type benchDirEntry struct {
+	once sync.Once
+	dir  *benchDir
+}
+
+// benchDirectory returns the shared directory of n resources, building it
+// on first use.
+func benchDirectory(b *testing.B, n int) *benchDir {
+	benchDirs.Lock()
+	e := benchDirs.m[n]
+	if e == nil {
+		e = &benchDirEntry{}
+		benchDirs.m[n] = e
+	}
+	benchDirs.Unlock()
+	e.once.Do(func() {
+		// As a -seed file is: frozen into a base, the store a layer on it.
+		start := time.Now()
+		seed := benchSeed
+		frozen, err := newBase(benchResources(0, n), &seed)
+		if err != nil {
+			panic(err)
+		}
+		s := newLayer(frozen, &seed)
+		rows, _ := s.All()
+		e.dir = &benchDir{n: n, store: s, target: rows[n/2], built: time.Since(start)}
+		b.Logf("built a directory of %d resources in %v", n, e.dir.built.Round(time.Millisecond))
+	})
+	return e.dir
+}
+
+// benchCopy returns a store holding rows whose new GUIDs come from
+// crypto/rand, as `go run .` does. (A copy seeded like the original would
+// restart the same GUID stream, and its first create would skip every taken
+// Id: O(n) once.)
+func benchCopy(rows []*Resource) *Store {
+	s := NewStore(nil)
+	if err := s.load(rows); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// benchQuote writes s as a filter string value.
+func benchQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+const benchPageSize = 25
+
+// benchSeedBatches caches the request bodies of BenchmarkSeedHTTP.
+var benchSeedBatches sync.Map // int -> [][]byte
+
+func benchSeedBodies(n, batch int) [][]byte {
+	if v, ok := benchSeedBatches.Load(n); ok {
+		return v.([][]byte)
+	}
+	var bodies [][]byte
+	for from := 0; from < n; from += batch {
+		body := make([]byte, 0, 512*batch)
+		body = append(body, '[')
+		for i := from; i < min(from+batch, n); i++ {
+			if i > from {
+				body = append(body, ',')
+			}
+			body = benchAppendJSON(body, i)
+		}
+		bodies = append(bodies, append(body, ']'))
+	}
+	benchSeedBatches.Store(n, bodies)
+	return bodies
+}
+
+// fltCond, fltAnd and fltOr build expected ASTs tersely.
+func fltCond(f field, op filterOp, v ...any) *filterCond {
+	c := &filterCond{Field: f, Op: op}
+	if len(v) == 0 {
+		return c
+	}
+	switch v := v[0].(type) {
+	case string:
+		c.Kind, c.Str, c.Fold = valueString, v, strings.ToLower(v)
+	case int:
+		c.Kind, c.Int = valueInt, int64(v)
+		c.Str = strconv.Itoa(v)
+		c.Fold = c.Str
+	}
+	return c
+}
+
+func fltAnd(terms ...filterNode) *filterLogic { return &filterLogic{Terms: terms} }
+
+func fltOr(terms ...filterNode) *filterLogic { return &filterLogic{Or: true, Terms: terms} }
+
+// asseticRefusals is every construct of Kendo's grammar that the real
+// service does not document, as the default dialect refuses it: the exact
+// error, at the construct's character position.
+var asseticRefusals = []struct{ in, err string }{
+	{"Email~isnull", "filter: at character 7: the operator isnull is not documented by the real service; -filters kendo accepts it"},
+	{"Email~isnull~undefined", "filter: at character 7: the operator isnull is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~ISNOTNULL", "filter: at character 5: the operator isnotnull is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~isempty~''", "filter: at character 5: the operator isempty is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~isnotempty", "filter: at character 5: the operator isnotempty is not documented by the real service; -filters kendo accepts it"},
+	{"Surname~eq~'a'~and~Fax~isnullorempty", "filter: at character 24: the operator isnullorempty is not documented by the real service; -filters kendo accepts it"},
+	{"(Fax~isnotnullorempty)", "filter: at character 6: the operator isnotnullorempty is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~eq~null", "filter: at character 8: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~neq~NULL", "filter: at character 9: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Fax=null", "filter: at character 5: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Company~doesnotstartwith~'a'", "filter: at character 9: the operator doesnotstartwith is not documented by the real service; -filters kendo accepts it"},
+	{"Company~DoesNotEndWith~'a'", "filter: at character 9: the operator doesnotendwith is not documented by the real service; -filters kendo accepts it"},
+	{"ExternalID~eq~007", "filter: at character 15: the unquoted value 007 for ExternalID (integers are for StatusId; quote it: '007') is not documented by the real service; -filters kendo accepts it"},
+	{"Status=1", "filter: at character 8: the unquoted value 1 for Status (integers are for StatusId; quote it: '1') is not documented by the real service; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~and~Surname~eq~'b'~or~Company~eq~'c'",
+		"filter: at character 36: ~or~ after the ~and~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~or~Surname~eq~'b'~and~Company~eq~'c'",
+		"filter: at character 35: ~and~ after the ~or~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"(Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'",
+		"filter: at character 50: ~and~ after the ~or~ at character 24: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~AND~(Surname~eq~'b'~Or~Company~eq~'c')",
+		"filter: at character 37: ~or~ after the ~and~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"Company~eq~'Émile ~or~ ß'~and~Email~eq~'x'~or~Fax~eq~'y'",
+		"filter: at character 43: ~or~ after the ~and~ at character 26: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+}
+
+// res builds a resource; fields not in vals are null.
+func fltResource(status string, vals map[field]string) *Resource {
+	r := &Resource{}
+	for f := field(0); f < numStringFields; f++ {
+		r.set(f, "", false)
+	}
+	r.set(fieldID, "3f2504e0-4f89-41d3-9a0c-0305e82c3301", true)
+	r.set(fieldStatus, status, true)
+	for f, v := range vals {
+		r.set(f, v, true)
+	}
+	return r
+}
+
+var fltResources = []*Resource{
+	fltResource(statusActive, map[field]string{
+		fieldDisplayName: "Ada Lovelace", fieldFirstName: "Ada", fieldSurname: "Lovelace",
+		fieldEmail: "ADA@Example.ORG", fieldPhone: "", fieldPosition: "Émile", fieldExternalID: "007",
+	}),
+	fltResource(statusInactive, map[field]string{
+		fieldDisplayName: "Émile Zola", fieldFirstName: "ÉMILE", fieldSurname: "Zola",
+		fieldCompany: "", fieldFax: "", fieldPhone: "+44 20 7946 0000",
+	}),
+	fltResource(statusActive, map[field]string{
+		fieldDisplayName: "O'Brien & Co (Ltd) ~x~", fieldCompany: "O'Brien & Co (Ltd) ~x~",
+		fieldSurname: "", fieldExternalID: "",
+	}),
+}
+
+// fltDump shows an AST with every field, for failure messages.
+func fltDump(n filterNode) string {
+	switch n := n.(type) {
+	case *filterCond:
+		return strconv.Quote(n.Field.String()) + "/" + n.Op.String() + "/" + strconv.Itoa(int(n.Kind)) +
+			"/" + strconv.Quote(n.Str) + "/" + strconv.Quote(n.Fold) + "/" + strconv.FormatInt(n.Int, 10)
+	case *filterLogic:
+		var b strings.Builder
+		if n.Or {
+			b.WriteString("or[")
+		} else {
+			b.WriteString("and[")
+		}
+		for i, t := range n.Terms {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(fltDump(t))
+		}
+		b.WriteString("]")
+		return b.String()
+	}
+	return "nil"
+}
+
+var errSnapInjected = errors.New("injected fault: disk on fire")
+
+// snapFailingWriter fails once it has taken limit bytes.
+type snapFailingWriter struct {
+	w     io.Writer
+	limit int
+	err   error
+}
+
+func (f *snapFailingWriter) Write(p []byte) (int, error) {
+	if len(p) > f.limit {
+		n, _ := f.w.Write(p[:f.limit])
+		f.limit = 0
+		return n, f.err
+	}
+	f.limit -= len(p)
+	return f.w.Write(p)
+}
+
+var snapBenchSizes = []struct {
+	name string
+	n    int
+}{{"100k", 100_000}, {"1M", 1_000_000}}
+
+func snapCheckRefusal(t *testing.T, err error, path, reason string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("a bad snapshot was accepted")
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("the error does not name the file %s: %v", path, err)
+	}
+	if reason != "" && !regexp.MustCompile(reason).MatchString(err.Error()) {
+		t.Errorf("the error does not say %q: %v", reason, err)
+	}
+}
+
+// snapFrame wraps payload in the file format: magic, version, payload,
+// CRC-32C of all that.
+func snapFrame(version uint32, payload []byte) []byte {
+	b := []byte(snapshotMagic)
+	b = binary.BigEndian.AppendUint32(b, version)
+	b = append(b, payload...)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+func snapLogger(w io.Writer) *slog.Logger {
+	if w == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// snapRealisticCache keeps the resources of the last size generated, so that
+// a benchmark's runs do not generate them again.
+var snapRealisticCache struct {
+	sync.Mutex
+	n  int
+	rs []*Resource
+}
+
+func snapRealisticCached(n int) []*Resource {
+	snapRealisticCache.Lock()
+	defer snapRealisticCache.Unlock()
+	if snapRealisticCache.n != n {
+		snapRealisticCache.n, snapRealisticCache.rs = 0, nil
+		runtime.GC()
+		snapRealisticCache.n, snapRealisticCache.rs = n, snapRealistic(n)
+	}
+	return snapRealisticCache.rs
+}
+
+// snapRoundTripStore fills a store through the API with every shape a
+// resource can take, updates some, and adds enough to span several chunks.
+func snapRoundTripStore(t *testing.T) (*Store, *Server) {
+	t.Helper()
+	store := NewStore(nil)
+	srv := NewServer(kendoConfig(), store, nil)
+	full := snapCreate(t, srv, `{"DisplayName":"Ada L.","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
+		"Position":"Programmer","Status":"Inactive","ExternalID":"EXT-1","Phone":"+44 1","Mobile":"+44 7","Fax":"+44 2",
+		"Email":"Ada@Example.ORG","AddressComment":"Ring twice",
+		"Types":[{"Type":"Employee"},{"Type":"customer"},{"Type":"Team"}],
+		"Address":{"Street":"12 St James's Square","Lines":["a", "b", null, 1.50, true],"Nested":{"Ünïcode":"✓","Empty":{}}}}`)
+	empties := snapCreate(t, srv, `{"DisplayName":"","FirstName":"","Surname":"","Company":"Acme","Position":"",
+		"ExternalID":"","Phone":"","Mobile":"","Fax":"","Email":"","AddressComment":"","Types":[],"Address":{}}`)
+	snapCreate(t, srv, `{"DisplayName":null,"FirstName":null,"Surname":null,"Company":"Nulls Inc","Position":null,
+		"Status":null,"ExternalID":null,"Phone":null,"Mobile":null,"Fax":null,"Email":null,"AddressComment":null,
+		"Types":null,"Address":null}`)
+	snapCreate(t, srv, `{"Company":"Omitted Ltd","Status":"inactive"}`)
+	snapCreate(t, srv, `{"FirstName":"Émile","Surname":"Zola","Email":"ÉMILE@EXAMPLE.FR","Company":"ÇA VA",
+		"Position":"Line\u2028sep \"quoted\" \\ back\tTab \u0000 nul <&>","Phone":"   ","Types":[{"Type":"Contractor"}]}`)
+	snapCreate(t, srv, `{"FirstName":"GRACE","Surname":"HOPPER","ExternalID":"ABC-DEF","Email":"GRACE@NAVY.MIL","Types":[{"Type":"Company"},{"Type":"Employee"}]}`)
+	long := strings.Repeat("Ж", 100)
+	snapCreate(t, srv, `{"DisplayName":"`+long+`","Company":"`+long+`","Position":"`+strings.Repeat("x", 5000)+`"}`)
+
+	// Updates: a value becomes null, another "", the Address is kept.
+	code, resp := snapServe(t, srv, http.MethodPut, "/api/v2/resource/"+strings.ToUpper(full), `{"Id":"`+full+`",
+		"DisplayName":"Ada","FirstName":"Ada","Surname":null,"Company":"","Position":null,"Phone":"","Mobile":null,
+		"Fax":null,"Email":"ada@example.org","AddressComment":"","ExternalID":"EXT-1b","Status":"Active",
+		"Types":[{"Type":"Company"}],"Address":null}`)
+	if code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	code, resp = snapServe(t, srv, http.MethodPut, "/api/v2/resource/"+empties, `{"Id":"`+empties+`",
+		"DisplayName":"","FirstName":"","Surname":"","Company":"Acme","Position":"","Phone":"","Mobile":"",
+		"Fax":"","Email":"","AddressComment":"","ExternalID":"","Status":"inactive","Types":null}`)
+	if code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	// Enough resources for several chunks, inserted with their own Ids.
+	if err := store.Insert(snapRealistic(2*snapshotChunkSize + 17)); err != nil {
+		t.Fatal(err)
+	}
+	return store, srv
+}
+
+// snapWire is how the list serves r.
+func snapWire(r *Resource) string { return string(appendResource(nil, r, true)) }
+
+// snapEncodeV2 writes format version 2, from before namespaces: a header
+// without Namespaces, then the chunks.
+func snapEncodeV2(t *testing.T, rs []*Resource) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := gob.NewEncoder(&buf)
+	if err := enc.Encode(struct {
+		Count   int
+		Written time.Time
+	}{len(rs), time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var chunk snapshotChunk
+	for start := 0; start < len(rs); start += snapshotChunkSize {
+		chunk.reset()
+		for _, r := range rs[start:min(start+snapshotChunkSize, len(rs))] {
+			chunk.append(r)
+		}
+		if err := enc.Encode(&chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return snapFrame(2, buf.Bytes())
+}
+
+// snapServe sends one request to h in process.
+func snapServe(t testing.TB, h http.Handler, method, target, body string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
+}
+
+// snapCreate creates a resource through the API and returns its Id.
+func snapCreate(t *testing.T, h http.Handler, body string) string {
+	t.Helper()
+	code, resp := snapServe(t, h, http.MethodPost, "/api/v2/resource", body)
+	if code != http.StatusOK {
+		t.Fatalf("create %s: %d %s", body, code, resp)
+	}
+	var out struct{ Data []struct{ Id string } }
+	if err := json.Unmarshal(resp, &out); err != nil || len(out.Data) != 1 {
+		t.Fatalf("create %s: %v in %s", body, err, resp)
+	}
+	return out.Data[0].Id
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -14,14 +13,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
-
-// impRun runs `resourcedir import args...` and returns stdout and stderr.
-func impRun(t *testing.T, environ []string, args ...string) ([]byte, string, error) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	err := run(context.Background(), append([]string{"import"}, args...), environ, &out, &errOut)
-	return out.Bytes(), errOut.String(), err
-}
 
 // impNormal is a resource as GET /__admin/resources or a seed file holds
 // it, without what a seed ignores (StatusId, _links, _embedded), Types as

@@ -292,26 +292,18 @@ func TestLogWriterCarriesRequestLines(t *testing.T) {
 	}
 }
 
-// logTestBinary builds resourcedir into a temporary folder.
-func logTestBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "resourcedir")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestProcessStdoutNobodyReads runs the built binary with its stdout a pipe
 // that is never read: once the pipe's buffer is full, every request must
 // still be answered, and SIGTERM must still end the process.
 func TestProcessStdoutNobodyReads(t *testing.T) {
-	bin := logTestBinary(t)
+	bin := builtBinary(t)
 	unread, stdout, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unread.Close() })
+	// Not startBinary: its stdout is a buffer that is always read, and the
+	// point here is a pipe that nobody reads.
 	addr := freeAddr(t)
 	var stderr syncBuffer
 	cmd := exec.Command(bin, "-addr", addr, "-snapshot", filepath.Join(t.TempDir(), "s.gob"))

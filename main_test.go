@@ -583,33 +583,11 @@ func TestRunAuthAndCORSOffByDefault(t *testing.T) {
 
 // ---- the built binary: ownership of the snapshot and boot inputs ----
 
-// mainExec runs bin to its end with args in dir and returns its exit code
-// and output. A boot that should be refused must not hang: the deadline
-// kills it and fails the test.
-func mainExec(t *testing.T, bin, dir string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = readmeEnv()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("%q did not exit within 20s; stderr: %s", args, errOut.String())
-	}
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.Fatalf("%q: %v", args, err)
-	}
-	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
-}
-
 // mainRefused checks that a boot was refused with exit status 1 and a
 // message holding every one of want.
-func mainRefused(t *testing.T, code int, stdout, stderr string, want ...string) {
+func mainRefused(t *testing.T, r binaryRun, want ...string) {
 	t.Helper()
+	code, stdout, stderr := r.code, r.stdout, r.stderr
 	if code != 1 {
 		t.Errorf("exit status %d, want 1; stderr: %s", code, stderr)
 	}
@@ -643,7 +621,7 @@ func TestMainBinary(t *testing.T) {
 func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "shared.gob")
-	first := snapStart(t, bin, dir, "-snapshot", path)
+	first := startBinary(t, bin, dir, "-snapshot", path)
 	pid := strconv.Itoa(first.cmd.Process.Pid)
 	if b, err := os.ReadFile(path + ".lock"); err != nil || string(b) != pid+"\n" {
 		t.Errorf("lock file: %q %v, want the PID %s", b, err, pid)
@@ -653,11 +631,11 @@ func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{path, "shared.gob", link} {
-		code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", name)
-		mainRefused(t, code, stdout, stderr, "snapshot "+name, "process "+pid, path+".lock")
+		r := runBinary(t, dir, nil, "", "-addr", "127.0.0.1:0", "-snapshot", name)
+		mainRefused(t, r, "snapshot "+name, "process "+pid, path+".lock")
 	}
 	// The first server was not disturbed.
-	if code, body, err := snapDo(http.DefaultClient, http.MethodPost, first.base+"/api/v2/resource", `{"Company":"Kept"}`); err != nil || code != http.StatusOK {
+	if code, body, err := doJSON(http.DefaultClient, http.MethodPost, first.url+"/api/v2/resource", []byte(`{"Company":"Kept"}`)); err != nil || code != http.StatusOK {
 		t.Fatalf("create on the first server: %d %v %s", code, err, body)
 	}
 	if code := first.stop(syscall.SIGTERM); code != 0 {
@@ -667,13 +645,13 @@ func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 		t.Errorf("the lock file stayed after a clean stop: %v", err)
 	}
 
-	second := snapStart(t, bin, dir, "-snapshot", link)
+	second := startBinary(t, bin, dir, "-snapshot", link)
 	if got := len(second.listAll(t)); got != 1 {
 		t.Errorf("the second server serves %d resources, want the first one's 1", got)
 	}
 	second.cmd.Process.Kill() // the kernel lets go of the lock
 	<-second.done
-	third := snapStart(t, bin, dir, "-snapshot", path)
+	third := startBinary(t, bin, dir, "-snapshot", path)
 	third.stop(syscall.SIGTERM)
 }
 
@@ -699,8 +677,8 @@ func mainTestNonRegularSnapshot(t *testing.T, bin string) {
 		{folder, "a folder, not a regular file"},
 		{os.DevNull, "a device, not a regular file"},
 	} {
-		code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", tc.path)
-		mainRefused(t, code, stdout, stderr, "snapshot "+tc.path, tc.kind)
+		r := runBinary(t, dir, nil, "", "-addr", "127.0.0.1:0", "-snapshot", tc.path)
+		mainRefused(t, r, "snapshot "+tc.path, tc.kind)
 	}
 }
 
@@ -716,14 +694,14 @@ func mainTestSparseSnapshot(t *testing.T, bin string) {
 	if err := os.Truncate(path, 60<<30); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := mainExec(t, bin, dir, "-addr", "127.0.0.1:0", "-snapshot", path)
-	mainRefused(t, code, stdout, stderr, "load snapshot "+path, "corrupt or truncated", "64424509440-byte file")
+	r := runBinary(t, dir, nil, "", "-addr", "127.0.0.1:0", "-snapshot", path)
+	mainRefused(t, r, "load snapshot "+path, "corrupt or truncated", "64424509440-byte file")
 }
 
 // -seed /dev/zero grew without bound: the -max-seed-body limit applies.
 func mainTestSeedFromDevZero(t *testing.T, bin string) {
-	code, stdout, stderr := mainExec(t, bin, t.TempDir(), "-addr", "127.0.0.1:0", "-snapshot", "off", "-seed", "/dev/zero", "-max-seed-body", "1000000")
-	mainRefused(t, code, stdout, stderr, "seed /dev/zero: larger than the -max-seed-body limit of 1000000 bytes")
+	r := runBinary(t, t.TempDir(), nil, "", "-addr", "127.0.0.1:0", "-snapshot", "off", "-seed", "/dev/zero", "-max-seed-body", "1000000")
+	mainRefused(t, r, "seed /dev/zero: larger than the -max-seed-body limit of 1000000 bytes")
 }
 
 // -addr-file: with -addr 127.0.0.1:0 a harness waits for the file, reads
@@ -732,8 +710,10 @@ func mainTestAddrFile(t *testing.T, bin string) {
 	dir := t.TempDir()
 	addrFile := filepath.Join(dir, "url")
 	for _, format := range []string{"text", "json"} {
+		// Not startBinary: the -addr-file, not the log, is what tells
+		// this harness the address.
 		cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-addr-file", addrFile, "-snapshot", "off", "-log-format", format)
-		cmd.Env = readmeEnv()
+		cmd.Env = binaryEnv()
 		var stderr syncBuffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -770,7 +750,8 @@ func mainTestAddrFile(t *testing.T, bin string) {
 }
 
 func mainTestVersion(t *testing.T, bin string) {
-	code, stdout, stderr := mainExec(t, bin, t.TempDir(), "-version")
+	r := runBinary(t, t.TempDir(), nil, "", "-version")
+	code, stdout, stderr := r.code, r.stdout, r.stderr
 	if code != 0 || stderr != "" {
 		t.Fatalf("-version: exit %d, stderr %q", code, stderr)
 	}
@@ -1129,6 +1110,8 @@ func TestSlowHeaders(t *testing.T) {
 		hs.ReadHeaderTimeout = timeout
 	})
 
+	// Not rawExchange: the head goes out a byte at a time, and what is
+	// checked is when the server ends the connection.
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -1186,6 +1169,8 @@ func TestSlowBody(t *testing.T) {
 		hs.ReadTimeout = timeout
 	})
 	for _, path := range []string{"/api/v2/resource", "/__admin/resources"} {
+		// Not rawExchange: the body goes out a byte at a time, and what is
+		// checked is when the server ends the connection.
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -1373,9 +1358,11 @@ func TestMainCommandSignals(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			// Not startBinary: the signal goes to the command after --,
+			// whose output, not the server's log, says it is ready.
 			cmd := exec.Command(builtBinary(t), "--", "sh", "-c", tt.script)
 			cmd.Dir = t.TempDir()
-			cmd.Env = readmeEnv()
+			cmd.Env = binaryEnv()
 			var stdout, stderr syncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
@@ -1482,5 +1469,57 @@ func TestMainStartupErrors(t *testing.T) {
 				t.Errorf("the snapshot was touched: %q %v", b, err)
 			}
 		})
+	}
+}
+
+// binaryRun is how one run of the binary ended.
+type binaryRun struct {
+	code           int
+	stdout, stderr string
+}
+
+// runBinary runs the built resourcedir to its end in dir with args, the
+// environment without RESOURCEDIR_ variables plus env, and stdin. A run
+// that should end must not hang: the deadline kills it and fails the test.
+func runBinary(t *testing.T, dir string, env []string, stdin string, args ...string) binaryRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, builtBinary(t), args...)
+	cmd.Dir = dir
+	cmd.Env = append(binaryEnv(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("resourcedir %q did not exit within 60s; stderr: %s", args, stderr.String())
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("resourcedir %q: %v", args, err)
+	}
+	return binaryRun{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
+}
+
+func runWriteFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestHelpListsSubcommands(t *testing.T) {
+	t.Parallel()
+	var usage bytes.Buffer
+	if err := run(context.Background(), []string{"-help"}, nil, &bytes.Buffer{}, &usage); err == nil {
+		t.Fatal("-help returned no error")
+	}
+	for _, want := range []string{"resourcedir generate -n N [-seed S]", "resourcedir import -from URL", "resourcedir compare -from URL", "  -filters dialect"} {
+		if !strings.Contains(usage.String(), want) {
+			t.Errorf("-help does not mention %q:\n%s", want, usage.String())
+		}
 	}
 }

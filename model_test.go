@@ -1,5 +1,7 @@
 package main
 
+// Named after no source file: a randomised model of the whole API.
+
 // TestModel drives the server with thousands of random requests and checks
 // every answer against a reference model: a plain slice of the resources the
 // contract (behaviour.md) says should exist, scanned and evaluated with
@@ -23,7 +25,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -41,8 +42,6 @@ var (
 	modelSeedSize = flag.Int("model.seedsize", 300, "resources in the seed every namespace of TestModel starts from")
 	modelSteps    = flag.Int("model.steps", 0, "steps per seed of TestModel (0: 2000, or 40000 under RESOURCEDIR_LONG)")
 )
-
-func longTests() bool { return os.Getenv("RESOURCEDIR_LONG") != "" }
 
 func TestModel(t *testing.T) {
 	t.Parallel()

@@ -14,24 +14,6 @@ import (
 	"testing"
 )
 
-const nsSeed = `[{"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`
-
-func nsConfig(t *testing.T) Config {
-	t.Helper()
-	cfg := DefaultConfig()
-	seed, err := decodeSeed([]byte(nsSeed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Seed = seed
-	return cfg
-}
-
-type nsEntry struct {
-	Name      string
-	Resources int
-}
-
 // nsList is GET /__admin/namespaces.
 type nsList struct {
 	Namespaces []nsEntry
@@ -469,3 +451,6 @@ func TestNamespacesLayeredConcurrently(t *testing.T) {
 		t.Errorf("the default namespace holds %d, want the seed's 200 untouched", n)
 	}
 }
+
+// jsonInto decodes body into v, for goroutines that cannot call t.Fatal.
+func jsonInto(body []byte, v any) error { return json.Unmarshal(body, v) }

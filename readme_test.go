@@ -1,11 +1,12 @@
 package main
 
+// Named after no source file: runs the examples and flag table of README.md.
+
 import (
 	"context"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -114,7 +115,7 @@ func TestReadmeExamples(t *testing.T) {
 	tmp := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	env := readmePath(readmeEnv(), filepath.Dir(builtBinary(t)))
+	env := readmePath(binaryEnv(), filepath.Dir(builtBinary(t)))
 	readmeSeed := readmeSnippet(t, "seed")
 	readmeGo := readmeSnippet(t, "go")
 
@@ -271,18 +272,6 @@ func TestReadmeExamples(t *testing.T) {
 	})
 }
 
-// readmeEnv is the environment without RESOURCEDIR_ variables, which would
-// change how the examples' resourcedir runs.
-func readmeEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RESOURCEDIR_") {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // readmePath puts dir first on the PATH of env.
 func readmePath(env []string, dir string) []string {
 	out := []string{"PATH=" + dir + string(os.PathListSeparator) + os.Getenv("PATH")}
@@ -302,18 +291,6 @@ func readmeWrite(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// freeAddr returns a loopback address with a port free a moment ago, for a
-// process that must be told its address before it starts.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // TestReadmeFlagTable: the README's flag table lists every flag, with its
