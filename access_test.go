@@ -2,7 +2,7 @@ package main
 
 // Tests of access.go: local access, Basic authentication and CORS.
 
-// Local access (behaviour.md 11): a web page may not reach a server that
+// Local access (the contract): a web page may not reach a server that
 // listens on loopback, neither by DNS rebinding (a foreign Host) nor by a
 // form posted across sites (a foreign Origin). Requests carry the headers a
 // browser sends; servers are started through run, as main starts them.

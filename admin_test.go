@@ -293,7 +293,7 @@ func TestAdminSeedRoundTrip(t *testing.T) {
 	}
 }
 
-// A failed POST /__admin/snapshot keeps the error shape (behaviour.md 11):
+// A failed POST /__admin/snapshot keeps the error shape (the contract):
 // a 500 whose Message gives the request id and a reason, while the path
 // and the operating system's words go to the log only.
 func TestSnapshotFailureAnswer(t *testing.T) {

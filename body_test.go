@@ -261,7 +261,7 @@ func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 	}
 }
 
-// Bodies on /api/v2 must be declared as JSON (behaviour.md 1 and 6), as
+// Bodies on /api/v2 must be declared as JSON (the contract), as
 // ASP.NET reads nothing else as JSON: anything else is a 415 that says
 // what was sent.
 
@@ -321,7 +321,7 @@ func TestMediaTypes(t *testing.T) {
 	}
 }
 
-// An oversized body over a real connection (behaviour.md 6): a client that
+// An oversized body over a real connection (the contract): a client that
 // sends it all before reading (as most HTTP libraries do) still reads the
 // 413, and one that waits for 100 Continue gets the 413 without sending
 // the body.
@@ -416,7 +416,7 @@ func TestOversizeExpectContinue(t *testing.T) {
 }
 
 // A UTF-8 byte order mark before a body is read as the real service reads
-// it (behaviour.md 11); every answer is JSON a strict reader accepts.
+// it (the contract); every answer is JSON a strict reader accepts.
 
 const inpBOM = "\xEF\xBB\xBF"
 
@@ -457,8 +457,8 @@ func TestInputsByteOrderMark(t *testing.T) {
 	}
 }
 
-// Limits: what one request may make the server hold (behaviour.md 6 and
-// 11), measured on the built binary as the kernel counts it (VmHWM, the
+// Limits: what one request may make the server hold (the README's
+// "Limits"), measured on the built binary as the kernel counts it (VmHWM, the
 // peak resident set), and the bounded error answers.
 
 // limBinaryEnv names a resourcedir binary to measure instead of building

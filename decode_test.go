@@ -369,7 +369,7 @@ func TestInputsStrictJSONChecker(t *testing.T) {
 
 // TestInputsLoneSurrogates: lone UTF-16 surrogate escapes are read as
 // U+FFFD everywhere, Address included, as the real service reads them
-// (behaviour.md 11), so that every answer is JSON a strict reader accepts.
+// (the contract), so that every answer is JSON a strict reader accepts.
 func TestInputsLoneSurrogates(t *testing.T) {
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	body := `{"FirstName":"a\ud800b","Surname":"\udc00","Company":"pair \ud83d\ude00 kept","Position":"\ud800\ud800",` +

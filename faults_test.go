@@ -18,7 +18,7 @@ import (
 )
 
 // Faults as a client sees them, each through a real TCP connection
-// (behaviour.md 7, "Faults").
+// (the contract: "Faults").
 
 // freshClient has a connection of its own for each request, so that Go's
 // transport cannot retry a failed request on a new connection by itself

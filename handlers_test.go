@@ -1,7 +1,7 @@
 package main
 
 // Tests of handlers.go: create, update and list over HTTP, checked against
-// behaviour.md sections 1 to 4 and 6 rule by rule, and as hostile and
+// the contract rule by rule, and as hostile and
 // concurrent clients meet them.
 
 import (
@@ -2031,7 +2031,7 @@ func FuzzListQuery(f *testing.F) {
 }
 
 // TestInputsPageDigits: page parameters are plain digits, as the real
-// service reads them (behaviour.md 11).
+// service reads them (the contract).
 func TestInputsPageDigits(t *testing.T) {
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, q := range []string{"page=%2B3", "page=+3", "page=%202%20", "page=2%20", "page=%202", "page=0x1", "page=1e1", "page=%D9%A3", "page=-1", "pageSize=%2B5", "pageSize=%205", "pageSize=5.0"} {

@@ -398,7 +398,7 @@ func (c *testClient) create(body string) (string, []byte) {
 	return id, bytes.Replace(r.Body, []byte(`{"Id":"`+id+`"`), []byte(`{"Id":"ID"`), 1)
 }
 
-// errorBody is the error shape of behaviour.md section 6.
+// errorBody is the error shape of the contract.
 type errorBody struct {
 	Message    string
 	ModelState map[string][]string

@@ -21,7 +21,7 @@ import (
 	"unicode/utf8"
 )
 
-// The journal as a test reads it (behaviour.md 7, "The journal"), each
+// The journal as a test reads it (the contract: "The journal"), each
 // request through a real TCP connection.
 
 // journalAnswer is GET /__admin/requests.

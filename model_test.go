@@ -4,7 +4,7 @@ package main
 
 // TestModel drives the server with thousands of random requests and checks
 // every answer against a reference model: a plain slice of the resources the
-// contract (behaviour.md) says should exist, scanned and evaluated with
+// contract says should exist, scanned and evaluated with
 // straightforward code on strings and maps. Nothing in the model uses the
 // package's parser, matcher, comparator or validation; only the HTTP surface
 // is shared. After every step the store's invariants must hold too.
@@ -238,7 +238,7 @@ func (b *mBody) render() []byte {
 	return buf.Bytes()
 }
 
-// judge applies the create or update rules of behaviour.md to a body. It
+// judge applies the create or update rules of the contract to a body. It
 // returns the resource the body describes (without Id) and the properties
 // at fault; the body is valid when faults is empty.
 func judge(b *mBody, update bool) (res *mResource, faults []string) {

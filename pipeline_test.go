@@ -375,7 +375,7 @@ func FuzzCanonicalAPIPath(f *testing.F) {
 	})
 }
 
-// Routes are matched as ASP.NET matches them (behaviour.md 1): the fixed
+// Routes are matched as ASP.NET matches them (the contract): the fixed
 // segments of /api/v2/resource in any case, one trailing slash tolerated;
 // an id stays as sent, and a doubled slash matches nothing.
 

@@ -255,7 +255,7 @@ func TestSeedNotJSON(t *testing.T) {
 	}
 }
 
-// The seed decoder under arbitrary input (behaviour.md 6 and 7): it never
+// The seed decoder under arbitrary input (the contract): it never
 // panics, seeds all items or none, lists at most maxProblems problems (the
 // first ones, in the order of the body) plus a count of the rest, and every
 // position it names is within the body.
