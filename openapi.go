@@ -22,7 +22,8 @@ type openAPITables struct {
 	types         []requestorTypeInfo
 	statuses      []string
 	editable      []string // keys a PUT must carry
-	ops           []string // binary filter operators (plus the alias)
+	ops           []string // binary filter operators both dialects take (plus the alias)
+	kendoOps      []string // binary filter operators only -filters kendo takes
 	unaryOps      []string
 	maxFilter     [3]int // bytes, conditions, depth
 	maxFaultDelay int    // milliseconds
@@ -58,9 +59,12 @@ func currentOpenAPITables() openAPITables {
 		t.editable = append(t.editable, p.String())
 	}
 	for o := range numFilterOps {
-		if o.unary() {
+		switch {
+		case o.unary():
 			t.unaryOps = append(t.unaryOps, opNames[o])
-		} else {
+		case o.kendoOnly():
+			t.kendoOps = append(t.kendoOps, opNames[o])
+		default:
 			t.ops = append(t.ops, opNames[o])
 		}
 	}
@@ -75,7 +79,7 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 		s.writeError(exchangeOf(w), err)
 		return
 	}
-	limits := openAPILimits{MaxPageSize: s.cfg.MaxPageSize, MaxBody: s.cfg.MaxBody, MaxSeedBody: s.cfg.MaxSeedBody, JournalSize: s.cfg.JournalSize, Filters: string(s.cfg.Filters)}
+	limits := openAPILimits{MaxPageSize: s.cfg.MaxPageSize, MaxBody: s.cfg.MaxBody, MaxSeedBody: s.cfg.MaxSeedBody, JournalSize: s.cfg.JournalSize, Filters: s.cfg.Filters}
 	body, ok := openAPIDocs.Load(limits)
 	if !ok {
 		b, _ := json.Marshal(openAPIDocument(limits, currentOpenAPITables())) // plain maps and slices: cannot fail
@@ -93,19 +97,9 @@ type openAPILimits struct {
 	JournalSize          int
 	// Filters is the filter dialect in force (-filters): the filter
 	// parameter's description says what it accepts. "" is the default,
-	// openAPIDialectAssetic.
-	Filters string
+	// assetic.
+	Filters filterDialect
 }
-
-// The filter dialects (-filters); the document describes the one in force.
-const (
-	openAPIDialectAssetic = "assetic"
-	openAPIDialectKendo   = "kendo"
-)
-
-// openAPIKendoOnlyOps are the operators only -filters kendo accepts, besides the
-// unary ones: the real service's help does not document them.
-var openAPIKendoOnlyOps = []string{"doesnotstartwith", "doesnotendwith"}
 
 var openAPIDocs sync.Map // openAPILimits -> []byte
 
@@ -519,7 +513,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}},
 		"GenerateRequest": closed(obj{
-			"Count": obj{"type": "integer", "minimum": 1, "maximum": openAPIMaxGenerate},
+			"Count": obj{"type": "integer", "minimum": 1, "maximum": maxGenerateCount},
 			"Seed":  obj{"type": "integer", "description": "The same Seed gives the same resources."}}, "Count"),
 		"SeedResponse": obj{"type": "object", "required": []string{"Total", "Ids"}, "additionalProperties": false, "properties": obj{
 			"Total": obj{"type": "integer", "minimum": 0},
@@ -648,25 +642,16 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 // filterDescription is the requestParams.filters description for the
 // dialect in force: a client generated from the document must learn from
 // it what this server accepts, not what the other dialect would.
-func filterDescription(dialect string, t openAPITables) string {
+func filterDescription(dialect filterDialect, t openAPITables) string {
 	fieldList := strings.Join(t.fields, ", ")
-	var kendoOnly []string // what only -filters kendo accepts, in words
-	var ops []string
-	for _, op := range t.ops {
-		if slices.Contains(openAPIKendoOnlyOps, op) {
-			continue
-		}
-		ops = append(ops, op)
-	}
-	kendoOnly = append(kendoOnly, openAPIKendoOnlyOps...)
-	kendoOnly = append(kendoOnly, t.unaryOps...)
+	kendoOnly := slices.Concat(t.kendoOps, t.unaryOps) // what only -filters kendo accepts
 	common := "Fields (any case): " + fieldList + ".\n\n" +
 		"String comparisons are case-insensitive. Positive operators never match null; each negative operator is the exact negation " +
 		"of its positive twin. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
 		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", t.maxFilter[0], t.maxFilter[1], t.maxFilter[2]) +
 		"A malformed filter is a 400 whose message gives the character position (counted from 1, in Unicode characters) " +
 		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n"
-	if dialect == openAPIDialectKendo {
+	if dialect == dialectKendo {
 		return "A Kendo DataSourceRequest filter string. This server runs `-filters kendo`: the whole Kendo grammar below, " +
 			"more than the real service documents (the default, `-filters assetic`, accepts only what it documents).\n\n" +
 			"Grammar:\n\n" +
@@ -681,7 +666,7 @@ func filterDescription(dialect string, t openAPITables) string {
 			"symbol    = \"=\" | \"<\" | \"<=\" | \">\" | \">=\"\n" +
 			"value     = \"'\" { any character, '' for one ' } \"'\" | integer | null\n" +
 			"```\n\n" +
-			"Operators (any case): " + strings.Join(append(ops, openAPIKendoOnlyOps...), ", ") + " (notsubstringof is doesnotcontain); unary: " +
+			"Operators (any case): " + strings.Join(slices.Concat(t.ops, t.kendoOps), ", ") + " (notsubstringof is doesnotcontain); unary: " +
 			strings.Join(t.unaryOps, ", ") + ".\n\n" +
 			"`~and~` binds tighter than `~or~`; parentheses group. `Fax~eq~null` means isnull. " + common +
 			"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
@@ -699,16 +684,13 @@ func filterDescription(dialect string, t openAPITables) string {
 		"symbol    = \"=\" | \"<\" | \"<=\" | \">\" | \">=\"\n" +
 		"value     = \"'\" { any character, '' for one ' } \"'\" | integer   (integers for StatusId)\n" +
 		"```\n\n" +
-		"Operators (any case): " + strings.Join(ops, ", ") + " (notsubstringof is doesnotcontain).\n\n" +
+		"Operators (any case): " + strings.Join(t.ops, ", ") + " (notsubstringof is doesnotcontain).\n\n" +
 		"Not accepted here, each a 400 whose message names the construct and its position and says that `-filters kendo` accepts it: " +
 		"the operators " + strings.Join(kendoOnly, ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
 		"(the real service cannot combine them).\n\n" + common +
 		"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
 		"`Company~contains~'eng'~or~Email~endswith~'.org'`."
 }
-
-// openAPIMaxGenerate is the most resources one POST /__admin/generate adds.
-const openAPIMaxGenerate = 100000
 
 // openAPIGUIDPattern admits every GUID the server writes: canonical, lower case,
 // hyphenated, of any version (a seed may give any GUID).

@@ -289,7 +289,7 @@ func TestOpenAPIHeadWhereServed(t *testing.T) {
 func TestOpenAPIFilterDialect(t *testing.T) {
 	t.Parallel()
 	tables := currentOpenAPITables()
-	filters := func(dialect string) string {
+	filters := func(dialect filterDialect) string {
 		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, tables)
 		for _, p := range at(t, doc, "paths", "/api/v2/resource", "get", "parameters").([]any) {
 			if p.(obj)["name"] == paramFilters {
@@ -299,8 +299,8 @@ func TestOpenAPIFilterDialect(t *testing.T) {
 		t.Fatal("no filter parameter")
 		return ""
 	}
-	assetic, kendo := filters(""), filters(openAPIDialectKendo)
-	if filters(openAPIDialectAssetic) != assetic {
+	assetic, kendo := filters(""), filters(dialectKendo)
+	if filters(dialectAssetic) != assetic {
 		t.Error("the default dialect is not assetic")
 	}
 	for _, want := range []string{"`-filters assetic` (the default)", "Not accepted here", "`-filters kendo` accepts it", "isnull", "doesnotstartwith"} {
