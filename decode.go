@@ -395,12 +395,7 @@ func unknownProps(obj []byte, what string, known []string, prefix string, ms *mo
 }
 
 func unknownMessage(key, what string, known []string) string {
-	closest, best := "", -1
-	for _, name := range known {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(name)); best < 0 || d < best {
-			closest, best = name, d
-		}
-	}
+	closest, best := closestName(key, known)
 	if best <= max(2, len(closest)/3) {
 		return fmt.Sprintf("%s is not %s; did you mean %s?", key, what, closest)
 	}

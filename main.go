@@ -277,12 +277,9 @@ func flagError(fs *flag.FlagSet, err error) error {
 	if !unknown {
 		return err
 	}
-	closest, best := "", -1
-	fs.VisitAll(func(f *flag.Flag) {
-		if d := editDistance(name, f.Name); best < 0 || d < best {
-			closest, best = f.Name, d
-		}
-	})
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	closest, _ := closestName(name, names)
 	return fmt.Errorf("unknown flag -%s; did you mean -%s? (resourcedir -help lists every flag)", name, closest)
 }
 
@@ -355,15 +352,23 @@ func unknownEnvVars(environ []string) []string {
 		if _, ok := known[name]; ok || name == fromAuthEnv {
 			continue
 		}
-		closest, best := "", -1
-		for _, candidate := range names {
-			if d := editDistance(name, candidate); best < 0 || d < best {
-				closest, best = candidate, d
-			}
-		}
+		closest, _ := closestName(name, names)
 		warnings = append(warnings, fmt.Sprintf("%s names no flag and is ignored; did you mean %s (-%s)?", name, closest, known[closest]))
 	}
 	return warnings
+}
+
+// closestName is the candidate nearest to name by edit distance, case
+// ignored (the first of equals), and that distance: what a typo most likely
+// meant, for the messages of an unknown flag, variable or property.
+func closestName(name string, candidates []string) (string, int) {
+	closest, best := "", -1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); best < 0 || d < best {
+			closest, best = c, d
+		}
+	}
+	return closest, best
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
