@@ -25,17 +25,6 @@ import (
 // read-only list queries built from the data, and reports, rule by rule,
 // where the answers differ. Only GETs ever reach the tenant.
 
-// compareExit carries the process's exit status: compare exits 1 when the
-// answers differ and 2 when it could not compare at all.
-type compareExit struct {
-	code int
-	err  error
-}
-
-func (e *compareExit) Error() string { return e.err.Error() }
-func (e *compareExit) Unwrap() error { return e.err }
-func (e *compareExit) ExitCode() int { return e.code }
-
 // Rules that a difference is put under whatever the query was about: a
 // refused operator refuses every query that uses it, and a TotalPages
 // rounded another way shows on any page size that does not divide the
@@ -621,7 +610,7 @@ func localResourcedir(ctx context.Context, seed []byte) (base string, stop func(
 // runCompare is `resourcedir compare -from URL [-auth user:token]
 // [-queries N] [-seed S] [-rate R] [-report json] [-b URL]`.
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	cannot := func(err error) error { return &compareExit{2, fmt.Errorf("compare: %w", err)} }
+	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
 	var o importOptions
 	fs := flag.NewFlagSet("resourcedir compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -675,7 +664,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		}
 		base, stop, err := localResourcedir(ctx, file)
 		if err != nil {
-			return &compareExit{2, err}
+			return &exitError{2, err}
 		}
 		defer stop()
 		if b, err = newDirectoryReader(base, "", 0); err != nil {
@@ -701,7 +690,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		return cannot(err)
 	}
 	if got.Differs {
-		return &compareExit{1, errors.New("compare: resourcedir answers some queries otherwise than the tenant (see the report)")}
+		return &exitError{1, errors.New("compare: resourcedir answers some queries otherwise than the tenant (see the report)")}
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func main() {
 	}()
 	ctx = context.WithValue(ctx, signalsKey{}, (<-chan os.Signal)(forward))
 	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
-		var ce *commandExit
+		var ce *exitError
 		if !errors.Is(err, flag.ErrHelp) && !(errors.As(err, &ce) && ce.err == nil) {
 			fmt.Fprintln(os.Stderr, "resourcedir:", err)
 		}
@@ -68,38 +68,34 @@ type stopSignal struct{ sig os.Signal }
 func (s stopSignal) Error() string { return s.sig.String() + " received" }
 
 func exitCode(err error) int {
-	var ce *commandExit
+	var ee *exitError
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &ce):
-		return ce.code
-	}
-	// compare tells "something differs" (1) from "could not compare" (2).
-	var coded interface{ ExitCode() int }
-	if errors.As(err, &coded) {
-		return coded.ExitCode()
+	case errors.As(err, &ee):
+		return ee.code
 	}
 	return 1
 }
 
-// commandExit carries the exit status of the command run after -- out of
-// run, to be resourcedir's own. err is what else went wrong (the command
-// could not be started, the snapshot could not be written at the stop), or
-// nil when the command has spoken for itself and there is nothing to add.
-type commandExit struct {
+// exitError carries an exit status other than 1 out of run, to be the
+// process's: the status of the command run after -- (err is what else went
+// wrong, or nil when the command has spoken for itself and there is
+// nothing to add), or compare's 1 (something differs) and 2 (it could not
+// compare).
+type exitError struct {
 	code int
 	err  error
 }
 
-func (e *commandExit) Error() string {
+func (e *exitError) Error() string {
 	if e.err == nil {
 		return fmt.Sprintf("the command exited with status %d", e.code)
 	}
 	return e.err.Error()
 }
 
-func (e *commandExit) Unwrap() error { return e.err }
+func (e *exitError) Unwrap() error { return e.err }
 
 // options are the command-line settings.
 type options struct {
@@ -634,7 +630,7 @@ func commandResult(code int, err error) error {
 	if code == 0 {
 		return err // nil, or an error of the server's: status 1
 	}
-	return &commandExit{code: code, err: err}
+	return &exitError{code: code, err: err}
 }
 
 // listenError says what to do about the commonest failure to listen: a
