@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,6 +69,21 @@ func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	return readBody(x, r, limit)
+}
+
+// adminObject reads the body of an admin request as one JSON object, each
+// property name to its value as sent; ok is false when it is not an
+// object, and the map nil when the body is empty (a byte-order mark and
+// white space aside, as for every body).
+func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
+	body = bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
+	if len(body) == 0 {
+		return nil, true
+	}
+	if json.Unmarshal(body, &props) != nil || props == nil {
+		return nil, false
+	}
+	return props, true
 }
 
 func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {

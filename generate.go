@@ -380,8 +380,8 @@ func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
 // parseGenerate reads {"Count": n, "Seed": s}; the admin API is strict, so
 // an unknown property or a value out of range is a 400 that names it.
 func parseGenerate(body []byte) (count int, seed uint64, err error) {
-	var spec map[string]json.RawMessage
-	if json.Unmarshal(body, &spec) != nil || spec == nil {
+	spec, ok := adminObject(body)
+	if !ok || spec == nil {
 		return 0, 0, badRequest("The body must be a JSON object such as %s.", `{"Count": 100, "Seed": 1}`)
 	}
 	seed = 1

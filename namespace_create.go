@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -56,13 +55,9 @@ func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 // /__admin/namespaces; an empty body or {} gives the prefix "ns". The
 // admin API is strict: an unknown property is a 400 naming it.
 func parseNamespaceRequest(body []byte) (string, error) {
-	body = bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
 	prefix := "ns"
-	if len(body) == 0 {
-		return prefix, nil
-	}
-	var props map[string]json.RawMessage
-	if err := json.Unmarshal(body, &props); err != nil || props == nil {
+	props, ok := adminObject(body)
+	if !ok {
 		return "", badRequest("The body is a JSON object such as %s, or empty.", `{"Prefix": "TestCreate"}`)
 	}
 	ms := modelState{}
