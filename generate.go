@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -311,28 +310,18 @@ func (g *resourceGenerator) edge(e genEdge) genItem {
 	return it
 }
 
-// generateItems writes n items as a JSON array, one item a line.
+// generateItems writes n items as a seed file.
 func generateItems(w io.Writer, n int, seed uint64) error {
-	bw := bufio.NewWriter(w)
 	g := newGenerator(seed)
-	var item bytes.Buffer
-	enc := json.NewEncoder(&item)
-	enc.SetEscapeHTML(false) // "Smith & Wesson" as written
-	bw.WriteString("[")
-	for i := range n {
-		item.Reset()
-		if err := enc.Encode(g.next()); err != nil {
-			return fmt.Errorf("generate: item %d: %w", i, err)
+	err := writeSeedFile(w, n, func(i int) ([]byte, error) {
+		b, err := marshalText(g.next())
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
-		if i > 0 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n")
-		bw.Write(bytes.TrimSuffix(item.Bytes(), []byte("\n")))
-	}
-	bw.WriteString("\n]\n")
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("generate: write: %w", err)
+		return b, nil
+	})
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
 	}
 	return nil
 }
@@ -370,11 +359,11 @@ func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var items strings.Builder
+	var items bytes.Buffer
 	if err := generateItems(&items, count, seed); err != nil {
 		return nil, err
 	}
-	return s.insertSeed(x, []byte(items.String()))
+	return s.insertSeed(x, items.Bytes())
 }
 
 // parseGenerate reads {"Count": n, "Seed": s}; the admin API is strict, so

@@ -231,7 +231,7 @@ func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error
 				return nil, fmt.Errorf("%s: %w", prop, err)
 			}
 			var err error
-			if raw, err = importMarshal(s.value(v)); err != nil {
+			if raw, err = marshalText(s.value(v)); err != nil {
 				return nil, fmt.Errorf("%s: %w", prop, err)
 			}
 		}
@@ -261,34 +261,17 @@ func importLookup(item map[string]json.RawMessage, name string) (json.RawMessage
 	return nil, false
 }
 
-// importMarshal is json.Marshal without HTML escaping: & stays &.
-func importMarshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// importSeedFile writes items as a seed file: a JSON array, one item a line.
+// importSeedFile writes items as a seed file.
 func importSeedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, item := range items {
-		line, err := importSeedItem(item, s)
+	err := writeSeedFile(&b, len(items), func(i int) ([]byte, error) {
+		line, err := importSeedItem(items[i], s)
 		if err != nil {
 			return nil, fmt.Errorf("resource %d: %w", i+1, err)
 		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('\n')
-		b.Write(line)
-	}
-	b.WriteString("\n]\n")
-	return b.Bytes(), nil
+		return line, nil
+	})
+	return b.Bytes(), err
 }
 
 // scrubber replaces personal values with made-up ones of the same shape:

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 )
 
 // Seeds: POST /__admin/resources and the -seed file, a JSON array of
@@ -111,4 +113,36 @@ func checkSeedIDs(resources []*Resource, ms *modelState) {
 		}
 		first[r.ID()] = i
 	}
+}
+
+// writeSeedFile writes n items as a seed file (generate and import write
+// them): a JSON array, one item a line, so that a diff of two is readable.
+func writeSeedFile(w io.Writer, n int, item func(i int) ([]byte, error)) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[")
+	for i := range n {
+		b, err := item(i)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+		bw.Write(b)
+	}
+	bw.WriteString("\n]\n")
+	return bw.Flush()
+}
+
+// marshalText is json.Marshal without HTML escaping: & stays &, as the
+// names in a seed file were written.
+func marshalText(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
