@@ -263,7 +263,6 @@ func (g *resourceGenerator) edge(e genEdge) genItem {
 	switch e {
 	case edgeFirstName50:
 		it := g.person(genRunes("Maximilián-Éléonore ", maxFirstName), g.pick(genSurnames))
-		it.FirstName = genPtr(genRunes("Maximilián-Éléonore ", maxFirstName))
 		it.Surname = genPtr(genRunes("Ångström-O'Brien ", maxSurname))
 		it.DisplayName = genPtr("Max Ångström")
 		return it

@@ -198,6 +198,12 @@ var importScrubbed = map[string]bool{
 	"Mobile": true, "Fax": true, "AddressComment": true, "Address": true,
 }
 
+// importType is a Types entry as a seed carries it: no _links, _embedded.
+type importType struct {
+	ID   int `json:"Id"`
+	Type string
+}
+
 // importSeedItem turns a list item into a seed item: the resource properties in
 // order, Types as {"Id", "Type"}, values as the service sent them (scrubbed
 // when s is not nil).
@@ -211,18 +217,12 @@ func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error
 			continue
 		}
 		if prop == "Types" {
-			var types []struct {
-				ID   int `json:"Id"`
-				Type string
-			}
+			var types []importType
 			if err := json.Unmarshal(raw, &types); err != nil {
 				return nil, fmt.Errorf("Types: %w", err)
 			}
 			if types == nil {
-				types = []struct {
-					ID   int `json:"Id"`
-					Type string
-				}{}
+				types = []importType{}
 			}
 			raw, _ = json.Marshal(types) // ints and strings: cannot fail
 		} else if s != nil && importScrubbed[prop] {

@@ -153,6 +153,7 @@ var emptyBase = &base{}
 // one (from the stream of idSeed when given).
 func newBase(resources []*Resource, idSeed *uint64) (*base, error) {
 	b := &base{rows: make([]entry, 0, len(resources)), byID: make(map[string]int32, len(resources))}
+	given := make([]string, len(resources)) // canonical Ids given, "" where none
 	for i, r := range resources {
 		if r.ID() == "" || r.isNull(fieldID) {
 			continue
@@ -164,7 +165,7 @@ func newBase(resources []*Resource, idSeed *uint64) (*base, error) {
 		if _, taken := b.byID[id]; taken {
 			return nil, &errDuplicateID{Index: i, ID: id}
 		}
-		b.byID[id] = -1 // taken; the position is set below
+		b.byID[id], given[i] = -1, id // taken; the position is set below
 	}
 	ids := newIDStream(idSeed, 0)
 	var stream io.Reader // nil: crypto/rand
@@ -173,16 +174,14 @@ func newBase(resources []*Resource, idSeed *uint64) (*base, error) {
 	}
 	for i, r := range resources {
 		c := *r // the caller's resources are left as they are
-		if c.ID() == "" || c.isNull(fieldID) {
-			id, err := newID(stream, b.byID)
-			if err != nil {
+		id := given[i]
+		if id == "" {
+			var err error
+			if id, err = newID(stream, b.byID); err != nil {
 				return nil, err
 			}
-			c.set(fieldID, id, true)
-		} else {
-			id, _ := parseGUID(c.ID())
-			c.set(fieldID, id, true)
 		}
+		c.set(fieldID, id, true)
 		b.byID[c.ID()] = int32(i)
 		b.rows = append(b.rows, entry{res: &c})
 	}
