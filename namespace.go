@@ -80,19 +80,27 @@ func (s *Server) namespace(name string) (*namespace, error) {
 	if ns := s.lookupNamespace(name); ns != nil {
 		return ns, nil
 	}
+	ns, _, err := s.addNamespace(name)
+	return ns, err
+}
+
+// addNamespace creates the namespace name unless it exists (created says
+// which), under the lock, so that of two requests for one new name only
+// one creates it.
+func (s *Server) addNamespace(name string) (ns *namespace, created bool, err error) {
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()
 	if ns := s.spaces.byName[name]; ns != nil {
-		return ns, nil
+		return ns, false, nil
 	}
 	if len(s.spaces.byName) >= s.cfg.MaxNamespaces {
-		return nil, &apiError{Status: http.StatusTooManyRequests, Message: fmt.Sprintf(
+		return nil, false, &apiError{Status: http.StatusTooManyRequests, Message: fmt.Sprintf(
 			"The namespace %q would be one more than the limit of %d namespaces (-max-namespaces); delete one with DELETE /__admin/namespaces/{name}.",
 			name, s.cfg.MaxNamespaces)}
 	}
-	ns := s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
+	ns = s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
 	s.spaces.byName[name] = ns
-	return ns, nil
+	return ns, true, nil
 }
 
 // lookupNamespace returns the namespace name if it exists, else nil.
@@ -284,11 +292,12 @@ func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 	// drawn again rather than shared.
 	for range 8 {
 		name := prefix + "-" + randomHex(namespaceSuffixLen/2)
-		if s.lookupNamespace(name) != nil {
-			continue
-		}
-		if _, err := s.namespace(name); err != nil {
+		_, isNew, err := s.addNamespace(name)
+		if err != nil {
 			return nil, err
+		}
+		if !isNew {
+			continue
 		}
 		return created{struct{ Name, BaseURL string }{name, "http://" + requestHost(r) + namespacePrefix + name}}, nil
 	}
