@@ -654,9 +654,9 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	if err != nil {
 		return cannot(err)
 	}
-	rep := &cmpReport{From: tenant.base, Resources: len(items)}
+	againstName := ""
 	if b != nil {
-		rep.Against = b.base
+		againstName = b.base
 	} else {
 		file, err := importSeedFile(items, nil)
 		if err != nil {
@@ -670,14 +670,14 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		if b, err = newDirectoryReader(base, "", 0); err != nil {
 			return cannot(err)
 		}
-		rep.Against = "resourcedir in this process"
+		againstName = "resourcedir in this process"
 	}
 	data := newCmpData(items)
 	got, err := compareDirectories(ctx, tenant, b, buildQueries(data, *n, *seed), buildProbes(data))
 	if err != nil {
 		return cannot(err)
 	}
-	got.From, got.Against, got.Resources = rep.From, rep.Against, rep.Resources
+	got.From, got.Against, got.Resources = tenant.base, againstName, len(items)
 	if *report == "json" {
 		out, err := json.MarshalIndent(got, "", "  ")
 		if err == nil {
