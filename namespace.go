@@ -3,12 +3,9 @@ package main
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"maps"
 	"net"
 	"net/http"
@@ -44,6 +41,10 @@ type namespace struct {
 type namespaces struct {
 	mu     sync.RWMutex
 	byName map[string]*namespace
+	// changed is the generation of the last namespace added or removed (or
+	// of a restore): the snapshot must see that the set changed even when
+	// no store did.
+	changed uint64
 }
 
 // validNamespaceName: names appear in URLs and logs, so they are kept plain.
@@ -100,6 +101,7 @@ func (s *Server) addNamespace(name string) (ns *namespace, created bool, err err
 	}
 	ns = s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
 	s.spaces.byName[name] = ns
+	s.spaces.changed = nextGeneration()
 	return ns, true, nil
 }
 
@@ -158,7 +160,10 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 	}
 	s.spaces.mu.Lock()
 	ns := s.spaces.byName[name]
-	delete(s.spaces.byName, name)
+	if ns != nil {
+		delete(s.spaces.byName, name)
+		s.spaces.changed = nextGeneration()
+	}
 	s.spaces.mu.Unlock()
 	if ns == nil {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No namespace is named %q.", name)}
@@ -170,12 +175,15 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 }
 
 // snapshotSpaces gives the snapshot every namespace, by name, each as its
-// base (shared: written once) and its layer.
+// base (shared: written once) and its layer, and the change mark they
+// reflect.
 func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
+	// The mark first: every change it covers is then in the states read
+	// after it, and any change it does not cover has a larger generation.
+	mark := s.changeMark()
 	all := s.sortedNamespaces()
 	spaces := make([]snapshotSpace, len(all))
 	bases := map[*base]*snapshotBase{}
-	mark := fnv.New64a()
 	for i, ns := range all {
 		st := ns.store.state()
 		sp := snapshotSpace{Name: ns.name, Replaced: st.replaced, Own: st.own}
@@ -190,26 +198,21 @@ func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 			sp.Base = bases[st.base]
 		}
 		spaces[i] = sp
-		markNamespace(mark, ns.name, st.changes)
 	}
-	return spaces, mark.Sum64()
+	return spaces, mark
 }
 
-// changeMark moves whenever a namespace changes, is created or is removed.
+// changeMark is the generation of the directory's last change: a store's
+// write, reset or clear, a namespace added or removed. Generations only
+// grow, so any change since a snapshot gives a larger mark.
 func (s *Server) changeMark() uint64 {
-	mark := fnv.New64a()
+	s.spaces.mu.RLock()
+	mark := s.spaces.changed
+	s.spaces.mu.RUnlock()
 	for _, ns := range s.sortedNamespaces() {
-		markNamespace(mark, ns.name, ns.store.Changes())
+		mark = max(mark, ns.store.Changes())
 	}
-	return mark.Sum64()
-}
-
-func markNamespace(mark hash.Hash64, name string, changes uint64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], changes)
-	mark.Write([]byte(name)) //nolint:errcheck // a hash does not fail
-	mark.Write([]byte{0})    //nolint:errcheck
-	mark.Write(b[:])         //nolint:errcheck
+	return mark
 }
 
 // restore replaces every namespace with a snapshot's; the default one
@@ -250,6 +253,7 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 	}
 	s.spaces.mu.Lock()
 	s.spaces.byName = restored
+	s.spaces.changed = nextGeneration()
 	s.spaces.mu.Unlock()
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -269,6 +270,14 @@ func newID(ids io.Reader, taken map[string]int32) (string, error) {
 	}
 }
 
+// generation numbers every change of every store in the process: a
+// value is never given twice, so a store created in place of a removed
+// one (a namespace deleted and made again) never repeats a value the
+// snapshot saw, and the snapshot cannot mistake its changes for none.
+var generation atomic.Uint64
+
+func nextGeneration() uint64 { return generation.Add(1) }
+
 // Store is one directory: a layer of changes over a shared base.
 type Store struct {
 	mu   sync.RWMutex
@@ -282,7 +291,8 @@ type Store struct {
 	ownByID  map[string]int32
 	index    fieldIndexes
 
-	// changes counts mutations, so a snapshot can tell whether it is stale.
+	// changes is the generation of the store's last mutation, so a
+	// snapshot can tell whether it is stale.
 	changes uint64
 	idSeed  *uint64
 	ids     io.Reader // nil: GUIDs from crypto/rand
@@ -305,7 +315,7 @@ func (s *Store) startLocked(b *base) {
 	s.base = b
 	s.replaced, s.own, s.ownByID, s.index = nil, nil, nil, fieldIndexes{}
 	s.restartIDsLocked(len(b.rows), b.idState)
-	s.changes++
+	s.changes = nextGeneration()
 }
 
 // setSeed makes b what Reset goes back to, and puts an empty store on it.
@@ -357,7 +367,7 @@ func (s *Store) Len() int {
 
 func (s *Store) lenLocked() int { return len(s.base.rows) + len(s.own) }
 
-// Changes returns a counter that moves whenever the store changes.
+// Changes returns the generation of the store's last change.
 func (s *Store) Changes() uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -447,7 +457,7 @@ func (s *Store) appendLocked(r *Resource) {
 	}
 	s.ownByID[r.ID()] = pos
 	s.index.add(e, pos)
-	s.changes++
+	s.changes = nextGeneration()
 }
 
 // errDuplicateID reports a seeded Id that is already taken.
@@ -529,7 +539,7 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 		s.replaced[pos] = e
 	}
 	s.index.add(e, pos)
-	s.changes++
+	s.changes = nextGeneration()
 	return r, true
 }
 
@@ -734,7 +744,6 @@ type layerState struct {
 	cleared  bool // the base is empty because the store was cleared, not seeded
 	replaced []replacedResource
 	own      []*Resource
-	changes  uint64
 }
 
 type replacedResource struct {
@@ -747,7 +756,7 @@ type replacedResource struct {
 func (s *Store) state() layerState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := layerState{base: s.base, cleared: s.base != s.seed, changes: s.changes}
+	st := layerState{base: s.base, cleared: s.base != s.seed}
 	for pos, e := range s.replaced {
 		st.replaced = append(st.replaced, replacedResource{pos, e.res})
 	}
@@ -783,6 +792,6 @@ func (s *Store) restore(b *base, replaced []replacedResource, own []*Resource) e
 	s.base, s.replaced, s.own, s.ownByID, s.index = t.base, t.replaced, t.own, t.ownByID, t.index
 	// The stream must not replay the Ids the layer already holds.
 	s.restartIDsLocked(t.lenLocked(), nil)
-	s.changes++
+	s.changes = nextGeneration()
 	return nil
 }
