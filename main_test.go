@@ -519,11 +519,19 @@ func TestRunSeedSkippedWhenSnapshotHasResources(t *testing.T) {
 	p = runStart(t, args, nil)
 	e = clientAt(t, p.url)
 	e.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
+	e.in("t").createPerson("T")
+	e.expect(http.StatusOK, http.MethodDelete, "/ns/t/__admin/resources", "")
+	e.in("u").health() // used, never written: still the seed after the restart
 	p.stopClean()
 	p = runStart(t, args, nil)
 	e = clientAt(t, p.url)
-	if n := e.health(); n != 0 {
-		t.Errorf("%d resources after a restart on an emptied directory, want 0", n)
+	for _, c := range []struct {
+		ns   string
+		want int
+	}{{"default", 0}, {"t", 0}, {"u", 2}} {
+		if n := e.in(c.ns).health(); n != c.want {
+			t.Errorf("/ns/%s: %d resources after a restart, want %d", c.ns, n, c.want)
+		}
 	}
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
 	if n := e.health(); n != 2 {
