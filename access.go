@@ -24,11 +24,25 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 			r.Host, hostName(r.Host))})
 		return false
 	}
+	origin := r.Header.Get("Origin")
+	// A browser says where any request of a page comes from (Fetch
+	// Metadata), even one without an Origin such as an <img>: a page of
+	// another site may not reach in even with a GET, which would create
+	// namespaces until every test's new one is refused.
+	if site := r.Header.Get("Sec-Fetch-Site"); (site == "cross-site" || site == "same-site") && !s.corsAdmits(origin) {
+		from := "another site"
+		if origin != "" {
+			from = "the web page at " + origin
+		}
+		s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
+			"A request from %s (Sec-Fetch-Site: %s) is refused: a web page may not reach this server. Start it with -cors ORIGIN to admit that page's origin.",
+			from, site)})
+		return false
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return true
 	}
-	origin := r.Header.Get("Origin")
 	if origin == "" || s.originAllowed(origin, r.Host) {
 		return true
 	}
@@ -65,11 +79,17 @@ func (s *Server) hostAllowed(host string) bool {
 // originAllowed: the page the console serves (same host) and the -cors
 // origin may change state; any other page may not.
 func (s *Server) originAllowed(origin, host string) bool {
-	if s.cfg.CORSOrigin != "" && (s.cfg.CORSOrigin == "*" || origin == s.cfg.CORSOrigin) {
+	if s.corsAdmits(origin) {
 		return true
 	}
 	u, err := url.Parse(origin)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, host)
+}
+
+// corsAdmits reports whether -cors admits a page of origin ("" when the
+// browser sent none: only -cors * admits that).
+func (s *Server) corsAdmits(origin string) bool {
+	return s.cfg.CORSOrigin == "*" || origin != "" && origin == s.cfg.CORSOrigin
 }
 
 // cors adds the CORS headers and answers preflights, which carry no

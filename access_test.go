@@ -8,6 +8,7 @@ package main
 // browser sends; servers are started through run, as main starts them.
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -383,4 +384,97 @@ func TestAuthHealthHead(t *testing.T) {
 			t.Errorf("%s with wrong credentials: %d, want 401", method, r.Status)
 		}
 	}
+}
+
+// TestAccessFetchMetadata: a page of another site reaches in without an
+// Origin (an <img src="http://127.0.0.1:8080/ns/evil-1/api/v2/resource">),
+// but its browser says where the request comes from: such a request is
+// refused, whatever its method, and creates no namespace, unless -cors
+// admits the page.
+func TestAccessFetchMetadata(t *testing.T) {
+	p := runStart(t, runArgs("-cors", "https://app.example"), nil)
+	e := clientAt(t, p.url)
+	for i, tt := range []struct {
+		method, site, origin string
+		want                 int
+	}{
+		{http.MethodGet, "cross-site", "", http.StatusForbidden},
+		{http.MethodHead, "cross-site", "", http.StatusForbidden},
+		{http.MethodGet, "same-site", "", http.StatusForbidden}, // a page at localhost:3000
+		{http.MethodGet, "cross-site", "https://evil.example", http.StatusForbidden},
+		{http.MethodGet, "same-site", "http://localhost:3000", http.StatusForbidden},
+		{http.MethodPost, "cross-site", "", http.StatusForbidden},
+		{http.MethodGet, "cross-site", "https://app.example", http.StatusOK}, // the -cors origin
+		{http.MethodPost, "cross-site", "https://app.example", http.StatusOK},
+		{http.MethodGet, "same-origin", "", http.StatusOK}, // the console
+		{http.MethodGet, "none", "", http.StatusOK},        // typed in the address bar
+		{http.MethodGet, "", "", http.StatusOK},            // not a browser
+	} {
+		ns := fmt.Sprintf("/ns/site-%d", i)
+		body := ""
+		if tt.method == http.MethodPost {
+			body = `{"Company":"Acme"}`
+		}
+		hdr := []string{"Sec-Fetch-Site", tt.site, "Sec-Fetch-Mode", "no-cors", "Content-Type", "application/json"}
+		if tt.origin != "" {
+			hdr = append(hdr, "Origin", tt.origin)
+		}
+		r := e.do(tt.method, ns+"/api/v2/resource", body, hdr...)
+		what := fmt.Sprintf("%s with Sec-Fetch-Site %q, Origin %q", tt.method, tt.site, tt.origin)
+		if r.Status != tt.want {
+			t.Errorf("%s: %d %s, want %d", what, r.Status, r.Body, tt.want)
+			continue
+		}
+		if tt.want == http.StatusForbidden && tt.method != http.MethodHead {
+			accForbidden(t, what, r.Status, r.Header, r.Body, "-cors ORIGIN")
+		}
+	}
+	var names []string
+	for _, n := range e.namespaces() {
+		names = append(names, n.Name)
+	}
+	if want := []string{"default", "site-10", "site-6", "site-7", "site-8", "site-9"}; !slices.Equal(names, want) {
+		t.Errorf("namespaces %v, want %v: a refused request created one", names, want)
+	}
+}
+
+// TestAuthAnonymousCreatesNothing: a request without credentials neither
+// creates a namespace nor counts toward -max-namespaces; the anonymous
+// health probe answers for any name without creating it.
+func TestAuthAnonymousCreatesNothing(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Auth = "ci:token"
+	cfg.MaxNamespaces = 3
+	e := startServer(t, cfg, nil)
+	auth := []string{"Authorization", "Basic Y2k6dG9rZW4="} // ci:token
+	e.expect(http.StatusOK, http.MethodGet, "/ns/known/__admin/health", "", auth...)
+	for i := range 20 {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			r := e.do(method, fmt.Sprintf("/ns/probe-%d/__admin/health", i), "")
+			if want := `{"Status":"ok"}`; r.Status != http.StatusOK || method == http.MethodGet && string(r.Body) != want {
+				t.Fatalf("anonymous %s health of a new namespace: %d %s, want 200 %s", method, r.Status, r.Body, want)
+			}
+		}
+		for _, req := range [][2]string{
+			{http.MethodGet, fmt.Sprintf("/ns/anon-%d/api/v2/resource", i)},
+			{http.MethodGet, fmt.Sprintf("/ns/anon-%d/__admin/requests", i)},
+			{http.MethodPost, "/__admin/namespaces"},
+		} {
+			if r := e.do(req[0], req[1], ""); r.Status != http.StatusUnauthorized {
+				t.Fatalf("anonymous %s %s: %d %s, want 401", req[0], req[1], r.Status, r.Body)
+			}
+		}
+	}
+	if r := e.do(http.MethodGet, "/ns/known/__admin/health", ""); string(r.Body) != `{"Status":"ok"}` {
+		t.Errorf("anonymous health of an existing namespace: %d %s", r.Status, r.Body)
+	}
+	var list struct{ Namespaces []nsEntry }
+	e.expect(http.StatusOK, http.MethodGet, "/__admin/namespaces", "", auth...).decode(t, &list)
+	if len(list.Namespaces) != 2 || list.Namespaces[0].Name != "default" || list.Namespaces[1].Name != "known" {
+		t.Errorf("namespaces %+v, want default and known alone", list.Namespaces)
+	}
+	// The limit is still there for the test that asks.
+	e.expect(http.StatusCreated, http.MethodPost, "/__admin/namespaces", "", auth...)
+	e.expect(http.StatusTooManyRequests, http.MethodPost, "/__admin/namespaces", "", auth...)
 }

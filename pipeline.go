@@ -20,15 +20,16 @@ import (
 //  2. recovery, journal and log, when the answer is done (finish);
 //  3. routing: /ns/{name} picks the namespace, and the rest of the path is
 //     matched as ASP.NET matches routes;
-//  4. local access: a web page may not reach in (Host and Origin checks);
+//  4. local access: a web page may not reach in (Host, Origin and Fetch
+//     Metadata checks);
 //  5. CORS: preflights answered, headers added;
 //  6. authentication, when -auth is set; the journal of an existing
 //     namespace starts recording an /api/v2 request before it, so that a
 //     request refused for its credentials is recorded too;
 //  7. a new namespace is created (after auth, so that strangers cannot fill
-//     the server with namespaces, and only for a path some route answers, so
-//     that a mistyped URL leaves nothing behind), and its journal starts
-//     recording an /api/v2 request;
+//     the server with namespaces; not for an anonymous health probe; and
+//     only for a path some route answers, so that a mistyped URL leaves
+//     nothing behind), and its journal starts recording an /api/v2 request;
 //  8. injected faults;
 //  9. the route's handler, whose value or error one adapter writes.
 //
@@ -60,7 +61,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Auth != "" && !s.authenticate(x, r) {
 		return
 	}
-	if x.ns == nil {
+	// An anonymous health probe answers Status alone, which needs no
+	// namespace: without credentials nothing is created.
+	if x.ns == nil && !x.anonymous {
 		if !s.routed(r) {
 			s.writeError(x, errNoRoute(x.path))
 			return
