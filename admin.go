@@ -25,11 +25,17 @@ func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 	if s.droppedLogLines != nil {
 		dropped = s.droppedLogLines()
 	}
+	var snap *snapshotHealth
+	if s.snap != nil {
+		h := s.snap.health()
+		snap = &h
+	}
 	return struct {
 		Status          string
 		Resources       int
-		DroppedLogLines uint64 `json:",omitempty"` // present once a line was dropped
-	}{"ok", x.ns.store.Len(), dropped}, nil
+		DroppedLogLines uint64          `json:",omitempty"` // present once a line was dropped
+		Snapshot        *snapshotHealth `json:",omitempty"` // present when a snapshot file is written
+	}{"ok", x.ns.store.Len(), dropped, snap}, nil
 }
 
 // adminResources streams every resource in creation order, so that a

@@ -509,6 +509,14 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"Status":          obj{"type": "string", "enum": []string{"ok"}},
 			"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},
 			"DroppedLogLines": obj{"type": "integer", "minimum": 0, "description": "Present once a log line was dropped."},
+			"Snapshot": obj{"type": "object", "required": []string{"LastWrite"}, "additionalProperties": false,
+				"description": "Present when a snapshot file is written (not with -snapshot off).",
+				"properties": obj{
+					"LastWrite":     obj{"type": []string{"string", "null"}, "format": "date-time", "description": "The last successful write of this run; null before the first."},
+					"LastError":     obj{"type": "string", "description": "Present while writes fail: why the last one failed (the server log has the whole error)."},
+					"LastErrorTime": obj{"type": "string", "format": "date-time", "description": "Present while writes fail: when the last one failed."},
+					"FailedWrites":  obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
+				}},
 		}},
 		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}},

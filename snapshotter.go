@@ -21,6 +21,14 @@ type snapshotter struct {
 
 	mu      sync.Mutex // one write at a time
 	written uint64     // the directory's change mark at the last successful write
+	// What health reports, so that a run whose every write fails does not
+	// look healthy until its data is lost at exit. A lock of its own: a
+	// health probe must not wait for a write.
+	statusMu   sync.Mutex
+	lastWrite  time.Time // the last successful write of this run
+	lastErr    error     // the last write's error, nil once one succeeds
+	lastErrAt  time.Time
+	failedRuns int // writes failed since the last good one
 
 	lock *fileLock // held from open to close
 }
@@ -157,6 +165,14 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	start := time.Now()
 	spaces, changes := s.dir.snapshotSpaces()
 	size, err := writeSnapshot(s.path, spaces)
+	s.statusMu.Lock()
+	if err != nil {
+		s.lastErr, s.lastErrAt = err, time.Now()
+		s.failedRuns++
+	} else {
+		s.lastWrite, s.lastErr, s.failedRuns = time.Now(), nil, 0
+	}
+	s.statusMu.Unlock()
 	if err != nil {
 		return snapshotResult{}, err
 	}
@@ -168,6 +184,31 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: time.Since(start)}
 	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)
 	return res, nil
+}
+
+// snapshotHealth is the snapshot's part of /__admin/health.
+type snapshotHealth struct {
+	LastWrite *time.Time // null until this run has written the file
+	// Present while writes fail: the reason (no path: the log has the
+	// whole error), when the last one failed, and how many in a row.
+	LastError     string     `json:",omitempty"`
+	LastErrorTime *time.Time `json:",omitempty"`
+	FailedWrites  int        `json:",omitempty"`
+}
+
+func (s *snapshotter) health() snapshotHealth {
+	s.statusMu.Lock()
+	defer s.statusMu.Unlock()
+	var h snapshotHealth
+	if !s.lastWrite.IsZero() {
+		t := s.lastWrite.UTC()
+		h.LastWrite = &t
+	}
+	if s.lastErr != nil {
+		t := s.lastErrAt.UTC()
+		h.LastError, h.LastErrorTime, h.FailedWrites = writeFailureReason(s.lastErr), &t, s.failedRuns
+	}
+	return h
 }
 
 // writeFailureReason says in a few words why a snapshot write failed,

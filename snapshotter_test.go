@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"slices"
@@ -91,6 +92,62 @@ func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 		stop()
 		snapAssertNoTemps(t, dir)
 	})
+}
+
+// TestRunHealthReportsSnapshotFailures: health said "ok" and nothing more
+// while every snapshot write failed, and the data went at exit; it says
+// when the last good write was and why the writes fail.
+func TestRunHealthReportsSnapshotFailures(t *testing.T) {
+	t.Parallel()
+	sub := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", filepath.Join(sub, "rd.gob"), "-snapshot-interval", "1h"}, nil)
+	e := clientAt(t, p.url)
+	type health struct {
+		Status    string
+		Resources int
+		Snapshot  map[string]any
+	}
+	get := func() health {
+		var h health
+		e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "").decode(t, &h)
+		return h
+	}
+	if h := get(); !reflect.DeepEqual(h.Snapshot, map[string]any{"LastWrite": nil}) {
+		t.Errorf("health before any write: Snapshot %v, want {LastWrite: null}", h.Snapshot)
+	}
+	e.createPerson("Kept")
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/snapshot", "")
+	good := get().Snapshot
+	if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(good["LastWrite"])); err != nil || len(good) != 1 {
+		t.Fatalf("health after a write: Snapshot %v, want LastWrite alone, a time", good)
+	}
+	if err := os.RemoveAll(sub); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n <= 2; n++ {
+		e.createPerson("Unsaved")
+		e.expect(http.StatusInternalServerError, http.MethodPost, "/__admin/snapshot", "")
+		h := get()
+		if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(h.Snapshot["LastErrorTime"])); err != nil {
+			t.Errorf("LastErrorTime %v: %v", h.Snapshot["LastErrorTime"], err)
+		}
+		delete(h.Snapshot, "LastErrorTime")
+		want := map[string]any{"LastWrite": good["LastWrite"], "LastError": "the snapshot's folder no longer exists", "FailedWrites": float64(n)}
+		if h.Status != "ok" || !reflect.DeepEqual(h.Snapshot, want) {
+			t.Errorf("health after %d failed writes: %+v, want Snapshot %v", n, h, want)
+		}
+	}
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/snapshot", "")
+	if h := get(); len(h.Snapshot) != 1 || h.Snapshot["LastWrite"] == good["LastWrite"] {
+		t.Errorf("health once a write succeeds again: Snapshot %v, want a newer LastWrite alone", h.Snapshot)
+	}
+	p.stopClean()
 }
 
 func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
