@@ -1229,6 +1229,46 @@ func TestSlowBody(t *testing.T) {
 	}
 }
 
+// TestNetHTTPOwnAnswers pins what the README says of the answers net/http
+// writes itself, before any handler runs (it offers no hook for them):
+// plain text (417: empty), no X-Request-Id, not journaled, and the server
+// goes on serving.
+func TestNetHTTPOwnAnswers(t *testing.T) {
+	t.Parallel()
+	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	for _, tt := range []struct {
+		name, head string
+		want       int
+	}{
+		{"malformed request line", "GET /api/v2/resource\r\nHost: x\r\n\r\n", http.StatusBadRequest},
+		{"malformed header", "GET /api/v2/resource HTTP/1.1\r\nHost: x\r\nNo colon\r\n\r\n", http.StatusBadRequest},
+		{"no Host in HTTP/1.1", "GET /api/v2/resource HTTP/1.1\r\n\r\n", http.StatusBadRequest},
+		{"Expect other than 100-continue", "POST /api/v2/resource HTTP/1.1\r\nHost: x\r\nExpect: later\r\nContent-Length: 2\r\n\r\n{}", http.StatusExpectationFailed},
+		{"unsupported Transfer-Encoding", "POST /api/v2/resource HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", http.StatusNotImplemented},
+		{"HTTP/3.0", "GET /api/v2/resource HTTP/3.0\r\nHost: x\r\n\r\n", http.StatusHTTPVersionNotSupported},
+	} {
+		resp, body, err := rawExchange(t, addr, tt.head, nil)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		wantType := "text/plain; charset=utf-8"
+		if tt.want == http.StatusExpectationFailed {
+			wantType = "" // and no body
+		}
+		if resp.StatusCode != tt.want || resp.Header.Get("Content-Type") != wantType || resp.Header.Get("X-Request-Id") != "" {
+			t.Errorf("%s: %d %v %q, want %d, Content-Type %q, no X-Request-Id", tt.name, resp.StatusCode, resp.Header, body, tt.want, wantType)
+		}
+		if resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("health after %s: %v %v %s", tt.name, resp, err, body)
+		}
+	}
+	resp, body, err := rawExchange(t, addr, "GET /__admin/requests HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"Count":0`)) {
+		t.Errorf("journal: %v %v %s, want no entries", resp, err, body)
+	}
+}
+
 // TestOversizedHeaders sends headers over MaxHeaderBytes through
 // the real listener: net/http answers 431 itself (in text/plain: the
 // handler never runs), and the server goes on serving.
