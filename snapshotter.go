@@ -25,7 +25,7 @@ type snapshotter struct {
 	// look healthy until its data is lost at exit. A lock of its own: a
 	// health probe must not wait for a write.
 	statusMu   sync.Mutex
-	lastWrite  time.Time // the last successful write of this run
+	lastWrite  time.Time // the last successful write: this run's, or the loaded file's
 	lastErr    error     // the last write's error, nil once one succeeds
 	lastErrAt  time.Time
 	failedRuns int // writes failed since the last good one
@@ -139,6 +139,12 @@ func (s *snapshotter) load() error {
 			n += sp.count()
 		}
 		s.log.Info("snapshot loaded", "path", s.path, "resources", n, "namespaces", len(spaces), "duration", time.Since(start))
+		// The file loaded is the last good write, if an earlier run's.
+		if info, err := os.Stat(s.path); err == nil {
+			s.statusMu.Lock()
+			s.lastWrite = info.ModTime()
+			s.statusMu.Unlock()
+		}
 	}
 	// Nothing has changed yet: an idle run must not write an empty file.
 	s.mu.Lock()
@@ -188,7 +194,7 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 
 // snapshotHealth is the snapshot's part of /__admin/health.
 type snapshotHealth struct {
-	LastWrite *time.Time // null until this run has written the file
+	LastWrite *time.Time // null until the file is written (or loaded)
 	// Present while writes fail: the reason (no path: the log has the
 	// whole error), when the last one failed, and how many in a row.
 	LastError     string     `json:",omitempty"`
