@@ -608,7 +608,7 @@ func localResourcedir(ctx context.Context, seed []byte) (base string, stop func(
 }
 
 // runCompare is `resourcedir compare -from URL [-auth user:token]
-// [-queries N] [-seed S] [-rate R] [-report json] [-b URL]`.
+// [-queries N] [-seed S] [-rate R] [-report json] [-b URL [-b-auth user:token]]`.
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
 	var o importOptions
@@ -619,8 +619,9 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	seed := fs.Uint64("seed", 1, "the same `seed` and data give the same queries")
 	report := fs.String("report", "text", "report `format`: text, or json for machines")
 	against := fs.String("b", "", "compare with the resourcedir at this base `URL` instead of one in this process")
+	againstAuth := fs.String("b-auth", "", "HTTP Basic credentials for -b, `user:token` (when it runs with -auth)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-seed S] [-rate R] [-report json] [-b URL]\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-seed S] [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n"+
 			"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n"+
 			"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n"+
 			"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare.")
@@ -639,6 +640,10 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		return cannot(fmt.Errorf("-queries must be at least 1, not %d", *n))
 	case *report != "text" && *report != "json":
 		return cannot(fmt.Errorf("-report must be text or json, not %q", *report))
+	case *againstAuth != "" && *against == "":
+		return cannot(errors.New("-b-auth is for the server -b names; give -b too"))
+	case *againstAuth != "" && !strings.Contains(*againstAuth, ":"):
+		return cannot(errors.New("-b-auth must be user:token"))
 	}
 	tenant, err := o.reader(environ)
 	if err != nil {
@@ -646,7 +651,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	}
 	var b *directoryReader
 	if *against != "" {
-		if b, err = newDirectoryReader(*against, "", 0); err != nil {
+		if b, err = newDirectoryReader(*against, *againstAuth, 0); err != nil {
 			return cannot(fmt.Errorf("-b: %w", err))
 		}
 	}

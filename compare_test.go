@@ -132,6 +132,18 @@ func TestCompareWithB(t *testing.T) {
 	if err != nil || rep.Against != b.base {
 		t.Errorf("compare -b: %v; against %q; differing %v", err, rep.Against, cmpDiffering(rep))
 	}
+	// A -b that runs with -auth is reached with -b-auth; without it,
+	// every query is refused and nothing agrees.
+	cfg := DefaultConfig()
+	cfg.Auth = "ci:tok"
+	locked := startServer(t, cfg, nil)
+	locked.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(file), "Authorization", "Basic Y2k6dG9r") // ci:tok
+	if rep, err := cmpJSON(t, "-from", tenant.base, "-b", locked.base, "-b-auth", "ci:tok", "-queries", "100"); err != nil {
+		t.Errorf("compare -b -b-auth: %v; differing %v", err, cmpDiffering(rep))
+	}
+	if _, err := cmpJSON(t, "-from", tenant.base, "-b", locked.base, "-queries", "20"); exitCode(err) == 0 {
+		t.Errorf("compare -b without -b-auth against an -auth server: %v, want a failure", err)
+	}
 	// Another directory differs, and compare says so.
 	other := startServer(t, DefaultConfig(), nil)
 	other.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "150", "-seed", "8")))
@@ -297,6 +309,8 @@ func TestCompareUsage(t *testing.T) {
 		{[]string{"-from", "https://t.example.com", "-report", "xml"}, `compare: -report must be text or json, not "xml"`},
 		{[]string{"-from", "https://t.example.com", "x"}, `compare: unexpected argument "x"`},
 		{[]string{"-from", "https://t.example.com", "-b", "nowhere"}, ""},
+		{[]string{"-from", "https://t.example.com", "-b-auth", "ci:tok"}, "compare: -b-auth is for the server -b names; give -b too"},
+		{[]string{"-from", "https://t.example.com", "-b", "http://127.0.0.1:1", "-b-auth", "citok"}, "compare: -b-auth must be user:token"},
 		{[]string{"-nope"}, "compare: flag provided but not defined: -nope"},
 		{[]string{"-from", closed.URL, "-rate", "0"}, ""},
 	}
