@@ -240,13 +240,34 @@ test('the console drives the directory, the journal and the faults', async (t) =
     await filter.press('Enter');
   });
 
-  await t.test('shows a request sent by another client within a second', async () => {
+  await t.test('shows a request sent by another client with no timer in between', async () => {
+    // The contract says within a second, a wall-clock bound that a loaded
+    // machine breaks. What makes it hold is checked instead: in a page whose
+    // clock is stopped, so that none of its timeouts or intervals fires,
+    // requests still show, one after the other, and the clock has not moved.
+    // The page keeps a long poll open on the journal, shows its answer at
+    // once and opens the next.
+    const frozenContext = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await frozenContext.clock.install();
+    const frozen = await frozenContext.newPage();
+    await frozen.goto(server.url + '/');
+    await until(async () => (await frozen.locator('#live-text').innerText()) === 'live', 'the page to follow the journal');
+    const stopped = Date.now() + 3600 * 1000; // later than the page's clock, which runs until now
+    await frozen.clock.pauseAt(stopped);
+    let marker;
+    for (const n of [1, 2]) {
+      marker = 'probe' + n + '-' + Date.now();
+      const res = await fetch(server.url + "/api/v2/resource?requestParams.filters=" + encodeURIComponent("ExternalID~eq~'" + marker + "'"));
+      assert.equal(res.status, 200);
+      await frozen.getByRole('list', { name: 'Requests' }).getByText(marker).first().waitFor({ timeout: WAIT_MS }).catch((e) => {
+        throw new Error('request ' + n + ' did not show while the page\'s clock was stopped: showing it waits for a timer (' + e.message.split('\n')[0] + ')');
+      });
+    }
+    assert.equal(await frozen.evaluate(() => Date.now()), stopped, 'the stopped page clock moved');
+    await frozenContext.close();
+
     const requests = page.getByRole('list', { name: 'Requests' });
-    const marker = 'probe' + Date.now();
-    const sent = Date.now();
-    const res = await fetch(server.url + "/api/v2/resource?requestParams.filters=" + encodeURIComponent("ExternalID~eq~'" + marker + "'"));
-    assert.equal(res.status, 200);
-    await requests.getByText(marker).first().waitFor({ timeout: Math.max(1, 1000 - (Date.now() - sent)) });
+    await requests.getByText(marker).first().waitFor({ timeout: WAIT_MS });
     const item = requests.getByRole('listitem').filter({ hasText: marker }).first();
     assert.match(await item.innerText(), /GET/);
     assert.match(await item.innerText(), /200/);
