@@ -919,17 +919,41 @@ func binaryEnv() []string {
 	return env
 }
 
-// freeAddr returns a loopback address with a port free a moment ago, for a
-// process that must be told its address before it starts.
-func freeAddr(t testing.TB) string {
+// waitAddrFile returns the URL that a child process started with -addr
+// 127.0.0.1:0 -addr-file path writes, one line, once it accepts
+// connections. The child binds the port itself: a port chosen here and
+// handed over could be taken by anything else on the machine before the
+// child bound it. It fails t when exited closes first (the child ended) or
+// after timeout; output tells what the child said, for the message.
+func waitAddrFile(t testing.TB, path string, timeout time.Duration, exited <-chan struct{}, output func() string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if !addrFileLine.Match(b) {
+				t.Fatalf("%s holds %q, want one line http://127.0.0.1:PORT", path, b)
+			}
+			return strings.TrimSuffix(string(b), "\n")
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("the process exited before writing %s; its output:\n%s", path, output())
+		case <-deadline.C:
+			t.Fatalf("no %s after %v; the process's output:\n%s", path, timeout, output())
+		case <-tick.C:
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
+
+// addrFileLine is what an -addr-file holds: the served URL, one line.
+var addrFileLine = regexp.MustCompile(`^http://127\.0\.0\.1:[1-9][0-9]*\n$`)
 
 // listAll returns every served resource, in order, as JSON.
 func (p *binaryProc) listAll(t *testing.T) []json.RawMessage { return p.listIn(t, "") }

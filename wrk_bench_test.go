@@ -19,6 +19,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,6 +59,7 @@ const wrkBareSource = `package main
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 )
@@ -68,6 +70,9 @@ type answer struct {
 	Body   []byte
 }
 
+// main serves on a port of its own choosing and writes its URL to the file
+// os.Args[1] as resourcedir's -addr-file does: whole, once it accepts
+// connections.
 func main() {
 	spec, err := os.ReadFile(os.Args[2])
 	if err != nil {
@@ -87,7 +92,18 @@ func main() {
 		w.WriteHeader(a.Status)
 		w.Write(a.Body)
 	}
-	panic(http.ListenAndServe(os.Args[1], http.HandlerFunc(handler)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	tmp := os.Args[1] + ".tmp"
+	if err := os.WriteFile(tmp, []byte("http://"+ln.Addr().String()+"\n"), 0o644); err != nil {
+		panic(err)
+	}
+	if err := os.Rename(tmp, os.Args[1]); err != nil {
+		panic(err)
+	}
+	panic(http.Serve(ln, http.HandlerFunc(handler)))
 }
 `
 
@@ -122,10 +138,9 @@ func BenchmarkWrk(b *testing.B) {
 	wrkGo(b, bareDir, goCmd, "build", "-o", bareBin, ".")
 
 	// resourcedir with its defaults but the address and the snapshot's folder.
-	addr := freeAddr(b)
 	logPath := filepath.Join(dir, "server.log")
-	server := wrkStart(b, logPath, bin, append([]string{"-addr", addr, "-snapshot", filepath.Join(dir, "resourcedir.gob")}, strings.Fields(*wrkFlags)...)...)
-	base := "http://" + addr
+	server := wrkStartServer(b, logPath, bin, append([]string{"-snapshot", filepath.Join(dir, "resourcedir.gob")}, strings.Fields(*wrkFlags)...)...)
+	base := server.url
 	client := &http.Client{Timeout: time.Minute}
 	wrkWaitHealthy(b, client, base)
 	// Every run against the server starts from the same directory, and with
@@ -172,9 +187,9 @@ func BenchmarkWrk(b *testing.B) {
 	}
 	specPath := filepath.Join(dir, "answers.json")
 	wrkWrite(b, specPath, string(spec))
-	bareAddr := freeAddr(b)
-	bareProc := wrkStart(b, filepath.Join(dir, "bare.log"), bareBin, bareAddr, specPath)
-	bareBase := "http://" + bareAddr
+	bareAddrFile := filepath.Join(dir, "bare.url")
+	bareProc := wrkStart(b, filepath.Join(dir, "bare.log"), bareAddrFile, bareBin, bareAddrFile, specPath)
+	bareBase := bareProc.url
 	wrkWaitHealthy(b, client, bareBase)
 	for method, want := range answers {
 		path := map[string]string{http.MethodGet: listPath, http.MethodPost: "/api/v2/resource"}[method]
@@ -197,7 +212,7 @@ func BenchmarkWrk(b *testing.B) {
 
 	var perf *exec.Cmd
 	if *wrkPerf != "" {
-		perf = exec.Command("perf", "record", "-g", "-o", *wrkPerf, "-p", strconv.Itoa(server.Process.Pid))
+		perf = exec.Command("perf", "record", "-g", "-o", *wrkPerf, "-p", strconv.Itoa(server.cmd.Process.Pid))
 		perf.Stdout, perf.Stderr = io.Discard, io.Discard
 		if err := perf.Start(); err != nil {
 			b.Fatalf("perf: %v", err)
@@ -213,7 +228,7 @@ func BenchmarkWrk(b *testing.B) {
 	if len(ops) == 0 {
 		b.Fatalf("-wrk.ops %q names no operation; there are list-eq and create", *wrkOps)
 	}
-	pids := map[string]int{base: server.Process.Pid, bareBase: bareProc.Process.Pid}
+	pids := map[string]int{base: server.cmd.Process.Pid, bareBase: bareProc.cmd.Process.Pid}
 	got := map[string][]wrkResult{} // name, or "bare-"+name, to one result per round
 	b.ResetTimer()
 	for round := range *wrkRounds {
@@ -335,34 +350,61 @@ func wrkCPU(pid int) time.Duration {
 	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
-// wrkStart starts a program with its output to logPath and stops it (SIGTERM,
-// then a kill after 30s) when the benchmark ends. Not startBinary: the
-// measured configuration logs to a file, not to a pipe the test reads, and
-// the bare server is another program.
-func wrkStart(b *testing.B, logPath, bin string, args ...string) *exec.Cmd {
+// wrkProc is a program a benchmark started, serving at url.
+type wrkProc struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when it has exited
+	url  string
+}
+
+// wrkStart starts a program with its output to logPath, waits for the URL it
+// writes to addrFile once it accepts connections, and stops it when the
+// benchmark ends. Not startBinary: the measured configuration logs to a file,
+// not to a pipe the test reads, and the bare server is another program.
+func wrkStart(b *testing.B, logPath, addrFile, bin string, args ...string) *wrkProc {
 	b.Helper()
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	// A file left by an earlier run that was killed would be read as this
+	// one's.
+	if err := os.Remove(addrFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+		b.Fatal(err)
+	}
+	p := &wrkProc{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
 		b.Fatalf("start %s: %v", bin, err)
 	}
+	go func() { p.cmd.Wait(); close(p.done) }() //nolint:errcheck // how it ended shows in its log
 	b.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill() //nolint:errcheck // it may have exited
-			<-done
-		}
+		p.stop()
 		logFile.Close()
 	})
-	return cmd
+	p.url = waitAddrFile(b, addrFile, time.Minute, p.done, func() string {
+		out, _ := os.ReadFile(logPath)
+		return string(out)
+	})
+	return p
+}
+
+// wrkStartServer starts resourcedir on a port it chooses, with args.
+func wrkStartServer(b *testing.B, logPath, bin string, args ...string) *wrkProc {
+	b.Helper()
+	addrFile := strings.TrimSuffix(logPath, filepath.Ext(logPath)) + ".url"
+	return wrkStart(b, logPath, addrFile, bin, append([]string{"-addr", "127.0.0.1:0", "-addr-file", addrFile}, args...)...)
+}
+
+// stop interrupts the program and waits for it to exit; after 30s it kills it.
+func (p *wrkProc) stop() {
+	p.cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill() //nolint:errcheck // it may have exited
+		<-p.done
+	}
 }
 
 // wrkWaitHealthy polls base until it answers, with a deadline.
@@ -459,8 +501,9 @@ func wrkFormat(xs []float64) string {
 
 // BenchmarkStartup measures what a test harness waits for: from starting
 // the built binary to its first answered request, with no snapshot and
-// with a snapshot of 100,000 resources. A client polls GET
-// /__admin/health every millisecond from the moment the process starts.
+// with a snapshot of 100,000 resources. The harness polls for the
+// -addr-file every millisecond from the moment the process starts, then
+// sends GET /__admin/health.
 func BenchmarkStartup(b *testing.B) {
 	bin, dir := builtBinary(b), b.TempDir()
 	snap100k := filepath.Join(dir, "100k.gob")
@@ -476,32 +519,40 @@ func BenchmarkStartup(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var times []float64
 			for b.Loop() {
-				addr := freeAddr(b)
-				client := &http.Client{Timeout: time.Second}
+				addrFile := filepath.Join(b.TempDir(), "url")
+				client := &http.Client{Timeout: 20 * time.Second}
 				// Not startBinary: what is measured is the time to the first
-				// answer, which its wait for the logged address would blur.
+				// answer, which its wait for the logged address (polled every
+				// 5ms) would blur.
 				start := time.Now()
-				cmd := exec.Command(bin, "-addr", addr, "-snapshot", c.snapshot, "-log-level", "warn")
+				cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-addr-file", addrFile, "-snapshot", c.snapshot, "-log-level", "warn")
 				var stderr syncBuffer
 				cmd.Stderr = &stderr
 				if err := cmd.Start(); err != nil {
 					b.Fatal(err)
 				}
-				deadline := start.Add(20 * time.Second)
-				for {
-					resp, err := client.Get("http://" + addr + "/__admin/health")
-					if err == nil {
-						resp.Body.Close()
-						break
+				exited := make(chan struct{})
+				go func() { cmd.Wait(); close(exited) }() //nolint:errcheck // interrupted below
+				// A wait below that fails the benchmark leaves it running.
+				b.Cleanup(func() {
+					select {
+					case <-exited:
+					default:
+						cmd.Process.Kill() //nolint:errcheck // it may end on its own meanwhile
+						<-exited
 					}
-					if time.Now().After(deadline) {
-						b.Fatalf("no answer within 20s: %v; stderr: %s", err, stderr.String())
-					}
-					time.Sleep(time.Millisecond)
+				})
+				// The listener queues connections from the moment the file
+				// appears: the first request is answered once the server serves.
+				url := waitAddrFile(b, addrFile, 20*time.Second, exited, stderr.String)
+				resp, err := client.Get(url + "/__admin/health")
+				if err != nil {
+					b.Fatalf("health: %v; stderr: %s", err, stderr.String())
 				}
+				resp.Body.Close()
 				times = append(times, float64(time.Since(start).Microseconds())/1000)
 				cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
-				cmd.Wait()                       //nolint:errcheck // interrupted
+				<-exited
 			}
 			b.ReportMetric(wrkMedian(times), "ms-to-first-answer")
 			b.Logf("%s: start to first answer %s ms (median %.1f)", c.name, wrkFormat(times), wrkMedian(times))
@@ -545,13 +596,12 @@ func BenchmarkNamespaces(b *testing.B) {
 	}
 
 	for b.Loop() {
-		addr := freeAddr(b)
-		base := "http://" + addr
 		start := time.Now()
-		cmd := wrkStart(b, filepath.Join(dir, "boot.log"), bin, "-addr", addr, "-seed", seedPath, "-snapshot", snapPath, "-max-namespaces", "1100")
+		proc := wrkStartServer(b, filepath.Join(dir, "boot.log"), bin, "-seed", seedPath, "-snapshot", snapPath, "-max-namespaces", "1100")
+		base := proc.url
 		wrkWaitHealthy(b, client, base)
 		boot := ms(time.Since(start))
-		rss0 := procRSS(b, cmd.Process.Pid)
+		rss0 := procRSS(b, proc.cmd.Process.Pid)
 
 		var first []float64
 		for i := range 1000 {
@@ -561,7 +611,7 @@ func BenchmarkNamespaces(b *testing.B) {
 			}
 			first = append(first, ms(time.Since(start)))
 		}
-		rss1 := procRSS(b, cmd.Process.Pid)
+		rss1 := procRSS(b, proc.cmd.Process.Pid)
 
 		var ids []string
 		var page struct {
@@ -584,7 +634,7 @@ func BenchmarkNamespaces(b *testing.B) {
 				put(ns, ids[(i+k)%len(ids)], k)
 			}
 		}
-		rss2 := procRSS(b, cmd.Process.Pid)
+		rss2 := procRSS(b, proc.cmd.Process.Pid)
 
 		var resets []float64
 		for i := range 30 {
@@ -627,22 +677,19 @@ func BenchmarkNamespaces(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
-		cmd.Wait()                       //nolint:errcheck // interrupted
+		proc.stop()
 
-		addr = freeAddr(b)
-		base = "http://" + addr
 		start = time.Now()
-		cmd = wrkStart(b, filepath.Join(dir, "reboot.log"), bin, "-addr", addr, "-seed", seedPath, "-snapshot", snapPath, "-max-namespaces", "1100")
+		proc = wrkStartServer(b, filepath.Join(dir, "reboot.log"), bin, "-seed", seedPath, "-snapshot", snapPath, "-max-namespaces", "1100")
+		base = proc.url
 		wrkWaitHealthy(b, client, base)
 		reboot := ms(time.Since(start))
 		var spaces struct{ Total int }
 		if err := json.Unmarshal(get(base+"/__admin/namespaces").Body, &spaces); err != nil || spaces.Total != 1031 {
 			b.Fatalf("after the restart %d namespaces, want 1031 (%v)", spaces.Total, err)
 		}
-		rss3 := procRSS(b, cmd.Process.Pid)
-		cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have exited
-		cmd.Wait()                       //nolint:errcheck // interrupted
+		rss3 := procRSS(b, proc.cmd.Process.Pid)
+		proc.stop()
 
 		b.ReportMetric(boot, "ms-boot-100k-seed")
 		b.ReportMetric(wrkMedian(first), "ms-new-namespace-p50")

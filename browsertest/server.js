@@ -8,6 +8,12 @@ const path = require('node:path');
 const repo = path.resolve(__dirname, '..');
 let built;
 
+// WAIT_MS bounds every wait of the browser tests: for the server to start,
+// for the page to show something. A wait ends as soon as what it waits for
+// happens; the bound only says when to give up, and a loaded CI machine
+// must not reach it.
+const WAIT_MS = 20000;
+
 // build compiles the binary once per test process (RESOURCEDIR_BIN names
 // one already built).
 function build() {
@@ -39,13 +45,13 @@ async function start(extraArgs = []) {
   child.stdout.on('data', (d) => { output += d; });
   child.stderr.on('data', (d) => { output += d; });
   const exited = new Promise((resolve) => child.on('exit', resolve));
-  const deadline = Date.now() + 20000;
+  const deadline = Date.now() + WAIT_MS;
   let url;
   while (!url) {
-    if (child.exitCode !== null) throw new Error('resourcedir exited: ' + output);
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error('resourcedir ' + args.join(' ') + ' exited before reporting its address: ' + output);
     if (Date.now() > deadline) {
       child.kill();
-      throw new Error('resourcedir did not report its address in 20s: ' + output);
+      throw new Error('resourcedir ' + args.join(' ') + ' did not report its address within ' + WAIT_MS + ' ms: ' + output);
     }
     if (useFile && fs.existsSync(addrFile)) {
       url = fs.readFileSync(addrFile, 'utf8').trim() || undefined;
@@ -66,4 +72,4 @@ async function start(extraArgs = []) {
   };
 }
 
-module.exports = { start, repo };
+module.exports = { start, repo, WAIT_MS };
