@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -69,6 +70,9 @@ type journal struct {
 	// added is closed by the next add, to wake waiters; nil while nobody
 	// waits, so that a request does not make a channel nobody reads.
 	added chan struct{}
+	// examined counts the entries checked against a filter: a test reads
+	// it to see what long polls cost the requests recorded meanwhile.
+	examined atomic.Uint64
 }
 
 // newJournal returns nil when size is 0: the journal is off.
@@ -127,6 +131,7 @@ func (j *journal) matching(q journalQuery) ([]journalEntry, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []journalEntry
+	j.examined.Add(uint64(j.count))
 	start := (j.next - j.count + j.size) % j.size
 	for i := range j.count {
 		if e := &j.ring[(start+i)%j.size]; q.matches(e) {
