@@ -467,14 +467,15 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	b = append(b, `,"Method":`...)
 	b = appendJSONString(b, e.method)
 	b = append(b, `,"Path":`...)
-	b = appendJSONString(b, e.path)
+	b = appendJSONString(b, maskPath(e.path))
 	b = append(b, `,"Query":`...)
-	b = appendJSONString(b, e.rawQuery)
+	query := maskQuery(e.rawQuery)
+	b = appendJSONString(b, query)
 	b = append(b, `,"Params":`...)
-	params, _ := url.ParseQuery(e.rawQuery)
+	params, _ := url.ParseQuery(query)
 	b = appendMultiMap(b, params)
 	b = append(b, `,"Headers":`...)
-	headers := maskCredentials(e.header)
+	headers := maskHeaders(e.header)
 	headers["Host"] = []string{e.host}
 	b = appendMultiMap(b, headers)
 	b = append(b, `,"Body":`...)
@@ -498,7 +499,7 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"Headers":`...)
-		b = appendMultiMap(b, e.respHeader)
+		b = appendMultiMap(b, maskHeaders(e.respHeader))
 		b = append(b, `,"Body":`...)
 		b = appendJournalBody(b, e.respBody, e.respTruncated)
 		b = append(b, '}')
@@ -535,34 +536,106 @@ func appendMultiMap(b []byte, m map[string][]string) []byte {
 	return append(b, '}')
 }
 
-// maskCredentials copies h with the secrets of Authorization headers
-// masked: "Basic svc:***", "Bearer ***".
-func maskCredentials(h http.Header) http.Header {
-	out := h.Clone()
-	if out == nil {
-		out = http.Header{}
-	}
-	for _, name := range []string{"Authorization", "Proxy-Authorization"} {
-		for i, v := range out[name] {
-			scheme, cred, ok := strings.Cut(v, " ")
-			if !ok { // a bare secret, with no scheme
-				if v != "" {
-					out[name][i] = "***"
-				}
-				continue
-			}
-			masked := scheme + " ***"
-			if strings.EqualFold(scheme, "Basic") {
-				if plain, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
-					if user, _, ok := strings.Cut(string(plain), ":"); ok {
-						masked = scheme + " " + user + ":***"
-					}
-				}
-			}
-			out[name][i] = masked
+// The journal is read by tests, consoles and whoever they show it to, so
+// it shows no secret: the values of the headers and query parameters that
+// secretName picks are masked (the README's journal section lists them).
+// An empty value stays empty: it is no secret, and may be the bug.
+var (
+	secretNames     = []string{"cookie", "set-cookie", "key", "sig", "auth", "pwd"}
+	secretNameParts = []string{"authorization", "token", "secret", "password", "passwd", "api-key", "apikey",
+		"subscription-key", "signature", "session"}
+)
+
+// secretName reports whether a header or parameter name is one of
+// secretNames or holds one of secretNameParts, in lower case with '_' read
+// as '-'.
+func secretName(name string) bool {
+	name = strings.ReplaceAll(strings.ToLower(name), "_", "-")
+	return slices.Contains(secretNames, name) ||
+		slices.ContainsFunc(secretNameParts, func(part string) bool { return strings.Contains(name, part) })
+}
+
+// maskHeaders returns h with secret values masked: credentials keep their
+// scheme (maskCredential), the others are "***". The values that stay are
+// h's own slices, which the caller must not change.
+func maskHeaders(h http.Header) http.Header {
+	out := make(http.Header, len(h)+1) // and Host
+	for name, values := range h {
+		if !secretName(name) {
+			out[name] = values
+			continue
 		}
+		credential := strings.Contains(strings.ToLower(name), "authorization")
+		masked := make([]string, len(values))
+		for i, v := range values {
+			switch {
+			case v == "":
+			case credential:
+				masked[i] = maskCredential(v)
+			default:
+				masked[i] = "***"
+			}
+		}
+		out[name] = masked
 	}
 	return out
+}
+
+// maskCredential keeps an Authorization value's scheme, and of Basic the
+// user name when a password follows it: a token sent as the user name
+// (curl -u $TOKEN:) is the secret itself.
+func maskCredential(v string) string {
+	scheme, cred, ok := strings.Cut(v, " ")
+	if !ok {
+		return "***"
+	}
+	if strings.EqualFold(scheme, "Basic") {
+		if plain, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
+			if user, password, ok := strings.Cut(string(plain), ":"); ok && password != "" {
+				return scheme + " " + user + ":***"
+			}
+		}
+	}
+	return scheme + " ***"
+}
+
+// maskPath masks what follows a '?' in a path as a query: the path is
+// decoded, so a client that escaped the '?' (%3F) sent its query in it.
+func maskPath(p string) string {
+	if path, query, ok := strings.Cut(p, "?"); ok {
+		return path + "?" + maskQuery(query)
+	}
+	return p
+}
+
+// maskQuery returns a raw query with the values of secret parameters
+// masked and the rest as sent. ';' separates as '&' does: url.ParseQuery
+// drops a pair holding one, but Query would show it.
+func maskQuery(raw string) string {
+	var out []byte // nil until a value is masked
+	done := 0      // raw[:done] is in out
+	for start := 0; start < len(raw); {
+		end := strings.IndexAny(raw[start:], "&;")
+		if end < 0 {
+			end = len(raw)
+		} else {
+			end += start
+		}
+		name, value, ok := strings.Cut(raw[start:end], "=")
+		if decoded, err := url.QueryUnescape(name); err == nil {
+			name = decoded
+		}
+		if ok && value != "" && secretName(name) {
+			out = append(out, raw[done:end-len(value)]...)
+			out = append(out, "***"...)
+			done = end
+		}
+		start = end + 1
+	}
+	if out == nil {
+		return raw
+	}
+	return string(append(out, raw[done:]...))
 }
 
 // appendJournalBody writes a captured body: the body itself (compacted) when

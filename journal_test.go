@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -110,29 +111,139 @@ func TestJournalEntryExact(t *testing.T) {
 	}
 }
 
-func TestJournalMasksCredentials(t *testing.T) {
-	tests := []struct{ sent, shown string }{
-		{"Basic c3ZjOnMzY3JldA==", "Basic svc:***"},
-		{"basic c3ZjOnMzY3JldA==", "basic svc:***"},
-		{"Basic OnMzY3JldA==", "Basic :***"},  // no user name
-		{"Basic bm8tY29sb24=", "Basic ***"},   // no colon: all secret
-		{"Basic !!not-base64!!", "Basic ***"}, // unreadable
-		{"Bearer eyJhbGciOiJIUzI1NiJ9.e30.x", "Bearer ***"},
-		{"Token abc123", "Token ***"},
-		{"abc123-a-bare-token", "***"},
-		{"", ""},
+// TestJournalMasksSecrets: what the journal shows of credentials, cookies,
+// keys and tokens, in headers and in the query, for requests refused for
+// their credentials (401) as for those served.
+func TestJournalMasksSecrets(t *testing.T) {
+	basic := func(userPass string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(userPass)) }
+	good := basic("svc:s3cret")
+	tests := []struct {
+		name    string
+		query   string   // after /api/v2/resource
+		header  []string // name, value pairs, sent as they are
+		status  int
+		headers map[string]any // the entry's Headers, for the names sent
+		shown   string         // the entry's Query
+		params  map[string]any
+	}{
+		{"the right credentials", "", []string{"Authorization", good}, 200,
+			map[string]any{"Authorization": "Basic svc:***"}, "", map[string]any{}},
+		{"lower-case scheme", "", []string{"Authorization", "basic " + good[6:]}, 200,
+			map[string]any{"Authorization": "basic svc:***"}, "", map[string]any{}},
+		{"a wrong password", "", []string{"Authorization", basic("svc:tok3n")}, 401,
+			map[string]any{"Authorization": "Basic svc:***"}, "", map[string]any{}},
+		{"a token as the user name, as curl -u $TOKEN: sends it", "", []string{"Authorization", basic("tok3n:")}, 401,
+			map[string]any{"Authorization": "Basic ***"}, "", map[string]any{}},
+		{"a user name and no colon", "", []string{"Authorization", basic("tok3n")}, 401,
+			map[string]any{"Authorization": "Basic ***"}, "", map[string]any{}},
+		{"no user name", "", []string{"Authorization", basic(":tok3n")}, 401,
+			map[string]any{"Authorization": "Basic :***"}, "", map[string]any{}},
+		{"not base64", "", []string{"Authorization", "Basic tok3n!!"}, 401,
+			map[string]any{"Authorization": "Basic ***"}, "", map[string]any{}},
+		{"Bearer", "", []string{"Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.e30.tok3n"}, 401,
+			map[string]any{"Authorization": "Bearer ***"}, "", map[string]any{}},
+		{"another scheme", "", []string{"Authorization", `Digest username="svc", response="tok3n"`}, 401,
+			map[string]any{"Authorization": "Digest ***"}, "", map[string]any{}},
+		{"no scheme", "", []string{"Authorization", "tok3n"}, 401,
+			map[string]any{"Authorization": "***"}, "", map[string]any{}},
+		{"empty", "", []string{"Authorization", ""}, 401,
+			map[string]any{"Authorization": ""}, "", map[string]any{}},
+		{"proxy and other credentials", "", []string{"Authorization", good, "Proxy-Authorization", basic("proxy:tok3n"),
+			"X-Authorization", "Bearer tok3n"}, 200,
+			map[string]any{"Authorization": "Basic svc:***", "Proxy-Authorization": "Basic proxy:***", "X-Authorization": "Bearer ***"},
+			"", map[string]any{}},
+		{"cookies, keys and tokens", "", []string{"Cookie", "sid=tok3n; theme=dark", "X-Api-Key", "tok3n", "Api-Key", "tok3n",
+			"X-Auth-Token", "tok3n", "X-Csrf-Token", "tok3n", "Ocp-Apim-Subscription-Key", "tok3n", "X-Client-Secret", "tok3n",
+			"X-Session-Id", "tok3n", "X-Password", "tok3n", "X-Api-Key-Empty", ""}, 401,
+			map[string]any{"Cookie": "***", "X-Api-Key": "***", "Api-Key": "***", "X-Auth-Token": "***", "X-Csrf-Token": "***",
+				"Ocp-Apim-Subscription-Key": "***", "X-Client-Secret": "***", "X-Session-Id": "***", "X-Password": "***",
+				"X-Api-Key-Empty": ""}, "", map[string]any{}},
+		{"headers that are no secret", "", []string{"Authorization", good, "Idempotency-Key", "k-1", "X-Trace", "t-1",
+			"X-Request-Id", "masks-1"}, 200,
+			map[string]any{"Idempotency-Key": "k-1", "X-Trace": "t-1", "X-Request-Id": "masks-1"}, "", map[string]any{}},
+		{"secret parameters", "?token=tok3n&requestParams.pageSize=5&API_KEY=tok3n&Password=tok3n&sig=tok3n&key=tok3n&auth=tok3n" +
+			"&access_token=tok3n&client_secret=tok3n&signature=tok3n&passwd=tok3n&secret=tok3n&apikey=tok3n&subscription-key=tok3n" +
+			"&refresh_token=tok3n&pwd=tok3n&session=tok3n&monkey=m&tokens_left=tok3n",
+			[]string{"Authorization", good}, 200, map[string]any{},
+			"token=***&requestParams.pageSize=5&API_KEY=***&Password=***&sig=***&key=***&auth=***" +
+				"&access_token=***&client_secret=***&signature=***&passwd=***&secret=***&apikey=***&subscription-key=***" +
+				"&refresh_token=***&pwd=***&session=***&monkey=m&tokens_left=***",
+			map[string]any{"token": "***", "requestParams.pageSize": "5", "API_KEY": "***", "Password": "***", "sig": "***",
+				"key": "***", "auth": "***", "access_token": "***", "client_secret": "***", "signature": "***", "passwd": "***",
+				"secret": "***", "apikey": "***", "subscription-key": "***", "refresh_token": "***", "pwd": "***",
+				"session": "***", "monkey": "m", "tokens_left": "***"}},
+		{"encoded, repeated and empty", "?api%5Fkey=tok3n&token=tok3n&token=tok%26en&token=&x=%41", nil, 401, map[string]any{},
+			"api%5Fkey=***&token=***&token=***&token=&x=%41",
+			map[string]any{"api_key": "***", "token": []any{"***", "***", ""}, "x": "A"}},
+		{"after a semicolon", "?x=1;token=tok3n", nil, 401, map[string]any{}, "x=1;token=***", map[string]any{}},
+		// The Path is decoded: an escaped '?' puts a query in it.
+		{"in the path", "%3Fx=1&token=tok3n", nil, 401, map[string]any{}, "", map[string]any{}},
 	}
-	e := startServer(t, DefaultConfig(), nil)
+	cfg := DefaultConfig()
+	cfg.Auth = "svc:s3cret"
+	e := startServer(t, cfg, nil)
+	// A fault's answer sets a cookie and a token: the Response shows neither.
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/faults", `{"Method": "DELETE", "Path": "/api/v2/resource",
+		"Status": 503, "Headers": {"Set-Cookie": "sid=tok3n", "X-Auth-Token": "tok3n", "Retry-After": "2"}}`, "Authorization", good)
 	for _, tt := range tests {
-		e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Authorization", tt.sent, "Proxy-Authorization", tt.sent)
-	}
-	entries := e.readJournal("").Requests
-	for i, tt := range tests {
-		for _, name := range []string{"Authorization", "Proxy-Authorization"} {
-			if got := entries[i].Headers[name]; got != tt.shown {
-				t.Errorf("%s: %q shown as %v, want %q", name, tt.sent, got, tt.shown)
-			}
+		req, err := http.NewRequest(http.MethodGet, e.base+"/api/v2/resource"+tt.query, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for i := 0; i+1 < len(tt.header); i += 2 {
+			req.Header[tt.header[i]] = []string{tt.header[i+1]}
+		}
+		resp, err := e.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Fatalf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.status)
+		}
+	}
+	e.expect(http.StatusServiceUnavailable, http.MethodDelete, "/api/v2/resource", "", "Authorization", good)
+
+	var a journalAnswer
+	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", "Authorization", good).decode(t, &a)
+	if len(a.Requests) != len(tests)+1 {
+		t.Fatalf("%d entries, want %d", len(a.Requests), len(tests)+1)
+	}
+	for i, tt := range tests {
+		en := a.Requests[i]
+		headers := map[string]any{}
+		for name := range tt.headers {
+			headers[name] = en.Headers[name]
+		}
+		if en.Status != tt.status || !reflect.DeepEqual(headers, tt.headers) || en.Query != tt.shown || !reflect.DeepEqual(en.Params, tt.params) {
+			t.Errorf("%s: shown as\n%d %v\nQuery %q\nParams %v\nwant\n%d %v\nQuery %q\nParams %v",
+				tt.name, en.Status, headers, en.Query, en.Params, tt.status, tt.headers, tt.shown, tt.params)
+		}
+		want := "/api/v2/resource"
+		if strings.HasPrefix(tt.query, "%3F") {
+			want += "?x=1&token=***"
+		}
+		if en.Path != want {
+			t.Errorf("%s: Path %q, want %q", tt.name, en.Path, want)
+		}
+	}
+	refused := a.Requests[3].Response
+	if refused == nil || refused.Headers["Www-Authenticate"] != `Basic realm="resourcedir"` {
+		t.Errorf("the 401's Response %+v, want its WWW-Authenticate as sent", refused)
+	}
+	faulted := a.Requests[len(tests)].Response
+	if faulted == nil {
+		t.Fatal("the fault's entry has no Response")
+	}
+	for name, v := range map[string]any{"Set-Cookie": "***", "X-Auth-Token": "***", "Retry-After": "2"} {
+		if faulted.Headers[name] != v {
+			t.Errorf("the fault's Response Headers %v, want %s: %v", faulted.Headers, name, v)
+		}
+	}
+	// Nothing sent as a secret shows anywhere in the journal.
+	raw := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", "Authorization", good).Body
+	if n := bytes.Count(raw, []byte("tok3n")) + bytes.Count(raw, []byte(base64.StdEncoding.EncodeToString([]byte("tok3n")))); n != 0 {
+		t.Errorf("the journal shows a secret %d times", n)
 	}
 }
 
