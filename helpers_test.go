@@ -67,10 +67,10 @@ func journalEntries(t testing.TB, srv *Server) []wireEntry {
 	if srv.defaultNS().journal == nil {
 		return nil
 	}
-	entries, _ := srv.defaultNS().journal.matching(journalQuery{})
+	entries := srv.defaultNS().journal.matching(journalQuery{})
 	out := make([]wireEntry, len(entries))
 	for i, e := range entries {
-		if err := json.Unmarshal(appendJournalEntry(nil, &e), &out[i]); err != nil {
+		if err := json.Unmarshal(appendJournalEntry(nil, e), &out[i]); err != nil {
 			t.Fatalf("journal entry %d: %v", i, err)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"container/heap"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,11 +32,11 @@ const maxJournalResponse = 16 << 10
 // maxJournalWait bounds GET /__admin/requests?wait=.
 const maxJournalWait = 60 * time.Second
 
-// journalEntry is one /api/v2 request as the client sent it. The ring holds
-// entries by value (no allocation per request); readers get copies, which
-// they encode outside the lock. header
-// is the request's own map, not a copy: nothing writes to it once the
-// request is answered, and net/http reads every request into a new map.
+// journalEntry is one /api/v2 request as the client sent it. An entry is
+// never changed once added, so that readers take the ring's pointers under
+// the lock and read the entries outside it. header is the request's own
+// map, not a copy: nothing writes to it once the request is answered, and
+// net/http reads every request into a new map.
 type journalEntry struct {
 	seq        uint64
 	time       time.Time
@@ -62,13 +64,52 @@ type journalEntry struct {
 type journal struct {
 	mu      sync.Mutex
 	size    int
-	ring    []journalEntry // grows to size, so that an idle namespace costs little
-	next    int            // where the next entry goes
+	ring    []*journalEntry // grows to size, so that an idle namespace costs little
+	next    int             // where the next entry goes
 	count   int
 	lastSeq uint64 // never reset, so Seq is never reused
-	// added is closed by the next add, to wake waiters; nil while nobody
-	// waits, so that a request does not make a channel nobody reads.
-	added chan struct{}
+	// waits are the long polls by the route their filter names exactly (""
+	// for a pattern or none), then by filter: an entry is checked against
+	// the filters of its own route and of "", once each however many wait
+	// on it, and wakes only the waiters it brings to their count.
+	waits map[string]map[journalFilter]*waiters
+	// examined counts the entries checked against a filter: a test reads
+	// it to see what long polls cost the requests recorded meanwhile.
+	examined atomic.Uint64
+}
+
+// waiters are the long polls that share a filter. matched counts the
+// entries the filter matched since the first of them began; each waits for
+// it to reach its target.
+type waiters struct {
+	matched uint64
+	queue   []*waiter // a heap, the nearest target first
+}
+
+type waiter struct {
+	filter journalFilter
+	target uint64
+	index  int           // in its queue; -1 once out of it
+	ready  chan struct{} // closed when matched reaches target
+}
+
+func (ws *waiters) Len() int           { return len(ws.queue) }
+func (ws *waiters) Less(a, b int) bool { return ws.queue[a].target < ws.queue[b].target }
+func (ws *waiters) Swap(a, b int) {
+	ws.queue[a], ws.queue[b] = ws.queue[b], ws.queue[a]
+	ws.queue[a].index, ws.queue[b].index = a, b
+}
+func (ws *waiters) Push(x any) {
+	w := x.(*waiter)
+	w.index = len(ws.queue)
+	ws.queue = append(ws.queue, w)
+}
+func (ws *waiters) Pop() any {
+	w := ws.queue[len(ws.queue)-1]
+	ws.queue[len(ws.queue)-1] = nil
+	ws.queue = ws.queue[:len(ws.queue)-1]
+	w.index = -1
+	return w
 }
 
 // newJournal returns nil when size is 0: the journal is off.
@@ -95,7 +136,7 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 
 func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	x.capture.drain()
-	e := journalEntry{
+	e := &journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
 		rawQuery: r.URL.RawQuery, header: r.Header, host: r.Host, body: x.capture.buf,
 		truncated: x.capture.truncated, status: x.recordedStatus(), delivered: x.deliveredStatus(), faultID: x.faultID,
@@ -115,51 +156,172 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	}
 	j.next = (j.next + 1) % j.size
 	j.count = min(j.count+1, j.size)
-	if j.added != nil {
-		close(j.added)
-		j.added = nil
+	if len(j.waits) == 0 {
+		return
+	}
+	for _, route := range [...]string{e.route, ""} {
+		filters := j.waits[route]
+		j.examined.Add(uint64(len(filters)))
+		for f, ws := range filters {
+			if !f.matches(e) {
+				continue
+			}
+			ws.matched++
+			for ws.Len() > 0 && ws.queue[0].target <= ws.matched {
+				close(heap.Pop(ws).(*waiter).ready)
+			}
+			j.forget(f, ws)
+		}
 	}
 }
 
-// matching returns the kept entries that q selects, oldest first, and a
-// channel closed at the next add.
-func (j *journal) matching(q journalQuery) ([]journalEntry, <-chan struct{}) {
+// route is the route f names exactly; "" when it names a pattern or none.
+func (f journalFilter) route() string {
+	if strings.Contains(f.path, "{") {
+		return ""
+	}
+	return f.path
+}
+
+// forget drops f's waiters once none is left.
+func (j *journal) forget(f journalFilter, ws *waiters) {
+	if ws.Len() > 0 {
+		return
+	}
+	delete(j.waits[f.route()], f)
+	if len(j.waits[f.route()]) == 0 {
+		delete(j.waits, f.route())
+	}
+}
+
+// kept returns the entries the ring holds, oldest first: pointers, copied
+// under the lock so that the entries are read outside it.
+func (j *journal) kept() []*journalEntry {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	var out []journalEntry
+	return j.keptLocked()
+}
+
+func (j *journal) keptLocked() []*journalEntry {
+	out := make([]*journalEntry, j.count)
 	start := (j.next - j.count + j.size) % j.size
-	for i := range j.count {
-		if e := &j.ring[(start+i)%j.size]; q.matches(e) {
-			out = append(out, *e)
+	for i := range out {
+		out[i] = j.ring[(start+i)%j.size]
+	}
+	return out
+}
+
+// selected keeps, in place, the entries f matches.
+func (j *journal) selected(entries []*journalEntry, f journalFilter) []*journalEntry {
+	j.examined.Add(uint64(len(entries)))
+	out := entries[:0]
+	for _, e := range entries {
+		if f.matches(e) {
+			out = append(out, e)
 		}
 	}
-	if j.added == nil {
-		j.added = make(chan struct{})
+	return out
+}
+
+// matching returns the kept entries that q selects, oldest first.
+func (j *journal) matching(q journalQuery) []*journalEntry {
+	return j.selected(j.kept(), q.journalFilter)
+}
+
+// watch returns the kept entries and a waiter for q.count more entries that
+// q matches, begun at the same moment: entries added after those returned
+// count towards its target, which found lowers by those that matched. A
+// count over the journal's size can never be met: that waiter is never
+// ready, and is not registered.
+func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	w := &waiter{filter: q.journalFilter, index: -1}
+	if q.count > j.size {
+		return j.keptLocked(), w
 	}
-	return out, j.added
+	// Every entry to come has a larger Seq than since: waiters that differ
+	// only there share a filter.
+	if w.filter.since <= j.lastSeq {
+		w.filter.since = 0
+	}
+	filters := j.waits[w.filter.route()]
+	if filters == nil {
+		if j.waits == nil {
+			j.waits = map[string]map[journalFilter]*waiters{}
+		}
+		filters = map[journalFilter]*waiters{}
+		j.waits[w.filter.route()] = filters
+	}
+	ws := filters[w.filter]
+	if ws == nil {
+		ws = &waiters{}
+		filters[w.filter] = ws
+	}
+	w.target, w.ready = ws.matched+uint64(q.count), make(chan struct{})
+	heap.Push(ws, w)
+	return j.keptLocked(), w
+}
+
+// found lowers w's target by the n entries that matched when it began.
+func (j *journal) found(w *waiter, n int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if w.index < 0 {
+		return
+	}
+	ws := j.waits[w.filter.route()][w.filter]
+	w.target -= uint64(n)
+	if w.target > ws.matched {
+		heap.Fix(ws, w.index)
+		return
+	}
+	heap.Remove(ws, w.index)
+	close(w.ready)
+	j.forget(w.filter, ws)
+}
+
+// unwatch forgets a waiter that stops waiting before it is ready.
+func (j *journal) unwatch(w *waiter) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if w.index < 0 {
+		return
+	}
+	ws := j.waits[w.filter.route()][w.filter]
+	heap.Remove(ws, w.index)
+	j.forget(w.filter, ws)
 }
 
 // await returns what q selects as soon as q.count entries match, or what
 // matches when q.wait passes, the request ends (gone) or the server stops.
-func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []journalEntry {
-	entries, added := j.matching(q)
-	if len(entries) >= q.count || q.wait == 0 {
-		return entries
+// A waiter is woken only by the entry that brings it to its count, and
+// then looks again: a clear, or the ring's turning, may have taken some of
+// those it counted.
+func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []*journalEntry {
+	if q.wait == 0 {
+		return j.matching(q)
 	}
 	timer := time.NewTimer(q.wait)
 	defer timer.Stop()
-	for waiting := true; waiting && len(entries) < q.count; entries, added = j.matching(q) {
-		select {
-		case <-added:
-		case <-timer.C:
-			waiting = false
-		case <-gone:
-			waiting = false
-		case <-stopping:
-			waiting = false
+	for {
+		entries, w := j.watch(q)
+		entries = j.selected(entries, q.journalFilter)
+		if len(entries) >= q.count {
+			j.unwatch(w)
+			return entries
 		}
+		j.found(w, len(entries))
+		select {
+		case <-w.ready:
+			continue
+		case <-timer.C:
+		case <-gone:
+		case <-stopping:
+		}
+		j.unwatch(w)
+		return j.matching(q)
 	}
-	return entries
 }
 
 func (j *journal) clear() int {
@@ -177,21 +339,26 @@ func (j *journal) clear() int {
 // journalQuery is what GET /__admin/requests asks for; zero values select
 // everything.
 type journalQuery struct {
+	journalFilter
+	limit int
+	count int
+	wait  time.Duration
+}
+
+// journalFilter selects entries; comparable, so that waiters share it.
+type journalFilter struct {
 	method    string
 	path      string // a route pattern, {name} segments allowed
 	status    int
 	hasStatus bool // status 0 is what a request closed without an answer shows
 	since     uint64
-	limit     int
-	count     int
-	wait      time.Duration
 }
 
-func (q journalQuery) matches(e *journalEntry) bool {
-	return e.seq > q.since &&
-		(q.method == "" || q.method == e.method) &&
-		(!q.hasStatus || q.status == e.status) &&
-		(q.path == "" || pathMatches(q.path, e.route))
+func (f journalFilter) matches(e *journalEntry) bool {
+	return e.seq > f.since &&
+		(f.method == "" || f.method == e.method) &&
+		(!f.hasStatus || f.status == e.status) &&
+		(f.path == "" || pathMatches(f.path, e.route))
 }
 
 // parseJournalQuery reads the filters; the admin API is strict, so an
@@ -258,7 +425,7 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var entries []journalEntry
+	var entries []*journalEntry
 	if j := x.ns.journal; j != nil {
 		entries = j.await(q, r.Context().Done(), s.closing)
 	}
@@ -279,7 +446,7 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJournalEntry(b, &e)
+			b = appendJournalEntry(b, e)
 			if _, err := w.Write(b); err != nil {
 				return err
 			}
@@ -300,14 +467,15 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	b = append(b, `,"Method":`...)
 	b = appendJSONString(b, e.method)
 	b = append(b, `,"Path":`...)
-	b = appendJSONString(b, e.path)
+	b = appendJSONString(b, maskPath(e.path))
 	b = append(b, `,"Query":`...)
-	b = appendJSONString(b, e.rawQuery)
+	query := maskQuery(e.rawQuery)
+	b = appendJSONString(b, query)
 	b = append(b, `,"Params":`...)
-	params, _ := url.ParseQuery(e.rawQuery)
+	params, _ := url.ParseQuery(query)
 	b = appendMultiMap(b, params)
 	b = append(b, `,"Headers":`...)
-	headers := maskCredentials(e.header)
+	headers := maskHeaders(e.header)
 	headers["Host"] = []string{e.host}
 	b = appendMultiMap(b, headers)
 	b = append(b, `,"Body":`...)
@@ -331,7 +499,7 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"Headers":`...)
-		b = appendMultiMap(b, e.respHeader)
+		b = appendMultiMap(b, maskHeaders(e.respHeader))
 		b = append(b, `,"Body":`...)
 		b = appendJournalBody(b, e.respBody, e.respTruncated)
 		b = append(b, '}')
@@ -368,34 +536,106 @@ func appendMultiMap(b []byte, m map[string][]string) []byte {
 	return append(b, '}')
 }
 
-// maskCredentials copies h with the secrets of Authorization headers
-// masked: "Basic svc:***", "Bearer ***".
-func maskCredentials(h http.Header) http.Header {
-	out := h.Clone()
-	if out == nil {
-		out = http.Header{}
-	}
-	for _, name := range []string{"Authorization", "Proxy-Authorization"} {
-		for i, v := range out[name] {
-			scheme, cred, ok := strings.Cut(v, " ")
-			if !ok { // a bare secret, with no scheme
-				if v != "" {
-					out[name][i] = "***"
-				}
-				continue
-			}
-			masked := scheme + " ***"
-			if strings.EqualFold(scheme, "Basic") {
-				if plain, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
-					if user, _, ok := strings.Cut(string(plain), ":"); ok {
-						masked = scheme + " " + user + ":***"
-					}
-				}
-			}
-			out[name][i] = masked
+// The journal is read by tests, consoles and whoever they show it to, so
+// it shows no secret: the values of the headers and query parameters that
+// secretName picks are masked (the README's journal section lists them).
+// An empty value stays empty: it is no secret, and may be the bug.
+var (
+	secretNames     = []string{"cookie", "set-cookie", "key", "sig", "auth", "pwd"}
+	secretNameParts = []string{"authorization", "token", "secret", "password", "passwd", "api-key", "apikey",
+		"subscription-key", "signature", "session"}
+)
+
+// secretName reports whether a header or parameter name is one of
+// secretNames or holds one of secretNameParts, in lower case with '_' read
+// as '-'.
+func secretName(name string) bool {
+	name = strings.ReplaceAll(strings.ToLower(name), "_", "-")
+	return slices.Contains(secretNames, name) ||
+		slices.ContainsFunc(secretNameParts, func(part string) bool { return strings.Contains(name, part) })
+}
+
+// maskHeaders returns h with secret values masked: credentials keep their
+// scheme (maskCredential), the others are "***". The values that stay are
+// h's own slices, which the caller must not change.
+func maskHeaders(h http.Header) http.Header {
+	out := make(http.Header, len(h)+1) // and Host
+	for name, values := range h {
+		if !secretName(name) {
+			out[name] = values
+			continue
 		}
+		credential := strings.Contains(strings.ToLower(name), "authorization")
+		masked := make([]string, len(values))
+		for i, v := range values {
+			switch {
+			case v == "":
+			case credential:
+				masked[i] = maskCredential(v)
+			default:
+				masked[i] = "***"
+			}
+		}
+		out[name] = masked
 	}
 	return out
+}
+
+// maskCredential keeps an Authorization value's scheme, and of Basic the
+// user name when a password follows it: a token sent as the user name
+// (curl -u $TOKEN:) is the secret itself.
+func maskCredential(v string) string {
+	scheme, cred, ok := strings.Cut(v, " ")
+	if !ok {
+		return "***"
+	}
+	if strings.EqualFold(scheme, "Basic") {
+		if plain, err := base64.StdEncoding.DecodeString(strings.TrimSpace(cred)); err == nil {
+			if user, password, ok := strings.Cut(string(plain), ":"); ok && password != "" {
+				return scheme + " " + user + ":***"
+			}
+		}
+	}
+	return scheme + " ***"
+}
+
+// maskPath masks what follows a '?' in a path as a query: the path is
+// decoded, so a client that escaped the '?' (%3F) sent its query in it.
+func maskPath(p string) string {
+	if path, query, ok := strings.Cut(p, "?"); ok {
+		return path + "?" + maskQuery(query)
+	}
+	return p
+}
+
+// maskQuery returns a raw query with the values of secret parameters
+// masked and the rest as sent. ';' separates as '&' does: url.ParseQuery
+// drops a pair holding one, but Query would show it.
+func maskQuery(raw string) string {
+	var out []byte // nil until a value is masked
+	done := 0      // raw[:done] is in out
+	for start := 0; start < len(raw); {
+		end := strings.IndexAny(raw[start:], "&;")
+		if end < 0 {
+			end = len(raw)
+		} else {
+			end += start
+		}
+		name, value, ok := strings.Cut(raw[start:end], "=")
+		if decoded, err := url.QueryUnescape(name); err == nil {
+			name = decoded
+		}
+		if ok && value != "" && secretName(name) {
+			out = append(out, raw[done:end-len(value)]...)
+			out = append(out, "***"...)
+			done = end
+		}
+		start = end + 1
+	}
+	if out == nil {
+		return raw
+	}
+	return string(append(out, raw[done:]...))
 }
 
 // appendJournalBody writes a captured body: the body itself (compacted) when
