@@ -741,6 +741,22 @@ test('under -auth the page works through the Basic prompt and never shows the to
     await item.locator('.req-detail').waitFor();
     assert.match(await item.innerText(), /Authorization: Basic svc:\*\*\*/);
     assert.ok(!(await page.content()).includes(token));
+    // A token sent as the user name (curl -u $TOKEN:) is the secret: masked
+    // whole, and copied as curl with placeholders for both.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: authed.url });
+    const asUser = 'Basic ' + Buffer.from(token + ':').toString('base64');
+    assert.equal((await fetch(authed.url + '/api/v2/resource?from=token-user', { headers: { Authorization: asUser } })).status, 401);
+    const refused = page.getByRole('list', { name: 'Requests' }).getByRole('listitem').filter({ hasText: 'from=token-user' });
+    await refused.waitFor({ timeout: WAIT_MS });
+    await refused.locator('summary').click();
+    await refused.locator('.req-detail').waitFor();
+    assert.match(await refused.innerText(), /Authorization: Basic \*\*\*$/m);
+    await refused.getByRole('button', { name: 'Copy as curl' }).click();
+    await page.getByText('Copied the curl command.').waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    assert.ok(copied.startsWith("curl '" + authed.url + "/api/v2/resource?from=token-user' "), copied);
+    assert.ok(copied.includes(" -u 'USER:TOKEN'") && !copied.includes('Authorization') && !copied.includes(token), copied);
+    assert.ok(!(await page.content()).includes(token));
     await context.close();
   } finally {
     await authed.stop();

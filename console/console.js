@@ -548,8 +548,9 @@ const curlSkips = new Set(['host', 'content-length', 'connection', 'accept-encod
 
 function shellQuote(s) { return "'" + String(s).replace(/'/g, "'\\''") + "'"; }
 
-// curlCommand rebuilds the request; the masked secret of a Basic
-// credential becomes a placeholder to fill in.
+// curlCommand rebuilds the request; a masked Basic credential becomes
+// placeholders to fill in (USER too when the journal masked the user
+// name: it held no password, so it was the secret).
 function curlCommand(e) {
   const url = location.origin + base + e.Path + (e.Query ? '?' + e.Query : '');
   const parts = ['curl'];
@@ -558,8 +559,8 @@ function curlCommand(e) {
   for (const [name, v] of Object.entries(e.Headers || {})) {
     if (curlSkips.has(name.toLowerCase())) continue;
     for (const value of Array.isArray(v) ? v : [v]) {
-      const basic = name === 'Authorization' && /^Basic (.*):\*\*\*$/.exec(value);
-      if (basic) parts.push('-u', shellQuote(basic[1] + ':TOKEN'));
+      const basic = name === 'Authorization' && /^Basic (?:(.*):)?\*\*\*$/.exec(value);
+      if (basic) parts.push('-u', shellQuote((basic[1] ?? 'USER') + ':TOKEN'));
       else parts.push('-H', shellQuote(name + ': ' + value));
     }
   }
