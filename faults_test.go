@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -142,13 +143,14 @@ func TestFaultResetKind(t *testing.T) {
 	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("http.Client error %v, want a connection reset", err)
 	}
-	// The entry of a request answered without HTTP is added after the
-	// client saw the connection end, so it may come after the next one.
-	entries := journalOf(e, 2)
-	slices.SortFunc(entries, func(a, b wireEntry) int { return strings.Compare(b.Method, a.Method) })
-	// Nothing was answered; the journal still shows what was sent.
-	if en := entries[0]; en.Method != "POST" || en.Status != 0 || en.Fault == nil || *en.Fault != id || string(en.Body) != `{"FirstName":"Reset"}` {
-		t.Errorf("journal entry %+v, want Status 0, Fault %d and the body", en, id)
+	// Nothing was answered; the journal still shows what was sent, in the
+	// order sent: each entry is in before its connection ends.
+	entries := e.journal()
+	if len(entries) != 2 || entries[1].Method != "GET" || entries[1].Delivered != 0 {
+		t.Fatalf("journal %+v, want the POST then the GET, neither delivered", entries)
+	}
+	if en := entries[0]; en.Method != "POST" || en.Status != 0 || en.Delivered != 0 || en.Fault == nil || *en.Fault != id || string(en.Body) != `{"FirstName":"Reset"}` {
+		t.Errorf("journal entry %+v, want Status 0, Delivered 0, Fault %d and the body", en, id)
 	}
 	if n := e.health(); n != 0 {
 		t.Errorf("%d resources: a reset request was served", n)
@@ -255,8 +257,8 @@ func TestFaultHangKind(t *testing.T) {
 		if took := time.Since(start); took < 200*time.Millisecond {
 			t.Errorf("closed after %v, before the 200ms delay", took)
 		}
-		if en := journalOf(e, 1); en[0].Status != 0 {
-			t.Errorf("journal %+v, want one entry with Status 0", en)
+		if en := e.journal(); len(en) != 1 || en[0].Status != 0 || en[0].Delivered != 0 {
+			t.Errorf("journal %+v, want one entry with Status 0 and Delivered 0", en)
 		}
 	})
 }
@@ -380,18 +382,17 @@ func TestFaultAfter(t *testing.T) {
 	if list.TotalResults != 2 || list.ResourceList[0].DisplayName != "Twice Made" || list.ResourceList[1].DisplayName != "Twice Made" {
 		t.Errorf("list %+v, want the duplicate create", list)
 	}
-	// The faulted create is journaled once its connection is closed, which
-	// may be after the entries of the retry and of the list.
-	got := slices.DeleteFunc(journalOf(e, 3), func(en wireEntry) bool { return en.Method != "POST" })
-	slices.SortFunc(got, func(a, b wireEntry) int { return boolCompare(a.Fault == nil, b.Fault == nil) })
-	if len(got) != 2 {
-		t.Fatalf("%d POST entries, want 2", len(got))
+	// The faulted create is journaled before its connection is closed, so
+	// before the retry.
+	got := e.journal()
+	if len(got) != 3 || got[0].Method != "POST" || got[1].Method != "POST" || got[2].Method != "GET" {
+		t.Fatalf("journal %+v, want the create, the retry and the list", got)
 	}
-	if got[0].Status != 200 || got[0].Fault == nil || *got[0].Fault != id {
-		t.Errorf("the faulted create: Status %d Fault %v, want 200 and %d", got[0].Status, got[0].Fault, id)
+	if got[0].Status != 200 || got[0].Delivered != 0 || got[0].Fault == nil || *got[0].Fault != id {
+		t.Errorf("the faulted create: Status %d Delivered %d Fault %v, want 200, 0 and %d", got[0].Status, got[0].Delivered, got[0].Fault, id)
 	}
-	if got[1].Status != 200 || got[1].Fault != nil {
-		t.Errorf("the retry: Status %d Fault %v, want 200 and null", got[1].Status, got[1].Fault)
+	if got[1].Status != 200 || got[1].Delivered != 200 || got[1].Fault != nil {
+		t.Errorf("the retry: Status %d Delivered %d Fault %v, want 200, 200 and null", got[1].Status, got[1].Delivered, got[1].Fault)
 	}
 
 	// With a Status, the client gets it instead of the 200.
@@ -1011,5 +1012,72 @@ func TestFaultDelayEndsAtShutdown(t *testing.T) {
 	}
 	if r := <-answered; r.Status != http.StatusServiceUnavailable {
 		t.Fatalf("the delayed request got %d, want 503: %s", r.Status, r.Body)
+	}
+}
+
+// TestFaultJournaledBeforeDelivery: the journal entry of a faulted request is
+// recorded before the client sees its failure or has its answer, so a test
+// reads what just happened with one GET, without polling. Each kind is tried
+// many times: a late entry is a race that one try rarely loses.
+func TestFaultJournaledBeforeDelivery(t *testing.T) {
+	const tries = 200
+	bigBody := `"` + strings.Repeat("b", 64<<10) + `"` // beyond net/http's buffers: sent before the handler returns
+	tests := []struct {
+		name, fault, method string
+		answered            int    // the status the client receives; 0 for none
+		wantErr             error  // for no answer: how the connection ends
+		wantRaw             string // for no answer: the bytes before the end, {id} the request id
+		status, delivered   int    // the journal's
+	}{
+		{name: "reset", fault: `{"Kind": "reset"}`, method: "POST", wantErr: syscall.ECONNRESET},
+		{name: "empty", fault: `{"Kind": "empty"}`, method: "GET", wantErr: io.EOF},
+		{name: "garbage", fault: `{"Kind": "garbage"}`, method: "GET", wantErr: io.EOF, wantRaw: string(garbageBytes)},
+		{name: "hang with DelayMs", fault: `{"Kind": "hang", "DelayMs": 1}`, method: "POST", wantErr: io.EOF},
+		{name: "informational status", fault: `{"Status": 103}`, method: "GET", wantErr: io.EOF,
+			wantRaw: "HTTP/1.1 103 Early Hints\r\nX-Request-Id: {id}\r\n\r\n", status: 103},
+		{name: "response", fault: `{"Status": 503}`, method: "GET", answered: 503, status: 503, delivered: 503},
+		{name: "response with a large Body", fault: `{"Status": 502, "Body": ` + bigBody + `}`, method: "GET",
+			answered: 502, status: 502, delivered: 502},
+		{name: "After, reset", fault: `{"Kind": "reset", "After": true}`, method: "POST", wantErr: syscall.ECONNRESET, status: 200},
+		{name: "After, empty", fault: `{"Kind": "empty", "After": true}`, method: "POST", wantErr: io.EOF, status: 200},
+		{name: "After, response", fault: `{"Status": 503, "After": true}`, method: "POST", answered: 503, status: 200, delivered: 503},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startServer(t, DefaultConfig(), nil)
+			spec := strings.Replace(tt.fault, "{", `{"Path": "/api/v2/resource", "Method": "`+tt.method+`", `, 1)
+			id := e.addFault(spec)[0].ID
+			for i := range tries {
+				requestID := fmt.Sprintf("%s-%d", strings.ReplaceAll(tt.name, " ", "-"), i)
+				body := ""
+				if tt.method == "POST" {
+					body = `{"FirstName": "Try ` + strconv.Itoa(i) + `"}`
+				}
+				req := fmt.Sprintf("%s /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"+
+					"X-Request-Id: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+					tt.method, requestID, len(body), body)
+				if tt.answered != 0 {
+					// The answer is read to its end, not to the close that follows it.
+					resp, _, err := rawExchange(t, strings.TrimPrefix(e.base, "http://"), req, nil)
+					if err != nil || resp.StatusCode != tt.answered {
+						t.Fatalf("try %d: %v %v, want %d", i, resp, err, tt.answered)
+					}
+				} else {
+					want := strings.ReplaceAll(tt.wantRaw, "{id}", requestID)
+					if got, err := rawConnExchange(t, e.base, req); !errors.Is(err, tt.wantErr) || string(got) != want {
+						t.Fatalf("try %d: %q then %v, want %q then %v", i, got, err, want, tt.wantErr)
+					}
+				}
+				var j struct{ Requests []wireEntry }
+				e.getJSON("/__admin/requests?limit=1", &j)
+				if len(j.Requests) != 1 || j.Requests[0].RequestID != requestID {
+					t.Fatalf("try %d: the newest journal entry is %+v, want the one of %s", i, j.Requests, requestID)
+				}
+				if en := j.Requests[0]; en.Status != tt.status || en.Delivered != tt.delivered || en.Fault == nil || *en.Fault != id {
+					t.Fatalf("try %d: journal Status %d Delivered %d Fault %v, want %d, %d and %d",
+						i, en.Status, en.Delivered, en.Fault, tt.status, tt.delivered, id)
+				}
+			}
+		})
 	}
 }
