@@ -37,7 +37,7 @@ const (
 	kindReset    = "reset"    // the connection closed with a TCP reset, nothing written
 	kindEmpty    = "empty"    // the connection closed with nothing written
 	kindGarbage  = "garbage"  // bytes that are not HTTP, then closed
-	kindHang     = "hang"     // no answer until the client gives up (or DelayMs passes)
+	kindHang     = "hang"     // no answer until the client gives up (or DelayMs, or the write timeout, passes)
 )
 
 var faultKinds = []string{kindResponse, kindReset, kindEmpty, kindGarbage, kindHang}
@@ -383,7 +383,11 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 	}
 	if f.DelayMs > 0 || f.Kind == kindHang {
 		readAhead(x, r, s.cfg.MaxBody)
-		if !s.wait(x, r, time.Duration(f.DelayMs)*time.Millisecond) {
+		d := time.Duration(f.DelayMs) * time.Millisecond
+		if d == 0 {
+			d = hangLimit(r)
+		}
+		if !s.wait(x, r, d) {
 			return true
 		}
 	}
@@ -400,17 +404,25 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 	return true
 }
 
-// wait holds a faulted request for d, or until the client gives up when d
-// is 0; it reports whether the fault should go on.
-func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
-	var expired <-chan time.Time
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		expired = t.C
+// hangLimit is how long a hang without DelayMs holds a client that never
+// gives up: the serving http.Server's write timeout, past which no answer
+// could be written anyway (a test's server may set a short one), or
+// writeTimeout when it has none. Without it, a client with no timeout of
+// its own would be held for ever.
+func hangLimit(r *http.Request) time.Duration {
+	if hs, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && hs.WriteTimeout > 0 {
+		return hs.WriteTimeout
 	}
+	return writeTimeout
+}
+
+// wait holds a faulted request for d, unless the client gives up or the
+// server shuts down first; it reports whether the fault should go on.
+func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-expired:
+	case <-t.C:
 		return true
 	case <-r.Context().Done():
 		if !x.wroteHeader {

@@ -682,33 +682,68 @@ func FuzzParseFaults(f *testing.F) {
 	})
 }
 
-// TestFaultCutShortAtShutdown: a hang without DelayMs ends when the server
-// shuts down, so that it never holds the drain.
+// TestFaultHangEndsAtShutdown: a hang, with or without DelayMs, ends when
+// the server shuts down (with a 503, as a server going away answers), so that
+// http.Server.Shutdown, which waits for active connections, is not held up.
 func TestFaultHangEndsAtShutdown(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
-	e.addFault(`{"Path": "/api/v2/resource", "Kind": "hang"}`)
-	done := make(chan error, 1)
-	go func() {
-		resp, err := freshClient(30 * time.Second).Get(e.base + "/api/v2/resource")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusServiceUnavailable {
-				err = fmt.Errorf("status %d, want 503", resp.StatusCode)
+	for _, fault := range []string{
+		`{"Path": "/api/v2/resource", "Kind": "hang"}`,
+		`{"Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 100000}`,
+	} {
+		t.Run(fault, func(t *testing.T) {
+			srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+			var httpSrv *http.Server
+			addr := serveProduction(t, srv, func(hs *http.Server) {
+				hs.RegisterOnShutdown(srv.beginShutdown)
+				httpSrv = hs
+			})
+			e := clientAt(t, "http://"+addr)
+			e.addFault(fault)
+			type answer struct {
+				status int
+				body   []byte
+				err    error
 			}
-		}
-		done <- err
-	}()
-	eventually(t, 10*time.Second, "the hang to begin", func() bool { return e.faults()[0].Fired == 1 })
-	e.srv.beginShutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Error(err)
-		}
-	case <-ctx.Done():
-		t.Fatal("the hang outlived the shutdown")
+			answered := make(chan answer, 1)
+			go func() {
+				status, body, err := doJSON(e.client, http.MethodGet, e.base+"/api/v2/resource", nil)
+				answered <- answer{status, body, err}
+			}()
+			eventually(t, 10*time.Second, "the hang to begin", func() bool { return e.faults()[0].Fired == 1 })
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := httpSrv.Shutdown(ctx); err != nil {
+				t.Fatalf("shutdown with a client hung: %v", err)
+			}
+			if a := <-answered; a.err != nil || a.status != http.StatusServiceUnavailable {
+				t.Errorf("the hung request got %d %s %v, want 503", a.status, a.body, a.err)
+			}
+		})
+	}
+}
+
+// TestFaultHangEndsAtWriteTimeout: a hang without DelayMs lets a client that
+// never gives up go when the server's write timeout passes (3 minutes in
+// production, shortened here), closing the connection without an answer.
+func TestFaultHangEndsAtWriteTimeout(t *testing.T) {
+	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	addr := serveProduction(t, srv, func(hs *http.Server) { hs.WriteTimeout = time.Second })
+	e := clientAt(t, "http://"+addr)
+	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)[0].ID
+	// rawConnExchange waits 20 s, far past the write timeout.
+	got, err := rawConnExchange(t, e.base, rawPost("/api/v2/resource", `{"FirstName": "Patient"}`))
+	if err != io.EOF || len(got) != 0 {
+		t.Fatalf("raw read: %q then %v, want nothing then EOF", got, err)
+	}
+	entries := e.journal()
+	if len(entries) != 1 {
+		t.Fatalf("journal %+v, want one entry", entries)
+	}
+	if en := entries[0]; en.Status != 0 || en.Delivered != 0 || en.Fault == nil || *en.Fault != id || string(en.Body) != `{"FirstName":"Patient"}` {
+		t.Errorf("journal entry %+v, want Status 0, Delivered 0, Fault %d and the body", en, id)
+	}
+	if n := e.health(); n != 0 {
+		t.Errorf("%d resources: a hung request was served", n)
 	}
 }
 
