@@ -24,7 +24,8 @@ import (
 // connections for ever.
 const maxFaultDelay = 2 * time.Minute
 
-// maxFaults bounds how many faults exist at once.
+// maxFaults bounds how many faults exist at once: those that can still
+// fire, and the spent ones kept to be listed in the room they leave.
 const maxFaults = 1000
 
 // statusClientClosed is what the journal and the log show for a request
@@ -308,9 +309,26 @@ func faultPath(p string) (string, bool) {
 func (l *faultList) add(parsed []*fault) ([]fault, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.faults)+len(parsed) > maxFaults {
-		return nil, badRequest("At most %d faults may exist at once; %d exist and this adds %d.", maxFaults, len(l.faults), len(parsed))
+	// A spent fault never fires again, so it takes no place a new one
+	// needs: it stays listed with its Fired (the console shows it as spent)
+	// until its room is needed, the oldest first.
+	live := 0
+	for _, f := range l.faults {
+		if !f.spent() {
+			live++
+		}
 	}
+	if live+len(parsed) > maxFaults {
+		return nil, badRequest("At most %d faults may exist at once; %d exist and this adds %d.", maxFaults, live, len(parsed))
+	}
+	excess := len(l.faults) + len(parsed) - maxFaults
+	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
+		if excess > 0 && f.spent() {
+			excess--
+			return true
+		}
+		return false
+	})
 	added := make([]fault, len(parsed))
 	for i, f := range parsed {
 		l.lastID++
@@ -347,13 +365,16 @@ func (l *faultList) remove(id int) bool {
 	return len(l.faults) < n
 }
 
+// spent reports whether f has fired all its Times and never fires again.
+func (f *fault) spent() bool { return f.Times != 0 && f.Fired >= f.Times }
+
 // take finds the first fault, in the order they were added, that matches r,
 // has firings left and wins its draw, and counts the firing.
 func (l *faultList) take(r *http.Request) (fault, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.faults {
-		if (f.Times == 0 || f.Fired < f.Times) && (f.Method == "" || f.Method == r.Method) &&
+		if !f.spent() && (f.Method == "" || f.Method == r.Method) &&
 			pathMatches(f.Path, r.URL.Path) && (f.Chance >= 1 || f.draws.Float64() < f.Chance) {
 			f.Fired++
 			return *f, true

@@ -636,6 +636,43 @@ func TestFaultLimit(t *testing.T) {
 	e.addFault(many(1))
 }
 
+// TestFaultLimitSpent: a fault that has fired all its Times never fires
+// again, so it does not count toward the 1,000; it stays listed with its
+// Fired until its room is needed, the oldest spent first.
+func TestFaultLimitSpent(t *testing.T) {
+	e := startServer(t, DefaultConfig(), nil)
+	many := func(n int, times int) string {
+		one := fmt.Sprintf(`{"Path": "/api/v2/resource", "Status": 503, "Times": %d}`, times)
+		return "[" + strings.Repeat(one+",", n-1) + one + "]"
+	}
+	e.addFault(many(maxFaults, 1))
+	for i := range maxFaults {
+		if r := e.do(http.MethodGet, "/api/v2/resource", ""); r.Status != http.StatusServiceUnavailable {
+			t.Fatalf("request %d: %d, want the fault's 503", i, r.Status)
+		}
+	}
+	fs := e.faults()
+	if len(fs) != maxFaults || slices.ContainsFunc(fs, func(f fault) bool { return f.Fired != 1 }) {
+		t.Fatalf("%d faults listed, want all %d spent (Fired 1)", len(fs), maxFaults)
+	}
+
+	added := e.addFault(many(1, 1))[0]
+	fs = e.faults()
+	if len(fs) != maxFaults || fs[0].ID != 2 || fs[0].Fired != 1 || fs[len(fs)-1].ID != added.ID || fs[len(fs)-1].Fired != 0 {
+		t.Fatalf("faults %d..%d (%d), want the oldest spent one dropped for the new one %d", fs[0].ID, fs[len(fs)-1].ID, len(fs), added.ID)
+	}
+
+	// 1,000 that can still fire, and one more is refused.
+	e.addFault(many(maxFaults-1, 0))
+	if fs = e.faults(); len(fs) != maxFaults || slices.ContainsFunc(fs, func(f fault) bool { return f.Fired != 0 }) {
+		t.Fatalf("%d faults listed, want the %d that can fire, no spent one", len(fs), maxFaults)
+	}
+	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/faults", many(1, 1))
+	if ae := r.wantError(t, http.StatusBadRequest, "", nil); ae.Message != "At most 1000 faults may exist at once; 1000 exist and this adds 1." {
+		t.Errorf("Message %q", ae.Message)
+	}
+}
+
 // FuzzParseFaults: no input panics, and whatever is accepted is a fault
 // that can fire: a path a route can match, a known kind, values in range.
 func FuzzParseFaults(f *testing.F) {
