@@ -24,7 +24,8 @@ import (
 // connections for ever.
 const maxFaultDelay = 2 * time.Minute
 
-// maxFaults bounds how many faults exist at once.
+// maxFaults bounds how many faults exist at once: those that can still
+// fire, and the spent ones kept to be listed in the room they leave.
 const maxFaults = 1000
 
 // statusClientClosed is what the journal and the log show for a request
@@ -37,7 +38,7 @@ const (
 	kindReset    = "reset"    // the connection closed with a TCP reset, nothing written
 	kindEmpty    = "empty"    // the connection closed with nothing written
 	kindGarbage  = "garbage"  // bytes that are not HTTP, then closed
-	kindHang     = "hang"     // no answer until the client gives up (or DelayMs passes)
+	kindHang     = "hang"     // no answer until the client gives up (or DelayMs, or the write timeout, passes)
 )
 
 var faultKinds = []string{kindResponse, kindReset, kindEmpty, kindGarbage, kindHang}
@@ -308,9 +309,26 @@ func faultPath(p string) (string, bool) {
 func (l *faultList) add(parsed []*fault) ([]fault, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.faults)+len(parsed) > maxFaults {
-		return nil, badRequest("At most %d faults may exist at once; %d exist and this adds %d.", maxFaults, len(l.faults), len(parsed))
+	// A spent fault never fires again, so it takes no place a new one
+	// needs: it stays listed with its Fired (the console shows it as spent)
+	// until its room is needed, the oldest first.
+	live := 0
+	for _, f := range l.faults {
+		if !f.spent() {
+			live++
+		}
 	}
+	if live+len(parsed) > maxFaults {
+		return nil, badRequest("At most %d faults may exist at once; %d exist and this adds %d.", maxFaults, live, len(parsed))
+	}
+	excess := len(l.faults) + len(parsed) - maxFaults
+	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
+		if excess > 0 && f.spent() {
+			excess--
+			return true
+		}
+		return false
+	})
 	added := make([]fault, len(parsed))
 	for i, f := range parsed {
 		l.lastID++
@@ -347,13 +365,16 @@ func (l *faultList) remove(id int) bool {
 	return len(l.faults) < n
 }
 
+// spent reports whether f has fired all its Times and never fires again.
+func (f *fault) spent() bool { return f.Times != 0 && f.Fired >= f.Times }
+
 // take finds the first fault, in the order they were added, that matches r,
 // has firings left and wins its draw, and counts the firing.
 func (l *faultList) take(r *http.Request) (fault, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.faults {
-		if (f.Times == 0 || f.Fired < f.Times) && (f.Method == "" || f.Method == r.Method) &&
+		if !f.spent() && (f.Method == "" || f.Method == r.Method) &&
 			pathMatches(f.Path, r.URL.Path) && (f.Chance >= 1 || f.draws.Float64() < f.Chance) {
 			f.Fired++
 			return *f, true
@@ -383,7 +404,11 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 	}
 	if f.DelayMs > 0 || f.Kind == kindHang {
 		readAhead(x, r, s.cfg.MaxBody)
-		if !s.wait(x, r, time.Duration(f.DelayMs)*time.Millisecond) {
+		d := time.Duration(f.DelayMs) * time.Millisecond
+		if d == 0 {
+			d = hangLimit(r)
+		}
+		if !s.wait(x, r, d) {
 			return true
 		}
 	}
@@ -392,25 +417,33 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 		if f.Status == 0 {
 			return false // a delay only: the real answer follows
 		}
-		writeFaultResponse(x, r, f)
+		s.writeFaultResponse(x, r, f)
 	case kindReset, kindEmpty, kindGarbage, kindHang:
 		readSentBody(r, s.cfg.MaxBody)
-		closeConnection(x, f.Kind)
+		s.closeConnection(x, r, f.Kind)
 	}
 	return true
 }
 
-// wait holds a faulted request for d, or until the client gives up when d
-// is 0; it reports whether the fault should go on.
-func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
-	var expired <-chan time.Time
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		expired = t.C
+// hangLimit is how long a hang without DelayMs holds a client that never
+// gives up: the serving http.Server's write timeout, past which no answer
+// could be written anyway (a test's server may set a short one), or
+// writeTimeout when it has none. Without it, a client with no timeout of
+// its own would be held for ever.
+func hangLimit(r *http.Request) time.Duration {
+	if hs, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && hs.WriteTimeout > 0 {
+		return hs.WriteTimeout
 	}
+	return writeTimeout
+}
+
+// wait holds a faulted request for d, unless the client gives up or the
+// server shuts down first; it reports whether the fault should go on.
+func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-expired:
+	case <-t.C:
 		return true
 	case <-r.Context().Done():
 		if !x.wroteHeader {
@@ -426,7 +459,12 @@ func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
 	}
 }
 
-func writeFaultResponse(x *exchange, r *http.Request, f fault) {
+// writeFaultResponse sends a response fault's answer, its journal entry
+// recorded first: the status and headers wait in net/http until the body
+// goes out, and the body is held back until the entry is in, so that a
+// client that has the answer finds the entry (a body larger than net/http's
+// buffers would otherwise reach the client before the handler returns).
+func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 	h := x.Header()
 	for name, value := range f.Headers {
 		h.Set(name, value)
@@ -435,20 +473,37 @@ func writeFaultResponse(x *exchange, r *http.Request, f fault) {
 		// An informational status is no final answer: send it, then
 		// cut the connection, as a broken upstream would.
 		x.WriteHeader(f.Status)
-		closeConnection(x, kindEmpty)
+		s.closeConnection(x, r, kindEmpty)
 		return
 	}
-	if f.body == nil {
-		writeJSON(x, f.Status, struct{ Message string }{fmt.Sprintf(
+	body := f.body
+	if body == nil {
+		held := &heldBody{exchange: x}
+		writeJSON(held, f.Status, struct{ Message string }{fmt.Sprintf(
 			"Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status)})
-		return
+		body = held.body
+	} else {
+		if h.Get("Content-Type") == "" {
+			h.Set("Content-Type", f.contentType)
+		}
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		x.WriteHeader(f.Status)
 	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", f.contentType)
-	}
-	h.Set("Content-Length", strconv.Itoa(len(f.body)))
-	x.WriteHeader(f.Status)
-	x.Write(f.body) //nolint:errcheck // the client has gone; nothing to tell it
+	x.note(body)
+	s.record(x, r)
+	x.ResponseWriter.Write(body) //nolint:errcheck // the client has gone; nothing to tell it
+}
+
+// heldBody passes an answer's status and headers on to its exchange and
+// keeps the body, which the exchange sends later.
+type heldBody struct {
+	*exchange
+	body []byte
+}
+
+func (h *heldBody) Write(b []byte) (int, error) {
+	h.body = append(h.body, b...)
+	return len(b), nil
 }
 
 // garbageBytes are what a garbage fault sends: no HTTP client can read
@@ -456,13 +511,19 @@ func writeFaultResponse(x *exchange, r *http.Request, f fault) {
 // Its first line has no space, so that it reads as no status line at all.
 var garbageBytes = []byte("\x00\x8f\xfe\x16GARBAGE-FROM-AN-INJECTED-FAULT\x00\r\n\r\n\xff")
 
-// closeConnection ends the connection without an HTTP answer.
-func closeConnection(x *exchange, kind string) {
+// closeConnection ends the connection without an HTTP answer, its journal
+// entry recorded first, so that a client that sees the connection end finds
+// the entry.
+func (s *Server) closeConnection(x *exchange, r *http.Request, kind string) {
 	conn, buf, err := http.NewResponseController(x).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler) // the server cuts the connection itself
 	}
 	x.cut = true
+	// Hijack clears the deadlines: the journal takes what has arrived of a
+	// body readSentBody left unread, without waiting for the rest.
+	conn.SetReadDeadline(time.Now()) //nolint:errcheck // closing anyway
+	s.record(x, r)
 	switch kind {
 	case kindReset:
 		if tcp, ok := conn.(*net.TCPConn); ok {

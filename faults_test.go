@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -142,13 +143,14 @@ func TestFaultResetKind(t *testing.T) {
 	if !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("http.Client error %v, want a connection reset", err)
 	}
-	// The entry of a request answered without HTTP is added after the
-	// client saw the connection end, so it may come after the next one.
-	entries := journalOf(e, 2)
-	slices.SortFunc(entries, func(a, b wireEntry) int { return strings.Compare(b.Method, a.Method) })
-	// Nothing was answered; the journal still shows what was sent.
-	if en := entries[0]; en.Method != "POST" || en.Status != 0 || en.Fault == nil || *en.Fault != id || string(en.Body) != `{"FirstName":"Reset"}` {
-		t.Errorf("journal entry %+v, want Status 0, Fault %d and the body", en, id)
+	// Nothing was answered; the journal still shows what was sent, in the
+	// order sent: each entry is in before its connection ends.
+	entries := e.journal()
+	if len(entries) != 2 || entries[1].Method != "GET" || entries[1].Delivered != 0 {
+		t.Fatalf("journal %+v, want the POST then the GET, neither delivered", entries)
+	}
+	if en := entries[0]; en.Method != "POST" || en.Status != 0 || en.Delivered != 0 || en.Fault == nil || *en.Fault != id || string(en.Body) != `{"FirstName":"Reset"}` {
+		t.Errorf("journal entry %+v, want Status 0, Delivered 0, Fault %d and the body", en, id)
 	}
 	if n := e.health(); n != 0 {
 		t.Errorf("%d resources: a reset request was served", n)
@@ -255,8 +257,8 @@ func TestFaultHangKind(t *testing.T) {
 		if took := time.Since(start); took < 200*time.Millisecond {
 			t.Errorf("closed after %v, before the 200ms delay", took)
 		}
-		if en := journalOf(e, 1); en[0].Status != 0 {
-			t.Errorf("journal %+v, want one entry with Status 0", en)
+		if en := e.journal(); len(en) != 1 || en[0].Status != 0 || en[0].Delivered != 0 {
+			t.Errorf("journal %+v, want one entry with Status 0 and Delivered 0", en)
 		}
 	})
 }
@@ -380,18 +382,17 @@ func TestFaultAfter(t *testing.T) {
 	if list.TotalResults != 2 || list.ResourceList[0].DisplayName != "Twice Made" || list.ResourceList[1].DisplayName != "Twice Made" {
 		t.Errorf("list %+v, want the duplicate create", list)
 	}
-	// The faulted create is journaled once its connection is closed, which
-	// may be after the entries of the retry and of the list.
-	got := slices.DeleteFunc(journalOf(e, 3), func(en wireEntry) bool { return en.Method != "POST" })
-	slices.SortFunc(got, func(a, b wireEntry) int { return boolCompare(a.Fault == nil, b.Fault == nil) })
-	if len(got) != 2 {
-		t.Fatalf("%d POST entries, want 2", len(got))
+	// The faulted create is journaled before its connection is closed, so
+	// before the retry.
+	got := e.journal()
+	if len(got) != 3 || got[0].Method != "POST" || got[1].Method != "POST" || got[2].Method != "GET" {
+		t.Fatalf("journal %+v, want the create, the retry and the list", got)
 	}
-	if got[0].Status != 200 || got[0].Fault == nil || *got[0].Fault != id {
-		t.Errorf("the faulted create: Status %d Fault %v, want 200 and %d", got[0].Status, got[0].Fault, id)
+	if got[0].Status != 200 || got[0].Delivered != 0 || got[0].Fault == nil || *got[0].Fault != id {
+		t.Errorf("the faulted create: Status %d Delivered %d Fault %v, want 200, 0 and %d", got[0].Status, got[0].Delivered, got[0].Fault, id)
 	}
-	if got[1].Status != 200 || got[1].Fault != nil {
-		t.Errorf("the retry: Status %d Fault %v, want 200 and null", got[1].Status, got[1].Fault)
+	if got[1].Status != 200 || got[1].Delivered != 200 || got[1].Fault != nil {
+		t.Errorf("the retry: Status %d Delivered %d Fault %v, want 200, 200 and null", got[1].Status, got[1].Delivered, got[1].Fault)
 	}
 
 	// With a Status, the client gets it instead of the 200.
@@ -635,6 +636,43 @@ func TestFaultLimit(t *testing.T) {
 	e.addFault(many(1))
 }
 
+// TestFaultLimitSpent: a fault that has fired all its Times never fires
+// again, so it does not count toward the 1,000; it stays listed with its
+// Fired until its room is needed, the oldest spent first.
+func TestFaultLimitSpent(t *testing.T) {
+	e := startServer(t, DefaultConfig(), nil)
+	many := func(n int, times int) string {
+		one := fmt.Sprintf(`{"Path": "/api/v2/resource", "Status": 503, "Times": %d}`, times)
+		return "[" + strings.Repeat(one+",", n-1) + one + "]"
+	}
+	e.addFault(many(maxFaults, 1))
+	for i := range maxFaults {
+		if r := e.do(http.MethodGet, "/api/v2/resource", ""); r.Status != http.StatusServiceUnavailable {
+			t.Fatalf("request %d: %d, want the fault's 503", i, r.Status)
+		}
+	}
+	fs := e.faults()
+	if len(fs) != maxFaults || slices.ContainsFunc(fs, func(f fault) bool { return f.Fired != 1 }) {
+		t.Fatalf("%d faults listed, want all %d spent (Fired 1)", len(fs), maxFaults)
+	}
+
+	added := e.addFault(many(1, 1))[0]
+	fs = e.faults()
+	if len(fs) != maxFaults || fs[0].ID != 2 || fs[0].Fired != 1 || fs[len(fs)-1].ID != added.ID || fs[len(fs)-1].Fired != 0 {
+		t.Fatalf("faults %d..%d (%d), want the oldest spent one dropped for the new one %d", fs[0].ID, fs[len(fs)-1].ID, len(fs), added.ID)
+	}
+
+	// 1,000 that can still fire, and one more is refused.
+	e.addFault(many(maxFaults-1, 0))
+	if fs = e.faults(); len(fs) != maxFaults || slices.ContainsFunc(fs, func(f fault) bool { return f.Fired != 0 }) {
+		t.Fatalf("%d faults listed, want the %d that can fire, no spent one", len(fs), maxFaults)
+	}
+	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/faults", many(1, 1))
+	if ae := r.wantError(t, http.StatusBadRequest, "", nil); ae.Message != "At most 1000 faults may exist at once; 1000 exist and this adds 1." {
+		t.Errorf("Message %q", ae.Message)
+	}
+}
+
 // FuzzParseFaults: no input panics, and whatever is accepted is a fault
 // that can fire: a path a route can match, a known kind, values in range.
 func FuzzParseFaults(f *testing.F) {
@@ -681,33 +719,68 @@ func FuzzParseFaults(f *testing.F) {
 	})
 }
 
-// TestFaultCutShortAtShutdown: a hang without DelayMs ends when the server
-// shuts down, so that it never holds the drain.
+// TestFaultHangEndsAtShutdown: a hang, with or without DelayMs, ends when
+// the server shuts down (with a 503, as a server going away answers), so that
+// http.Server.Shutdown, which waits for active connections, is not held up.
 func TestFaultHangEndsAtShutdown(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
-	e.addFault(`{"Path": "/api/v2/resource", "Kind": "hang"}`)
-	done := make(chan error, 1)
-	go func() {
-		resp, err := freshClient(30 * time.Second).Get(e.base + "/api/v2/resource")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusServiceUnavailable {
-				err = fmt.Errorf("status %d, want 503", resp.StatusCode)
+	for _, fault := range []string{
+		`{"Path": "/api/v2/resource", "Kind": "hang"}`,
+		`{"Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 100000}`,
+	} {
+		t.Run(fault, func(t *testing.T) {
+			srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+			var httpSrv *http.Server
+			addr := serveProduction(t, srv, func(hs *http.Server) {
+				hs.RegisterOnShutdown(srv.beginShutdown)
+				httpSrv = hs
+			})
+			e := clientAt(t, "http://"+addr)
+			e.addFault(fault)
+			type answer struct {
+				status int
+				body   []byte
+				err    error
 			}
-		}
-		done <- err
-	}()
-	eventually(t, 10*time.Second, "the hang to begin", func() bool { return e.faults()[0].Fired == 1 })
-	e.srv.beginShutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Error(err)
-		}
-	case <-ctx.Done():
-		t.Fatal("the hang outlived the shutdown")
+			answered := make(chan answer, 1)
+			go func() {
+				status, body, err := doJSON(e.client, http.MethodGet, e.base+"/api/v2/resource", nil)
+				answered <- answer{status, body, err}
+			}()
+			eventually(t, 10*time.Second, "the hang to begin", func() bool { return e.faults()[0].Fired == 1 })
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := httpSrv.Shutdown(ctx); err != nil {
+				t.Fatalf("shutdown with a client hung: %v", err)
+			}
+			if a := <-answered; a.err != nil || a.status != http.StatusServiceUnavailable {
+				t.Errorf("the hung request got %d %s %v, want 503", a.status, a.body, a.err)
+			}
+		})
+	}
+}
+
+// TestFaultHangEndsAtWriteTimeout: a hang without DelayMs lets a client that
+// never gives up go when the server's write timeout passes (3 minutes in
+// production, shortened here), closing the connection without an answer.
+func TestFaultHangEndsAtWriteTimeout(t *testing.T) {
+	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	addr := serveProduction(t, srv, func(hs *http.Server) { hs.WriteTimeout = time.Second })
+	e := clientAt(t, "http://"+addr)
+	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)[0].ID
+	// rawConnExchange waits 20 s, far past the write timeout.
+	got, err := rawConnExchange(t, e.base, rawPost("/api/v2/resource", `{"FirstName": "Patient"}`))
+	if err != io.EOF || len(got) != 0 {
+		t.Fatalf("raw read: %q then %v, want nothing then EOF", got, err)
+	}
+	entries := e.journal()
+	if len(entries) != 1 {
+		t.Fatalf("journal %+v, want one entry", entries)
+	}
+	if en := entries[0]; en.Status != 0 || en.Delivered != 0 || en.Fault == nil || *en.Fault != id || string(en.Body) != `{"FirstName":"Patient"}` {
+		t.Errorf("journal entry %+v, want Status 0, Delivered 0, Fault %d and the body", en, id)
+	}
+	if n := e.health(); n != 0 {
+		t.Errorf("%d resources: a hung request was served", n)
 	}
 }
 
@@ -1011,5 +1084,72 @@ func TestFaultDelayEndsAtShutdown(t *testing.T) {
 	}
 	if r := <-answered; r.Status != http.StatusServiceUnavailable {
 		t.Fatalf("the delayed request got %d, want 503: %s", r.Status, r.Body)
+	}
+}
+
+// TestFaultJournaledBeforeDelivery: the journal entry of a faulted request is
+// recorded before the client sees its failure or has its answer, so a test
+// reads what just happened with one GET, without polling. Each kind is tried
+// many times: a late entry is a race that one try rarely loses.
+func TestFaultJournaledBeforeDelivery(t *testing.T) {
+	const tries = 200
+	bigBody := `"` + strings.Repeat("b", 64<<10) + `"` // beyond net/http's buffers: sent before the handler returns
+	tests := []struct {
+		name, fault, method string
+		answered            int    // the status the client receives; 0 for none
+		wantErr             error  // for no answer: how the connection ends
+		wantRaw             string // for no answer: the bytes before the end, {id} the request id
+		status, delivered   int    // the journal's
+	}{
+		{name: "reset", fault: `{"Kind": "reset"}`, method: "POST", wantErr: syscall.ECONNRESET},
+		{name: "empty", fault: `{"Kind": "empty"}`, method: "GET", wantErr: io.EOF},
+		{name: "garbage", fault: `{"Kind": "garbage"}`, method: "GET", wantErr: io.EOF, wantRaw: string(garbageBytes)},
+		{name: "hang with DelayMs", fault: `{"Kind": "hang", "DelayMs": 1}`, method: "POST", wantErr: io.EOF},
+		{name: "informational status", fault: `{"Status": 103}`, method: "GET", wantErr: io.EOF,
+			wantRaw: "HTTP/1.1 103 Early Hints\r\nX-Request-Id: {id}\r\n\r\n", status: 103},
+		{name: "response", fault: `{"Status": 503}`, method: "GET", answered: 503, status: 503, delivered: 503},
+		{name: "response with a large Body", fault: `{"Status": 502, "Body": ` + bigBody + `}`, method: "GET",
+			answered: 502, status: 502, delivered: 502},
+		{name: "After, reset", fault: `{"Kind": "reset", "After": true}`, method: "POST", wantErr: syscall.ECONNRESET, status: 200},
+		{name: "After, empty", fault: `{"Kind": "empty", "After": true}`, method: "POST", wantErr: io.EOF, status: 200},
+		{name: "After, response", fault: `{"Status": 503, "After": true}`, method: "POST", answered: 503, status: 200, delivered: 503},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startServer(t, DefaultConfig(), nil)
+			spec := strings.Replace(tt.fault, "{", `{"Path": "/api/v2/resource", "Method": "`+tt.method+`", `, 1)
+			id := e.addFault(spec)[0].ID
+			for i := range tries {
+				requestID := fmt.Sprintf("%s-%d", strings.ReplaceAll(tt.name, " ", "-"), i)
+				body := ""
+				if tt.method == "POST" {
+					body = `{"FirstName": "Try ` + strconv.Itoa(i) + `"}`
+				}
+				req := fmt.Sprintf("%s /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"+
+					"X-Request-Id: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+					tt.method, requestID, len(body), body)
+				if tt.answered != 0 {
+					// The answer is read to its end, not to the close that follows it.
+					resp, _, err := rawExchange(t, strings.TrimPrefix(e.base, "http://"), req, nil)
+					if err != nil || resp.StatusCode != tt.answered {
+						t.Fatalf("try %d: %v %v, want %d", i, resp, err, tt.answered)
+					}
+				} else {
+					want := strings.ReplaceAll(tt.wantRaw, "{id}", requestID)
+					if got, err := rawConnExchange(t, e.base, req); !errors.Is(err, tt.wantErr) || string(got) != want {
+						t.Fatalf("try %d: %q then %v, want %q then %v", i, got, err, want, tt.wantErr)
+					}
+				}
+				var j struct{ Requests []wireEntry }
+				e.getJSON("/__admin/requests?limit=1", &j)
+				if len(j.Requests) != 1 || j.Requests[0].RequestID != requestID {
+					t.Fatalf("try %d: the newest journal entry is %+v, want the one of %s", i, j.Requests, requestID)
+				}
+				if en := j.Requests[0]; en.Status != tt.status || en.Delivered != tt.delivered || en.Fault == nil || *en.Fault != id {
+					t.Fatalf("try %d: journal Status %d Delivered %d Fault %v, want %d, %d and %d",
+						i, en.Status, en.Delivered, en.Fault, tt.status, tt.delivered, id)
+				}
+			}
+		})
 	}
 }

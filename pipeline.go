@@ -109,6 +109,10 @@ type exchange struct {
 	// cut: the connection ended without a final answer (a fault that closes
 	// it, or a panic after part of the answer was out).
 	cut bool
+	// recorded: the journal entry and the log line are written. A fault
+	// writes them before its answer or close goes out, so that a client that
+	// has seen what happened finds it in the journal.
+	recorded bool
 	// The answer as the journal shows it: the headers it was sent with and
 	// the first maxJournalResponse bytes of its body. With an After fault
 	// that sends no answer, the real answer that was lost.
@@ -150,6 +154,16 @@ func (x *exchange) WriteHeader(code int) {
 }
 
 func (x *exchange) Write(b []byte) (int, error) {
+	x.note(b)
+	if x.silenced {
+		return len(b), nil
+	}
+	return x.ResponseWriter.Write(b)
+}
+
+// note counts b as written and keeps its start for the journal, without
+// sending it: what Write does besides sending.
+func (x *exchange) note(b []byte) {
 	if !x.wroteHeader {
 		x.WriteHeader(http.StatusOK)
 	}
@@ -157,10 +171,6 @@ func (x *exchange) Write(b []byte) (int, error) {
 	if x.journaled {
 		x.keepResponse(b)
 	}
-	if x.silenced {
-		return len(b), nil
-	}
-	return x.ResponseWriter.Write(b)
 }
 
 // recordedStatus is the status the journal and the log show: what the
@@ -264,8 +274,13 @@ func (s *Server) finish(x *exchange, r *http.Request) {
 	s.record(x, r)
 }
 
-// record writes the journal entry and the log line of an answered request.
+// record writes the journal entry and the log line of an answered request,
+// once.
 func (s *Server) record(x *exchange, r *http.Request) {
+	if x.recorded {
+		return
+	}
+	x.recorded = true
 	now := time.Now()
 	if x.journaled {
 		x.ns.journal.add(x, r, now)
