@@ -694,7 +694,8 @@ func removeAddrFile(path string, addr net.Addr, logger *slog.Logger) {
 // Server timeouts. Headers must arrive within readHeaderTimeout, so a client
 // that trickles them byte by byte is cut off; a whole request (a large seed
 // included) within readTimeout; a response must be written within
-// writeTimeout, which stays above the longest injected fault delay.
+// writeTimeout, which stays above the longest injected fault delay and is
+// also when a hang fault without DelayMs lets its connection go.
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = time.Minute

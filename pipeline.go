@@ -120,6 +120,12 @@ type exchange struct {
 	respBody      []byte
 	respTruncated bool
 
+	// The length the answer declared (-1: none) and what record needs, so
+	// that Write can record the entry before the last bytes go out.
+	declared int
+	srv      *Server
+	req      *http.Request
+
 	// anonymous: no credentials were sent, and the route answers without them.
 	anonymous bool
 	// silenced: an After fault answers instead, so the handler's answer is
@@ -146,6 +152,12 @@ func (x *exchange) WriteHeader(code int) {
 			// The map itself, not a copy: nothing writes to it once the
 			// answer is out, and the entry is added when it is.
 			x.respHeader, x.respBody, x.respTruncated = x.Header(), x.respBody[:0], false
+			x.declared = -1
+			if cl := x.Header()["Content-Length"]; len(cl) == 1 {
+				if n, err := strconv.Atoi(cl[0]); err == nil {
+					x.declared = n
+				}
+			}
 		}
 	}
 	if !x.silenced {
@@ -157,6 +169,13 @@ func (x *exchange) Write(b []byte) (int, error) {
 	x.note(b)
 	if x.silenced {
 		return len(b), nil
+	}
+	// The write that completes a journaled answer goes out after its entry
+	// is in: a client that has the whole answer must find it in the journal,
+	// and net/http sends a body larger than its buffers before the handler
+	// returns to the pipeline's own recording.
+	if x.journaled && !x.recorded && x.bytes == x.declared {
+		x.srv.record(x, x.req)
 	}
 	return x.ResponseWriter.Write(b)
 }
@@ -227,7 +246,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 	}
 	w.Header()["X-Request-Id"] = []string{id} // canonical already: Set would check it again
 	_, observer := r.Header[consoleHeader]
-	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path, observer: observer}
+	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path, observer: observer, srv: s, req: r}
 }
 
 // consoleHeader marks the console's own requests (any value; the console

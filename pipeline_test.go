@@ -468,3 +468,27 @@ func TestRoutesNamespaceEdges(t *testing.T) {
 		t.Errorf("namespaces %+v, want default and demo", list)
 	}
 }
+
+// TestAnswerJournaledBeforeDelivery: a client that has read a whole
+// answer finds its journal entry at once, without polling, however large
+// the answer (net/http sends a body larger than its buffers before the
+// handler returns; the entry was added only after).
+func TestAnswerJournaledBeforeDelivery(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, DefaultConfig(), nil)
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/generate", `{"Count": 400, "Seed": 1}`)
+	addr := strings.TrimPrefix(e.base, "http://")
+	for i := range 200 {
+		id := fmt.Sprintf("big-list-%d", i)
+		req := "GET /api/v2/resource?requestParams.pageSize=500 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Request-Id: " + id + "\r\n\r\n"
+		resp, body, err := rawExchange(t, addr, req, nil)
+		if err != nil || resp.StatusCode != http.StatusOK || len(body) < 64<<10 {
+			t.Fatalf("try %d: %v %v, %d bytes; want a 200 over 64 KiB", i, resp, err, len(body))
+		}
+		var j struct{ Requests []wireEntry }
+		e.getJSON("/__admin/requests?limit=1", &j)
+		if len(j.Requests) != 1 || j.Requests[0].RequestID != id || j.Requests[0].Status != 200 || j.Requests[0].Delivered != 200 {
+			t.Fatalf("try %d: the newest journal entry is %+v, want the 200 of %s", i, j.Requests, id)
+		}
+	}
+}
