@@ -210,7 +210,9 @@ func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 		for _, cl := range []int64{DefaultConfig().MaxBody + 1, 1<<63 - 1} {
 			head := fmt.Sprintf("%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", target, cl)
 			start := time.Now()
-			resp, body, err := rawExchangeWithin(t, addr, head, strings.NewReader(`{"Company":`), 3*time.Second)
+			// 30 s: well under the minute a server waiting for the body
+			// would take (its ReadTimeout), well over any load.
+			resp, body, err := rawExchangeWithin(t, addr, head, strings.NewReader(`{"Company":`), 30*time.Second)
 			if err != nil {
 				t.Errorf("%s with Content-Length %d: no answer after %v: %v", target, cl, time.Since(start).Round(time.Millisecond), err)
 				continue
@@ -232,9 +234,9 @@ func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	req.ContentLength = DefaultConfig().MaxBody + 1
 	req.Header.Set("Expect", "100-continue")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tr := &http.Transport{ExpectContinueTimeout: time.Minute}
+	tr := &http.Transport{ExpectContinueTimeout: time.Hour}
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Do(req.WithContext(ctx))
 	if err != nil {

@@ -957,7 +957,9 @@ func TestFaultDelayCutShortByClient(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := startServer(t, DefaultConfig(), nil)
-			e.addFault(fmt.Sprintf(`{"Method": %q, "Path": %q, "DelayMs": 10000}`, tt.method, tt.path))
+			// The longest delay: a handler not freed when its client leaves
+			// would keep the entry out of the journal past the poll's deadline.
+			e.addFault(fmt.Sprintf(`{"Method": %q, "Path": %q, "DelayMs": 120000}`, tt.method, tt.path))
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
 			var body io.Reader
@@ -969,17 +971,16 @@ func TestFaultDelayCutShortByClient(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Content-Type", "application/json")
-			start := time.Now()
 			resp, err := e.ts.Client().Do(req)
 			if err == nil {
 				resp.Body.Close()
-				t.Fatalf("request answered %d during a 10 s delay", resp.StatusCode)
+				t.Fatalf("request answered %d during a 2-minute delay", resp.StatusCode)
 			}
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("client error %v, want its deadline", err)
 			}
 			var entry wireEntry
-			eventually(t, 5*time.Second, "the journal entry of the abandoned request", func() bool {
+			eventually(t, 30*time.Second, "the journal entry of the abandoned request", func() bool {
 				got := e.journal()
 				if len(got) == 0 {
 					return false
@@ -989,12 +990,6 @@ func TestFaultDelayCutShortByClient(t *testing.T) {
 			})
 			if entry.Status != statusClientClosed {
 				t.Errorf("journal status %d, want %d", entry.Status, statusClientClosed)
-			}
-			if entry.DurationMs >= 5000 {
-				t.Errorf("handler ran %v ms of a 10 s delay after the client left", entry.DurationMs)
-			}
-			if time.Since(start) >= 5*time.Second {
-				t.Errorf("took %v", time.Since(start))
 			}
 			if tt.body != "" && string(entry.Body) != string(mustCompact(t, tt.body)) {
 				t.Errorf("journal body %s, want %s", entry.Body, tt.body)
@@ -1024,9 +1019,11 @@ func TestFaultExpectContinue(t *testing.T) {
 	cfg.MaxBody = 1000
 	e := startServer(t, cfg, nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
+	// A client that would wait an hour for 100 Continue: a server that
+	// waited for the body it refused would not answer within the timeout.
 	tr := e.ts.Client().Transport.(*http.Transport).Clone()
-	tr.ExpectContinueTimeout = 10 * time.Second
-	client := &http.Client{Transport: tr}
+	tr.ExpectContinueTimeout = time.Hour
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	defer tr.CloseIdleConnections()
 	for _, tt := range []struct {
 		body   string
@@ -1041,18 +1038,14 @@ func TestFaultExpectContinue(t *testing.T) {
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Expect", "100-continue")
-		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%d: %v (did the server wait for a body it had refused?)", tt.status, err)
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != tt.status {
 			t.Errorf("status %d, want %d", resp.StatusCode, tt.status)
-		}
-		if took := time.Since(start); took >= 5*time.Second {
-			t.Errorf("%d answered after %v: the server waited for a body it had refused", tt.status, took)
 		}
 	}
 }
