@@ -420,7 +420,7 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 		s.writeFaultResponse(x, r, f)
 	case kindReset, kindEmpty, kindGarbage, kindHang:
 		readSentBody(r, s.cfg.MaxBody)
-		s.closeConnection(x, r, f.Kind)
+		s.closeConnection(x, f.Kind)
 	}
 	return true
 }
@@ -459,11 +459,9 @@ func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
 	}
 }
 
-// writeFaultResponse sends a response fault's answer, its journal entry
-// recorded first: the status and headers wait in net/http until the body
-// goes out, and the body is held back until the entry is in, so that a
-// client that has the answer finds the entry (a body larger than net/http's
-// buffers would otherwise reach the client before the handler returns).
+// writeFaultResponse sends a response fault's answer. Its journal entry is
+// in before the body's last write goes out, as for every answer
+// (exchange.Write).
 func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 	h := x.Header()
 	for name, value := range f.Headers {
@@ -473,37 +471,20 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 		// An informational status is no final answer: send it, then
 		// cut the connection, as a broken upstream would.
 		x.WriteHeader(f.Status)
-		s.closeConnection(x, r, kindEmpty)
+		s.closeConnection(x, kindEmpty)
 		return
 	}
-	body := f.body
-	if body == nil {
-		held := &heldBody{exchange: x}
-		writeJSON(held, f.Status, struct{ Message string }{fmt.Sprintf(
+	if f.body == nil {
+		writeJSON(x, f.Status, struct{ Message string }{fmt.Sprintf(
 			"Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status)})
-		body = held.body
-	} else {
-		if h.Get("Content-Type") == "" {
-			h.Set("Content-Type", f.contentType)
-		}
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		x.WriteHeader(f.Status)
+		return
 	}
-	x.note(body)
-	s.record(x, r)
-	x.ResponseWriter.Write(body) //nolint:errcheck // the client has gone; nothing to tell it
-}
-
-// heldBody passes an answer's status and headers on to its exchange and
-// keeps the body, which the exchange sends later.
-type heldBody struct {
-	*exchange
-	body []byte
-}
-
-func (h *heldBody) Write(b []byte) (int, error) {
-	h.body = append(h.body, b...)
-	return len(b), nil
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", f.contentType)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(f.body)))
+	x.WriteHeader(f.Status)
+	x.Write(f.body) //nolint:errcheck // the client has gone; nothing to tell it
 }
 
 // garbageBytes are what a garbage fault sends: no HTTP client can read
@@ -514,7 +495,7 @@ var garbageBytes = []byte("\x00\x8f\xfe\x16GARBAGE-FROM-AN-INJECTED-FAULT\x00\r\
 // closeConnection ends the connection without an HTTP answer, its journal
 // entry recorded first, so that a client that sees the connection end finds
 // the entry.
-func (s *Server) closeConnection(x *exchange, r *http.Request, kind string) {
+func (s *Server) closeConnection(x *exchange, kind string) {
 	conn, buf, err := http.NewResponseController(x).Hijack()
 	if err != nil {
 		panic(http.ErrAbortHandler) // the server cuts the connection itself
@@ -523,7 +504,7 @@ func (s *Server) closeConnection(x *exchange, r *http.Request, kind string) {
 	// Hijack clears the deadlines: the journal takes what has arrived of a
 	// body readSentBody left unread, without waiting for the rest.
 	conn.SetReadDeadline(time.Now()) //nolint:errcheck // closing anyway
-	s.record(x, r)
+	s.record(x)
 	switch kind {
 	case kindReset:
 		if tcp, ok := conn.(*net.TCPConn); ok {

@@ -120,11 +120,12 @@ type exchange struct {
 	respBody      []byte
 	respTruncated bool
 
-	// The length the answer declared (-1: none) and what record needs, so
-	// that Write can record the entry before the last bytes go out.
+	// The length the answer declared (-1: none), and the server and request
+	// to record, so that Write can record the entry before the last bytes
+	// go out.
 	declared int
 	srv      *Server
-	req      *http.Request
+	req      *http.Request // as the client sent it
 
 	// anonymous: no credentials were sent, and the route answers without them.
 	anonymous bool
@@ -166,7 +167,13 @@ func (x *exchange) WriteHeader(code int) {
 }
 
 func (x *exchange) Write(b []byte) (int, error) {
-	x.note(b)
+	if !x.wroteHeader {
+		x.WriteHeader(http.StatusOK)
+	}
+	x.bytes += len(b)
+	if x.journaled {
+		x.keepResponse(b)
+	}
 	if x.silenced {
 		return len(b), nil
 	}
@@ -175,21 +182,9 @@ func (x *exchange) Write(b []byte) (int, error) {
 	// and net/http sends a body larger than its buffers before the handler
 	// returns to the pipeline's own recording.
 	if x.journaled && !x.recorded && x.bytes == x.declared {
-		x.srv.record(x, x.req)
+		x.srv.record(x)
 	}
 	return x.ResponseWriter.Write(b)
-}
-
-// note counts b as written and keeps its start for the journal, without
-// sending it: what Write does besides sending.
-func (x *exchange) note(b []byte) {
-	if !x.wroteHeader {
-		x.WriteHeader(http.StatusOK)
-	}
-	x.bytes += len(b)
-	if x.journaled {
-		x.keepResponse(b)
-	}
 }
 
 // recordedStatus is the status the journal and the log show: what the
@@ -274,7 +269,7 @@ func (s *Server) finish(x *exchange, r *http.Request) {
 	if p := recover(); p != nil {
 		if p == http.ErrAbortHandler {
 			x.cut = true
-			s.record(x, r)
+			s.record(x)
 			panic(p)
 		}
 		s.log.Error("panic serving request", "request_id", x.requestID, "method", r.Method, "path", x.path,
@@ -283,23 +278,24 @@ func (s *Server) finish(x *exchange, r *http.Request) {
 			// Part of a response is out: cut the connection so the client
 			// sees a failure rather than a truncated 200.
 			x.code, x.cut = http.StatusInternalServerError, true
-			s.record(x, r)
+			s.record(x)
 			panic(http.ErrAbortHandler)
 		}
 		x.silenced = false
 		x.code, x.wroteHeader = 0, false
 		s.writeError(x, errInternal(x.requestID))
 	}
-	s.record(x, r)
+	s.record(x)
 }
 
 // record writes the journal entry and the log line of an answered request,
 // once.
-func (s *Server) record(x *exchange, r *http.Request) {
+func (s *Server) record(x *exchange) {
 	if x.recorded {
 		return
 	}
 	x.recorded = true
+	r := x.req
 	now := time.Now()
 	if x.journaled {
 		x.ns.journal.add(x, r, now)
