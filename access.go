@@ -102,7 +102,7 @@ func (s *Server) cors(x *exchange, r *http.Request) bool {
 	}
 	h := x.Header()
 	h.Add("Vary", "Origin")
-	if s.cfg.CORSOrigin != "*" && origin != s.cfg.CORSOrigin {
+	if !s.corsAdmits(origin) {
 		return false
 	}
 	h.Set("Access-Control-Allow-Origin", s.cfg.CORSOrigin)
