@@ -482,7 +482,7 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if o.snapshotPath != "" {
 		snap = newSnapshotter(o.snapshotPath, srv, logger)
 		if err := snap.open(); err != nil {
-			return withSnapshotAdvice(err, o.snapshotPath)
+			return err
 		}
 		// After the final write below: the lock covers it.
 		defer snap.close()
@@ -642,17 +642,6 @@ func listenError(addr string, err error) error {
 	}
 	return fmt.Errorf("listen on %s: port %s is already in use; choose another with -addr %s, or -addr %s for a free one",
 		addr, port, net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "0"))
-}
-
-// withSnapshotAdvice adds what to do to a snapshot that cannot be read at
-// boot: the server refuses to start on it and leaves it untouched, so the
-// way on is the user's to choose.
-func withSnapshotAdvice(err error, path string) error {
-	// The snapshot code starts every error of reading the file so.
-	if !strings.HasPrefix(err.Error(), "load snapshot ") {
-		return err
-	}
-	return fmt.Errorf("%w; the file is left untouched: move it aside (mv %s %s.bad) to start empty, or run with -snapshot off", err, path, path)
 }
 
 // servedURL is the URL a client on this machine reaches addr by: a

@@ -86,7 +86,9 @@ func (s *snapshotter) open() error {
 	}
 	if err := s.load(); err != nil {
 		lock.release()
-		return err
+		// The server refuses to start on a file it cannot read and leaves
+		// it untouched, so the way on is the user's to choose.
+		return fmt.Errorf("%w; the file is left untouched: move it aside (mv %s %s.bad) to start empty, or run with -snapshot off", err, s.path, s.path)
 	}
 	s.lock = lock
 	return nil
