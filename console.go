@@ -58,8 +58,7 @@ func loadConsoleAssets() map[string]*consoleAsset {
 				[]byte(consoleAssetPrefix+name+"?v="+a.version+`"`))
 		}
 	}
-	page.setVersion()
-	return assets
+	return assets // the page's version is set per dialect (consolePages)
 }
 
 // consolePages is the page for each filter dialect: its filter help says
