@@ -419,15 +419,15 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// compactJSON returns the valid JSON value raw without insignificant white
-// space, as sent otherwise (keys in their order, numbers as spelled) except
+// compactJSON returns the JSON value raw without insignificant white
+// space (nil when raw is not JSON), as sent otherwise (keys in their order, numbers as spelled) except
 // that in strings invalid UTF-8 and lone surrogate escapes become U+FFFD,
 // so that what is stored can always be read back by a strict JSON reader.
 func compactJSON(raw []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
 	if err := json.Compact(&buf, raw); err != nil {
-		return nil // not JSON: the callers pass checked values only
+		return nil
 	}
 	out := buf.Bytes()
 	if utf8.Valid(out) && !bytes.Contains(out, []byte(`\ud`)) && !bytes.Contains(out, []byte(`\uD`)) {

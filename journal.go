@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"container/heap"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -644,13 +643,15 @@ func maskQuery(raw string) string {
 // escapes are written as U+FFFD, so that a strict JSON reader can read the
 // journal whatever a client sent.
 func appendJournalBody(b, body []byte, truncated bool) []byte {
-	switch {
-	case len(body) == 0:
+	if len(body) == 0 {
 		return append(b, "null"...)
-	case !truncated && json.Valid(bytes.TrimPrefix(body, utf8BOM)):
-		// compactJSON, not json.Compact: a lone surrogate escape or invalid
-		// UTF-8 in the body would make the answer one a strict reader refuses.
-		return append(b, compactJSON(bytes.TrimPrefix(body, utf8BOM))...)
+	}
+	// compactJSON, not json.Compact: a lone surrogate escape or invalid
+	// UTF-8 in the body would make the answer one a strict reader refuses.
+	if !truncated {
+		if c := compactJSON(bytes.TrimPrefix(body, utf8BOM)); c != nil {
+			return append(b, c...)
+		}
 	}
 	return appendJSONString(b, string(body))
 }
