@@ -117,10 +117,13 @@ type options struct {
 // environment variable can carry (an empty variable counts as unset).
 const snapshotOff = "off"
 
-// newFlagSet defines every flag, writing into o.
-func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+// newFlagSet defines every flag, writing into o. It prints nothing: the
+// flag package reports a bad flag with its error and then the whole usage,
+// in which the error is lost; ours is one line (flagError), and -help
+// prints the usage itself.
+func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("resourcedir", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
   resourcedir [flags]                        serve until SIGINT or SIGTERM
@@ -190,10 +193,7 @@ func envName(flagName string) string {
 // "NAME=value" pairs, as os.Environ gives them.
 func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	o := &options{cfg: DefaultConfig()}
-	fs := newFlagSet(o, stderr)
-	// The flag package reports a bad flag with its error and then the whole
-	// usage, in which the error is lost; ours is one line (flagError).
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet(o)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -202,7 +202,6 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 		}
 		return nil, flagError(fs, err)
 	}
-	fs.SetOutput(stderr)
 	// flag.Parse drops the -- it stops at: the argument before the rest
 	// tells a command from a stray argument.
 	if dashes := len(args) - fs.NArg() - 1; fs.NArg() > 0 && dashes >= 0 && args[dashes] == "--" {
@@ -334,7 +333,7 @@ func environMap(environ []string) map[string]string {
 // pass silently.
 func unknownEnvVars(environ []string) []string {
 	known := map[string]string{} // variable -> flag
-	newFlagSet(&options{}, io.Discard).VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = f.Name })
+	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = f.Name })
 	names := slices.Sorted(maps.Keys(known))
 	var warnings []string
 	for _, kv := range environ {

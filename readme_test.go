@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -300,7 +299,7 @@ func TestReadmeFlagTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newFlagSet(&options{}, io.Discard).VisitAll(func(f *flag.Flag) {
+	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) {
 		row := fmt.Sprintf("| `-%s` | `%s` |", f.Name, envName(f.Name))
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README.md has no row starting %s", row)
