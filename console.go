@@ -96,43 +96,36 @@ func (a *consoleAsset) setVersion() {
 const consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// served adapts a handler that writes its own answer (a file, the OpenAPI
-// document) to the route table, whose adapter then writes nothing more.
-func served(h func(*Server, http.ResponseWriter, *http.Request)) func(*Server, *exchange, *http.Request) (any, error) {
-	return func(s *Server, x *exchange, r *http.Request) (any, error) {
-		h(s, x, r)
-		return nil, nil
-	}
-}
-
-func (s *Server) handleConsolePage(w http.ResponseWriter, r *http.Request) {
+// handleConsolePage and handleConsoleAsset write their own answer (a file,
+// with its caching headers and conditional requests) and return no value.
+func (s *Server) handleConsolePage(x *exchange, r *http.Request) (any, error) {
 	page := consolePages[s.cfg.Filters]
-	h := w.Header()
+	h := x.Header()
 	h.Set("Content-Security-Policy", consolePolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	// The page names its assets by version, so revalidating the page alone
 	// is enough to pick up a new build.
 	h.Set("Cache-Control", "no-cache")
-	serveAsset(w, r, page)
+	serveAsset(x, r, page)
+	return nil, nil
 }
 
-func (s *Server) handleConsoleAsset(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleConsoleAsset(x *exchange, r *http.Request) (any, error) {
 	name := r.PathValue("file")
 	a, ok := consoleAssets[name]
 	if !ok || name == "index.html" {
-		x := exchangeOf(w)
-		s.writeError(x, errNoRoute(x.path))
-		return
+		return nil, errNoRoute(x.path)
 	}
-	h := w.Header()
+	h := x.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	if r.URL.Query().Get("v") == a.version {
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	} else {
 		h.Set("Cache-Control", "no-cache")
 	}
-	serveAsset(w, r, a)
+	serveAsset(x, r, a)
+	return nil, nil
 }
 
 // serveAsset answers with a's body, or 304 when the client has it already.

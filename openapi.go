@@ -74,10 +74,9 @@ func currentOpenAPITables() openAPITables {
 
 // handleOpenAPI serves the document for this server's limits (page size,
 // body sizes), built once.
-func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+func (s *Server) handleOpenAPI(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil { // the admin API is strict
-		s.writeError(exchangeOf(w), err)
-		return
+		return nil, err
 	}
 	limits := openAPILimits{MaxPageSize: s.cfg.MaxPageSize, MaxBody: s.cfg.MaxBody, MaxSeedBody: s.cfg.MaxSeedBody, JournalSize: s.cfg.JournalSize, Filters: s.cfg.Filters}
 	body, ok := openAPIDocs.Load(limits)
@@ -85,8 +84,8 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(openAPIDocument(limits, currentOpenAPITables())) // plain maps and slices: cannot fail
 		body, _ = openAPIDocs.LoadOrStore(limits, b)
 	}
-	w.Header().Set("Cache-Control", "no-cache")
-	writeBody(w, http.StatusOK, body.([]byte))
+	x.Header().Set("Cache-Control", "no-cache")
+	return jsonText(body.([]byte)), nil
 }
 
 // openAPILimits are the settings the document states; a process has one

@@ -37,9 +37,9 @@ var routes = []route{
 	{http.MethodPost, "/__admin/namespaces", (*Server).createNamespace},
 	{http.MethodDelete, "/__admin/namespaces/{name}", (*Server).deleteNamespace},
 
-	{http.MethodGet, "/{$}", served((*Server).handleConsolePage)},
-	{http.MethodGet, consoleAssetPrefix + "{file}", served((*Server).handleConsoleAsset)},
-	{http.MethodGet, "/__admin/openapi.json", served((*Server).handleOpenAPI)},
+	{http.MethodGet, "/{$}", (*Server).handleConsolePage},
+	{http.MethodGet, consoleAssetPrefix + "{file}", (*Server).handleConsoleAsset},
+	{http.MethodGet, "/__admin/openapi.json", (*Server).handleOpenAPI},
 }
 
 // serverWide are the controls of the whole server rather than of one
@@ -169,7 +169,7 @@ func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
 			switch {
 			case err != nil:
 				s.writeError(x, err)
-			case v != nil: // nil: the handler wrote its own answer (served)
+			case v != nil: // nil: the handler wrote its own answer (a console file)
 				writeValue(x, v)
 			}
 		})
