@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -568,38 +567,23 @@ func (rep *cmpReport) writeText(w io.Writer) error {
 }
 
 // localResourcedir serves a resourcedir seeded with seed on a loopback port
-// of its own; stop ends it.
-func localResourcedir(ctx context.Context, seed []byte) (base string, stop func(), err error) {
+// of its own, as -seed seeds one; stop ends it.
+func localResourcedir(seed []byte) (base string, stop func(), err error) {
+	resources, err := decodeSeed(seed)
+	if err != nil {
+		return "", nil, fmt.Errorf("compare: the tenant's directory does not seed a resourcedir: %s", describeError(err))
+	}
 	cfg := DefaultConfig()
 	cfg.Filters = dialectKendo // the probes need answers to compare with
 	cfg.JournalSize = 0
-	cfg.MaxSeedBody = max(cfg.MaxSeedBody, int64(len(seed))+1)
+	cfg.Seed = resources
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("compare: a local resourcedir: %w", err)
 	}
 	srv := &http.Server{Handler: NewServer(cfg, NewStore(nil), nil), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
-	stop = func() { srv.Close() }
-	base = "http://" + ln.Addr().String()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/__admin/resources", bytes.NewReader(seed))
-	if err != nil {
-		stop()
-		return "", nil, fmt.Errorf("compare: seed the local resourcedir: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		stop()
-		return "", nil, fmt.Errorf("compare: seed the local resourcedir: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 2000))
-		stop()
-		return "", nil, fmt.Errorf("compare: the tenant's directory does not seed a resourcedir (%d): %s", resp.StatusCode, body)
-	}
-	return base, stop, nil
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
 }
 
 // runCompare is `resourcedir compare -from URL [-auth user:token]
@@ -662,7 +646,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		if err != nil {
 			return cannot(err)
 		}
-		base, stop, err := localResourcedir(ctx, file)
+		base, stop, err := localResourcedir(file)
 		if err != nil {
 			return &exitError{2, err}
 		}
