@@ -741,7 +741,6 @@ func boolCompare(a, b bool) int {
 // layerState is a store as the snapshot keeps it: its base and its layer.
 type layerState struct {
 	base     *base
-	cleared  bool // the base is empty because the store was cleared, not seeded
 	replaced []replacedResource
 	own      []*Resource
 }
@@ -756,7 +755,7 @@ type replacedResource struct {
 func (s *Store) state() layerState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := layerState{base: s.base, cleared: s.base != s.seed}
+	st := layerState{base: s.base}
 	for pos, e := range s.replaced {
 		st.replaced = append(st.replaced, replacedResource{pos, e.res})
 	}
@@ -771,8 +770,7 @@ func (s *Store) state() layerState {
 // restore puts the store on b with a layer of replaced (resources of b)
 // and own; it fails, leaving the store as it was, when an own Id is taken.
 func (s *Store) restore(b *base, replaced []replacedResource, own []*Resource) error {
-	t := newLayer(s.seed, s.idSeed)
-	t.startLocked(b)
+	t := &Store{base: b}          // the new layer, built unlocked, then moved in
 	for _, rr := range replaced { // decodeV4 checked that each is in b
 		if t.replaced == nil {
 			t.replaced = map[int32]*entry{}
