@@ -158,7 +158,7 @@ type filterCond struct {
 	Op    filterOp
 	Kind  filterValueKind
 	Str   string // valueString: the unescaped value; valueInt: its decimal text
-	Fold  string // strings.ToLower(Str), computed once at parse time
+	Fold  string // fold(Str), computed once at parse time
 	Int   int64  // valueInt only
 }
 

@@ -568,7 +568,7 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 			c.Fold = c.Str
 			break
 		}
-		c.Kind, c.Str, c.Fold = valueString, t.text, strings.ToLower(t.text)
+		c.Kind, c.Str, c.Fold = valueString, t.text, fold(t.text)
 	case tInt:
 		if !p.kendo && f != fieldStatusID {
 			return nil, p.notDocumented(t.off, fmt.Sprintf("the unquoted value %s for %s (integers are for StatusId; quote it: '%s')", t.text, f, t.text))
