@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of access.go: local access, Basic authentication and CORS.
 

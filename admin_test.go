@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of admin.go: health, listing and deleting resources, snapshot and
 // reset.

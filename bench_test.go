@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Named after no source file: the benchmarks of the store and of HTTP.
 

@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of body.go: reading bodies against their limits (413), on a real
 // connection too, the declared media type (415), the byte-order mark, and

@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of decode.go: the JSON reader and resource decoding, with the
 // fuzzers that compare it with encoding/json, and lone surrogate escapes.

@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of filter.go: matching resources against a filter, the dialects and
 // the -filters flag.

@@ -1,4 +1,4 @@
-module resourcedir
+module github.com/resourcedir/resourcedir
 
 go 1.26.8
 

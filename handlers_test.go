@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of handlers.go: create, update and list over HTTP, checked against
 // the contract rule by rule, and as hostile and

@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // The helpers that more than one test file uses: test servers and clients,
 // the one build of the binary and the one way to start it, raw
@@ -809,7 +809,7 @@ func builtBinary(t testing.TB) string {
 			return
 		}
 		path := filepath.Join(builtBin.dir, "resourcedir")
-		if out, err := exec.Command(goTool, "build", "-o", path, ".").CombinedOutput(); err != nil {
+		if out, err := exec.Command(goTool, "build", "-o", path, "./cmd/resourcedir").CombinedOutput(); err != nil {
 			builtBin.err = fmt.Errorf("go build: %w\n%s", err, out)
 			return
 		}

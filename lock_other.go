@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package resourcedir
 
 // fileLock does nothing where flock(2) does not exist: one server per
 // snapshot file is then up to the user.

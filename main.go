@@ -1,7 +1,4 @@
-// Command resourcedir is a local, in-memory stand-in for the Resource
-// Directory API (/api/v2/resource), with snapshot persistence and test-double
-// controls under /__admin/.
-package main
+package resourcedir
 
 import (
 	"context"
@@ -28,7 +25,11 @@ import (
 	"github.com/google/uuid"
 )
 
-func main() {
+// Main runs the resourcedir command line (the server, its -- mode and the
+// subcommands) with the process's arguments, environment and standard
+// streams, handling SIGINT and SIGTERM, and returns the exit status:
+// cmd/resourcedir is os.Exit(resourcedir.Main()).
+func Main() int {
 	// GUIDs from a pool of random bytes read in batches, not a read of
 	// crypto/rand per create; set before anything runs, as the pool asks.
 	uuid.EnableRandPool()
@@ -39,6 +40,7 @@ func main() {
 	signals := make(chan os.Signal, 1)
 	forward := make(chan os.Signal, 8)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
 	go func() {
 		for sig := range signals {
 			cancel(stopSignal{sig})
@@ -54,8 +56,9 @@ func main() {
 		if !errors.Is(err, flag.ErrHelp) && !(errors.As(err, &ce) && ce.err == nil) {
 			fmt.Fprintln(os.Stderr, "resourcedir:", err)
 		}
-		os.Exit(exitCode(err))
+		return exitCode(err)
 	}
+	return 0
 }
 
 // signalsKey is the context key of the signals a command run after --

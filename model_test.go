@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Named after no source file: a randomised model of the whole API.
 

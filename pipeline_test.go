@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of pipeline.go: the steps every request goes through (request id,
 // panic recovery, path cleaning, routing and its errors).

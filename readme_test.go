@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Named after no source file: runs the examples and flag table of README.md.
 

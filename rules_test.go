@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of rules.go: create validation, rule by rule.
 

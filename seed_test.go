@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of seed.go: POST /__admin/resources and its per-item errors, and
 // the seed decoder under arbitrary input.

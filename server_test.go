@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of server.go: Config defaults and the one table of routes.
 

@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Tests of snapshot.go: the snapshot format encoded and decoded (round
 // trips, corruption, layers, fields by name, declared sizes), and the

@@ -1,4 +1,4 @@
-package main
+package resourcedir
 
 // Named after no source file: benchmarks of the built binary under wrk.
 

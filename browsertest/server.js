@@ -21,7 +21,7 @@ function build() {
   if (!built) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'resourcedir-browsertest-'));
     built = path.join(dir, 'resourcedir');
-    execFileSync('go', ['build', '-o', built, '.'], { cwd: repo, stdio: 'inherit' });
+    execFileSync('go', ['build', '-o', built, './cmd/resourcedir'], { cwd: repo, stdio: 'inherit' });
   }
   return built;
 }
