@@ -71,7 +71,7 @@ func TestAccessAllowedHosts(t *testing.T) {
 // TestAccessHostNotCheckedOffLoopback: a server that listens on other
 // interfaces is reached by names of its own; only Origin is checked.
 func TestAccessHostNotCheckedOffLoopback(t *testing.T) {
-	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
 	base := "http://" + addr
 	if status, _, body := accSend(t, base, http.MethodGet, "/api/v2/resource", "directory.corp.example", "", "", ""); status != http.StatusOK {
 		t.Errorf("LoopbackOnly off, a foreign Host: %d %s", status, body)
@@ -136,7 +136,7 @@ func TestAccessOrigin(t *testing.T) {
 // TestAccessOptionsStar: OPTIONS * goes through the pipeline of the real
 // http.Server, not net/http's own plain answer.
 func TestAccessOptionsStar(t *testing.T) {
-	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
 	resp, body, err := rawExchange(t, addr, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestAccessOptionsStar(t *testing.T) {
 
 func TestAuthRequired(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Auth = "ci:tok:en" // the token may itself hold a colon
 	e := startServer(t, cfg, nil)
 	paths := []string{"/api/v2/resource", "/__admin/health", "/__admin/requests", "/unknown"}
@@ -219,7 +219,7 @@ func TestAuthRequired(t *testing.T) {
 
 func TestAuthOffByDefault(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	if r.Header.Get("WWW-Authenticate") != "" {
 		t.Error("WWW-Authenticate without -auth")
@@ -230,7 +230,7 @@ func TestAuthOffByDefault(t *testing.T) {
 
 func TestCORSOffByDefault(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://app.test")
 	pre := e.do(http.MethodOptions, "/api/v2/resource", "", "Origin", "http://app.test", "Access-Control-Request-Method", "POST")
 	if pre.Status != http.StatusMethodNotAllowed {
@@ -248,7 +248,7 @@ func TestCORSOffByDefault(t *testing.T) {
 func TestCORSOn(t *testing.T) {
 	t.Parallel()
 	const origin = "http://app.test"
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.CORSOrigin = origin
 	e := startServer(t, cfg, nil)
 
@@ -312,7 +312,7 @@ func TestCORSOn(t *testing.T) {
 func TestCORSPreflightWithAuth(t *testing.T) {
 	t.Parallel()
 	const origin = "http://app.test"
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.CORSOrigin = origin
 	cfg.Auth = "ci:secret"
 	e := startServer(t, cfg, nil)
@@ -334,7 +334,7 @@ func TestCORSPreflightWithAuth(t *testing.T) {
 
 func TestCORSAnyOrigin(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.CORSOrigin = "*"
 	e := startServer(t, cfg, nil)
 	for _, origin := range []string{"http://a.test", "https://b.test:8443"} {
@@ -349,7 +349,7 @@ func TestCORSAnyOrigin(t *testing.T) {
 // sends HEAD under -auth was refused with a 401 that GET did not get.
 func TestAuthHealthHead(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Auth = "ci:token"
 	e := startServer(t, cfg, nil)
 	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, "Authorization", "Basic Y2k6dG9rZW4=")
@@ -443,7 +443,7 @@ func TestAccessFetchMetadata(t *testing.T) {
 // health probe answers for any name without creating it.
 func TestAuthAnonymousCreatesNothing(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Auth = "ci:token"
 	cfg.MaxNamespaces = 3
 	e := startServer(t, cfg, nil)

@@ -35,7 +35,7 @@ func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 		Resources       int
 		DroppedLogLines uint64          `json:",omitempty"` // present once a line was dropped
 		Snapshot        *snapshotHealth `json:",omitempty"` // present when a snapshot file is written
-	}{"ok", x.ns.store.Len(), dropped, snap}, nil
+	}{"ok", x.ns.store.count(), dropped, snap}, nil
 }
 
 // adminResources streams every resource in creation order, so that a
@@ -44,7 +44,7 @@ func (s *Server) adminResources(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	all, _ := x.ns.store.All()
+	all, _ := x.ns.store.all()
 	return jsonStream(func(w io.Writer) error {
 		if _, err := io.WriteString(w, `{"Data":[`); err != nil {
 			return err
@@ -105,7 +105,7 @@ func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
 func (s *Server) insertSeed(x *exchange, body []byte) (any, error) {
 	resources, err := decodeSeed(body)
 	if err == nil {
-		err = x.ns.store.Insert(resources)
+		err = x.ns.store.insert(resources)
 	}
 	if dup := (*errDuplicateID)(nil); errors.As(err, &dup) {
 		ms := modelState{}
@@ -123,7 +123,7 @@ func (s *Server) insertSeed(x *exchange, body []byte) (any, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, res.ID())
+			b = appendJSONString(b, res.id())
 		}
 		return append(b, "]}"...)
 	}), nil
@@ -133,8 +133,8 @@ func (s *Server) deleteResources(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	n := x.ns.store.Len()
-	x.ns.store.Clear()
+	n := x.ns.store.count()
+	x.ns.store.clear()
 	return struct{ Deleted int }{n}, nil
 }
 
@@ -166,11 +166,11 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	x.ns.store.Reset()
+	x.ns.store.reset()
 	x.ns.journal.clear()
 	x.ns.faults.clear()
 	return struct {
 		Status    string
 		Resources int
-	}{"reset", x.ns.store.Len()}, nil
+	}{"reset", x.ns.store.count()}, nil
 }

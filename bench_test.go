@@ -49,9 +49,9 @@ var benchSizes = []benchSize{{"10k", 10_000}, {"100k", 100_000}, {"1M", 1_000_00
 
 // growable returns a store with the directory's resources that creates may
 // add to, so that the shared store keeps its size.
-func (d *benchDir) growable() *Store {
+func (d *benchDir) growable() *store {
 	d.createOnce.Do(func() {
-		rows, _ := d.store.All()
+		rows, _ := d.store.all()
 		d.createStore = benchCopy(rows)
 	})
 	return d.createStore
@@ -112,7 +112,7 @@ func BenchmarkStore(b *testing.B) {
 			if unique {
 				want = 1
 			}
-			benchList(b, d, Query{Filter: benchParse(b, f.String()+"~eq~"+benchQuote(v)), Page: 1, PageSize: benchPageSize}, want)
+			benchList(b, d, listQuery{Filter: benchParse(b, f.String()+"~eq~"+benchQuote(v)), Page: 1, PageSize: benchPageSize}, want)
 		}}
 	}
 	ops := []op{
@@ -132,25 +132,25 @@ func BenchmarkStore(b *testing.B) {
 			company, _ := d.target.value(fieldCompany)
 			first, _ := d.target.value(fieldDisplayName)
 			part := string([]rune(first)[:3])
-			benchList(b, d, Query{
+			benchList(b, d, listQuery{
 				Filter: benchParse(b, "Company~eq~"+benchQuote(company)+"~and~DisplayName~contains~"+benchQuote(part)),
 				Page:   1, PageSize: benchPageSize,
 			}, -1)
 		}},
 		{"contains-all", func(b *testing.B, d *benchDir) {
 			// Every resource is scanned; about 3% match.
-			benchList(b, d, Query{Filter: benchParse(b, "DisplayName~contains~'ann'"), Page: 1, PageSize: benchPageSize}, -1)
+			benchList(b, d, listQuery{Filter: benchParse(b, "DisplayName~contains~'ann'"), Page: 1, PageSize: benchPageSize}, -1)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*d.n), "ns/resource")
 		}},
 		{"page-last", func(b *testing.B, d *benchDir) {
 			// Page 39,999 of 25 at 1M: the second last.
-			benchList(b, d, Query{Page: d.n/benchPageSize - 1, PageSize: benchPageSize}, d.n)
+			benchList(b, d, listQuery{Page: d.n/benchPageSize - 1, PageSize: benchPageSize}, d.n)
 		}},
 		{"page-1", func(b *testing.B, d *benchDir) {
-			benchList(b, d, Query{Page: 1, PageSize: benchPageSize}, d.n)
+			benchList(b, d, listQuery{Page: 1, PageSize: benchPageSize}, d.n)
 		}},
 		{"sort-DisplayName", func(b *testing.B, d *benchDir) {
-			benchList(b, d, Query{Sorts: []sortKey{{Field: fieldDisplayName}}, Page: 1, PageSize: benchPageSize}, d.n)
+			benchList(b, d, listQuery{Sorts: []sortKey{{Field: fieldDisplayName}}, Page: 1, PageSize: benchPageSize}, d.n)
 		}},
 	}
 	for _, size := range benchSizes {
@@ -176,9 +176,9 @@ func BenchmarkStore(b *testing.B) {
 
 // benchList runs q b.N times and reports the number of matches; want ≥ 0
 // checks it.
-func benchList(b *testing.B, d *benchDir, q Query, want int) {
+func benchList(b *testing.B, d *benchDir, q listQuery, want int) {
 	b.StopTimer()
-	total, page := d.store.List(q)
+	total, page := d.store.list(q)
 	if want >= 0 && total != want {
 		b.Fatalf("%d matches, want %d", total, want)
 	}
@@ -187,7 +187,7 @@ func benchList(b *testing.B, d *benchDir, q Query, want int) {
 	}
 	b.StartTimer()
 	for range b.N {
-		d.store.List(q)
+		d.store.list(q)
 	}
 	b.ReportMetric(float64(total), "matches")
 }
@@ -201,7 +201,7 @@ func benchStoreCreate(b *testing.B, d *benchDir) {
 	b.StartTimer()
 	for i := range b.N {
 		r := *templates[i%len(templates)]
-		if _, err := s.Create(&r); err != nil {
+		if _, err := s.create(&r); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -213,10 +213,10 @@ func benchStoreCreate(b *testing.B, d *benchDir) {
 // unchanged afterwards.
 func benchStoreUpdate(b *testing.B, d *benchDir, status bool) {
 	b.StopTimer()
-	rows, _ := d.store.All()
+	rows, _ := d.store.all()
 	const pool = 1024
-	orig := make([]*Resource, pool)
-	changed := make([]*Resource, pool)
+	orig := make([]*resource, pool)
+	changed := make([]*resource, pool)
 	for k := range pool {
 		slot := (k*7919 + 13) % d.n
 		if rows[slot] == d.target {
@@ -246,13 +246,13 @@ func benchStoreUpdate(b *testing.B, d *benchDir, status bool) {
 		if i%2 == 1 {
 			r = orig[(i/2)%pool]
 		}
-		if _, ok := d.store.Update(r); !ok {
+		if _, ok := d.store.update(r); !ok {
 			b.Fatal("update: unknown id")
 		}
 	}
 	b.StopTimer()
 	if b.N%2 == 1 {
-		d.store.Update(orig[(b.N/2)%pool])
+		d.store.update(orig[(b.N/2)%pool])
 	}
 }
 
@@ -351,7 +351,7 @@ func benchParallel(b *testing.B, c *http.Client, reqs []benchRequest) {
 type benchHTTPState struct {
 	parent  *testing.B // servers and the client live as long as it
 	once    sync.Once
-	store   *Store
+	store   *store
 	client  *http.Client
 	servers map[int]string // journal size to base URL
 
@@ -370,7 +370,7 @@ func BenchmarkHTTP(b *testing.B) {
 	setup := func(b *testing.B) *benchHTTPState {
 		st.once.Do(func() {
 			d := benchDirectory(b, benchHTTPSize)
-			rows, _ := d.store.All()
+			rows, _ := d.store.all()
 			st.store = benchCopy(rows)
 			st.client = benchClient(st.parent)
 			for k := range 1024 {
@@ -383,11 +383,11 @@ func BenchmarkHTTP(b *testing.B) {
 				st.lists = append(st.lists, benchRequest{method: http.MethodGet, url: "/api/v2/resource?" + q.Encode()})
 				st.creates = append(st.creates, benchRequest{method: http.MethodPost, url: "/api/v2/resource", body: benchJSON(10_000_000 + k)})
 				r = rows[(k*104729+7)%len(rows)]
-				st.updates = append(st.updates, benchRequest{method: http.MethodPut, url: "/api/v2/resource/" + r.ID(),
+				st.updates = append(st.updates, benchRequest{method: http.MethodPut, url: "/api/v2/resource/" + r.id(),
 					body: benchPutBody(r, fmt.Sprintf("+44 20 8%03d %04d", k%1000, k))})
 			}
 			// Real responses, for the bare handlers' sizes.
-			base := st.server(b, DefaultConfig().JournalSize)
+			base := st.server(b, defaultConfig().JournalSize)
 			var status int
 			var err error
 			status, st.listBody, err = doJSON(st.client, http.MethodGet, base+st.lists[0].url, nil)
@@ -429,7 +429,7 @@ func BenchmarkHTTP(b *testing.B) {
 	// The journal is on, as DefaultConfig has it. JournalSize 0 made no
 	// difference beyond noise (3 allocs, ~300 B per request), so there is
 	// no variant without it; api(name, 0, reqs) adds one.
-	on := DefaultConfig().JournalSize
+	on := defaultConfig().JournalSize
 	lists := func(st *benchHTTPState) []benchRequest { return st.lists }
 	creates := func(st *benchHTTPState) []benchRequest { return st.creates }
 	updates := func(st *benchHTTPState) []benchRequest { return st.updates }
@@ -452,15 +452,15 @@ func (st *benchHTTPState) server(b *testing.B, journal int) string {
 	if base, ok := st.servers[journal]; ok {
 		return base
 	}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.JournalSize = journal
-	base := benchServe(st.parent, NewServer(cfg, st.store, nil))
+	base := benchServe(st.parent, newServer(cfg, st.store, nil))
 	st.servers[journal] = base
 	return base
 }
 
 // benchPutBody is a full-replacement update of r with a new Phone.
-func benchPutBody(r *Resource, phone string) []byte {
+func benchPutBody(r *resource, phone string) []byte {
 	b := []byte{'{'}
 	for i, p := range editableProps {
 		if i > 0 {
@@ -509,8 +509,8 @@ func BenchmarkHeapPerResource(b *testing.B) {
 				runtime.GC()
 				runtime.GC()
 				runtime.ReadMemStats(&after)
-				if s.Len() != size.n {
-					b.Fatalf("%d resources, want %d", s.Len(), size.n)
+				if s.count() != size.n {
+					b.Fatalf("%d resources, want %d", s.count(), size.n)
 				}
 				runtime.KeepAlive(s)
 				perResource = (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(size.n)
@@ -529,13 +529,13 @@ func BenchmarkSeedHTTP(b *testing.B) {
 		b.Run(size.name, func(b *testing.B) {
 			bodies := benchSeedBodies(size.n, batch)
 			store := benchNewStore()
-			base := benchServe(b, NewServer(DefaultConfig(), store, nil))
+			base := benchServe(b, newServer(defaultConfig(), store, nil))
 			client := benchClient(b)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				store.Reset()
+				store.reset()
 				runtime.GC()
 				b.StartTimer()
 				for _, body := range bodies {
@@ -546,8 +546,8 @@ func BenchmarkSeedHTTP(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			if store.Len() != size.n {
-				b.Fatalf("%d resources after seeding, want %d", store.Len(), size.n)
+			if store.count() != size.n {
+				b.Fatalf("%d resources after seeding, want %d", store.count(), size.n)
 			}
 			secs := b.Elapsed().Seconds() / float64(b.N)
 			b.ReportMetric(secs, "s/seed")
@@ -609,7 +609,7 @@ func TestBenchGenerator(t *testing.T) {
 
 	// Stored through the API shape: an eq on a unique field finds one.
 	s := benchNewStore()
-	if err := s.Insert(rs); err != nil {
+	if err := s.insert(rs); err != nil {
 		t.Fatal(err)
 	}
 	email, _ := rs[1234].value(fieldEmail)
@@ -617,26 +617,26 @@ func TestBenchGenerator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if total, _ := s.List(Query{Filter: n2, Page: 1, PageSize: 25}); total != 1 {
+	if total, _ := s.list(listQuery{Filter: n2, Page: 1, PageSize: 25}); total != 1 {
 		t.Errorf("eq on Email %q: %d matches, want 1", email, total)
 	}
 	// The PUT body benchmarks send is a valid full update.
-	if _, err := buildBody(benchPutBody(rs[7], "+44 1"), modeUpdate, rs[7].ID()); err != nil {
+	if _, err := buildBody(benchPutBody(rs[7], "+44 1"), modeUpdate, rs[7].id()); err != nil {
 		t.Errorf("PUT body: %v", err)
 	}
 }
 
 // benchFill inserts resources 0..n-1 into s in batches, as seeding does.
-func benchFill(s *Store, n int) {
+func benchFill(s *store, n int) {
 	const batch = 10_000
 	for from := 0; from < n; from += batch {
-		if err := s.Insert(benchResources(from, min(from+batch, n))); err != nil {
+		if err := s.insert(benchResources(from, min(from+batch, n))); err != nil {
 			panic(err)
 		}
 	}
 }
 
-func benchNewStore() *Store {
+func benchNewStore() *store {
 	seed := benchSeed
-	return NewStore(&seed)
+	return newStore(&seed)
 }

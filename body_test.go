@@ -29,9 +29,9 @@ import (
 // nothing over the limit is stored.
 func TestBodyLimits(t *testing.T) {
 	t.Parallel()
-	for _, limit := range []int64{400, DefaultConfig().MaxBody} {
+	for _, limit := range []int64{400, defaultConfig().MaxBody} {
 		t.Run("create and update at "+strconv.FormatInt(limit, 10), func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := defaultConfig()
 			cfg.MaxBody = limit
 			a := startServer(t, cfg, nil).checkingEvery()
 			n := int(limit)
@@ -44,7 +44,7 @@ func TestBodyLimits(t *testing.T) {
 			a.on(t).do(http.MethodPost, "/api/v2/resource", apiPadded(n+1)).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
 			a.on(t).stream(http.MethodPost, "/api/v2/resource", chunked(apiPadded(n+1))).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
 			a.on(t).do(http.MethodPost, "/api/v2/resource", apiPadded(2*n)).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
-			if got := a.store.Len(); got != 2 {
+			if got := a.store.count(); got != 2 {
 				t.Errorf("the store has %d resources, want 2", got)
 			}
 
@@ -63,7 +63,7 @@ func TestBodyLimits(t *testing.T) {
 		})
 	}
 
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.MaxSeedBody = 256 << 10 // the default 64 MiB is tried below with a declared length only
 	api := startServer(t, cfg, nil)
 	ts, client := api.ts, api.client
@@ -136,9 +136,9 @@ func TestBodyLimits(t *testing.T) {
 	// 413 rather than a reset), never buffers it, and answers 413. The three
 	// wait at once, in goroutines: rawExchange does not call t.Fatal. The journal is off here: it reads more of the body after
 	// the handler (TestEarly413DoesNotWaitForTheBody).
-	defCfg := DefaultConfig()
+	defCfg := defaultConfig()
 	defCfg.JournalSize = 0
-	addr := serveProduction(t, NewServer(defCfg, NewStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(defCfg, newStore(nil), nil), nil)
 	type exchange struct {
 		what string
 		resp *http.Response
@@ -149,9 +149,9 @@ func TestBodyLimits(t *testing.T) {
 		method, path string
 		limit        int64
 	}{
-		{"POST", "/api/v2/resource", DefaultConfig().MaxBody},
-		{"PUT", "/api/v2/resource/" + id, DefaultConfig().MaxBody},
-		{"POST", "/__admin/resources", DefaultConfig().MaxSeedBody},
+		{"POST", "/api/v2/resource", defaultConfig().MaxBody},
+		{"PUT", "/api/v2/resource/" + id, defaultConfig().MaxBody},
+		{"POST", "/__admin/resources", defaultConfig().MaxSeedBody},
 	}
 	results := make(chan exchange, len(targets))
 	for _, tt := range targets {
@@ -203,11 +203,11 @@ func TestBodyLimits(t *testing.T) {
 // first (TestOversizedBodyIs413).
 func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	srv := newServer(defaultConfig(), newStore(nil), nil)
 	addr := serveProduction(t, srv, nil)
 	answered := 0
 	for _, target := range []string{"POST /api/v2/resource", "PUT /api/v2/resource/00000000-0000-4000-8000-000000000000"} {
-		for _, cl := range []int64{DefaultConfig().MaxBody + 1, 1<<63 - 1} {
+		for _, cl := range []int64{defaultConfig().MaxBody + 1, 1<<63 - 1} {
 			head := fmt.Sprintf("%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", target, cl)
 			start := time.Now()
 			// 30 s: well under the minute a server waiting for the body
@@ -232,7 +232,7 @@ func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.ContentLength = DefaultConfig().MaxBody + 1
+	req.ContentLength = defaultConfig().MaxBody + 1
 	req.Header.Set("Expect", "100-continue")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -268,7 +268,7 @@ func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 // what was sent.
 
 func TestMediaTypes(t *testing.T) {
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	id := func() string { id, _ := a.create(`{"Company":"Acme"}`); return id }()
 	tests := []struct {
 		contentType string // "" sends none
@@ -318,7 +318,7 @@ func TestMediaTypes(t *testing.T) {
 	}
 	// The first create and one for each accepted Content-Type; a refused
 	// body stored nothing.
-	if n := a.store.Len(); n != 1+4 {
+	if n := a.store.count(); n != 1+4 {
 		t.Errorf("the store holds %d resources, want 5", n)
 	}
 }
@@ -363,7 +363,7 @@ func overCheck413(t *testing.T, what string, resp *http.Response, answer []byte)
 		t.Fatalf("%s: %d %.300s, want 413", what, resp.StatusCode, answer)
 	}
 	e := checkErrorShape(t, what, resp.Header, answer)
-	if want := fmt.Sprintf("limit of %d bytes", DefaultConfig().MaxBody); !strings.Contains(e.Message, want) {
+	if want := fmt.Sprintf("limit of %d bytes", defaultConfig().MaxBody); !strings.Contains(e.Message, want) {
 		t.Errorf("%s: Message %q does not give the %s", what, e.Message, want)
 	}
 	if !resp.Close {
@@ -372,7 +372,7 @@ func overCheck413(t *testing.T, what string, resp *http.Response, answer []byte)
 }
 
 func TestOversizeBodySentWhole(t *testing.T) {
-	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
 	body := func() io.Reader { return strings.NewReader(`{"Company":"` + strings.Repeat("x", overBody) + `"}`) }
 	n := overBody + len(`{"Company":""}`)
 	for _, tt := range []struct{ what, head string }{
@@ -406,7 +406,7 @@ func TestOversizeBodySentWhole(t *testing.T) {
 // sends nothing of its body: a server that waited for it would hang here
 // until the deadline.
 func TestOversizeExpectContinue(t *testing.T) {
-	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
 	head := fmt.Sprintf("POST /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", overBody)
 	resp, answer, err := rawExchangeWithin(t, addr, head, nil, 10*time.Second)
 	if err != nil {
@@ -423,7 +423,7 @@ func TestOversizeExpectContinue(t *testing.T) {
 const inpBOM = "\xEF\xBB\xBF"
 
 func TestInputsByteOrderMark(t *testing.T) {
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	created := doStrictJSON(t, a, http.MethodPost, "/api/v2/resource", inpBOM+`{"Company":"Acme"}`)
 	if created.Status != http.StatusOK {
 		t.Fatalf("create after a BOM: %d %s", created.Status, created.Body)
@@ -717,10 +717,10 @@ func limKept(t *testing.T, body []byte) int64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	store := NewStore(nil)
+	store := newStore(nil)
 	resources, err := decodeSeed(body)
 	if err == nil {
-		err = store.Insert(resources)
+		err = store.insert(resources)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -573,7 +573,7 @@ func localResourcedir(seed []byte) (base string, stop func(), err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("compare: the tenant's directory does not seed a resourcedir: %s", describeError(err))
 	}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Filters = dialectKendo // the probes need answers to compare with
 	cfg.JournalSize = 0
 	cfg.Seed = resources
@@ -581,7 +581,7 @@ func localResourcedir(seed []byte) (base string, stop func(), err error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("compare: a local resourcedir: %w", err)
 	}
-	srv := &http.Server{Handler: NewServer(cfg, NewStore(nil), nil), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: newServer(cfg, newStore(nil), nil), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
 	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
 }

@@ -57,7 +57,7 @@ func cmpTenant(t *testing.T, cfg Config) *testClient {
 
 func TestCompareSameData(t *testing.T) {
 	t.Parallel()
-	tenant := cmpTenant(t, DefaultConfig())
+	tenant := cmpTenant(t, defaultConfig())
 	rep, err := cmpJSON(t, "-from", tenant.base)
 	if err != nil {
 		t.Fatalf("compare: %v; differing: %v", err, cmpDiffering(rep))
@@ -121,12 +121,12 @@ func TestCompareKendoTenant(t *testing.T) {
 // directory.
 func TestCompareWithB(t *testing.T) {
 	t.Parallel()
-	tenant := cmpTenant(t, DefaultConfig())
+	tenant := cmpTenant(t, defaultConfig())
 	file, stderr, err := impRun(t, nil, "-from", tenant.base, "-rate", "0")
 	if err != nil {
 		t.Fatalf("import: %v; %s", err, stderr)
 	}
-	b := startServer(t, DefaultConfig(), nil)
+	b := startServer(t, defaultConfig(), nil)
 	b.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(file))
 	rep, err := cmpJSON(t, "-from", tenant.base, "-b", b.base, "-queries", "100")
 	if err != nil || rep.Against != b.base {
@@ -134,7 +134,7 @@ func TestCompareWithB(t *testing.T) {
 	}
 	// A -b that runs with -auth is reached with -b-auth; without it,
 	// every query is refused and nothing agrees.
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Auth = "ci:tok"
 	locked := startServer(t, cfg, nil)
 	locked.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(file), "Authorization", "Basic Y2k6dG9r") // ci:tok
@@ -145,7 +145,7 @@ func TestCompareWithB(t *testing.T) {
 		t.Errorf("compare -b without -b-auth against an -auth server: %v, want a failure", err)
 	}
 	// Another directory differs, and compare says so.
-	other := startServer(t, DefaultConfig(), nil)
+	other := startServer(t, defaultConfig(), nil)
 	other.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "150", "-seed", "8")))
 	_, err = cmpJSON(t, "-from", tenant.base, "-b", other.base, "-queries", "50")
 	if exitCode(err) != 1 {
@@ -167,7 +167,7 @@ type cmpAlteration struct {
 func alteredTenant(t *testing.T, alt cmpAlteration) string {
 	t.Helper()
 	idSeed := uint64(8) // the same Ids at every run, so the same queries
-	inner := NewServer(DefaultConfig(), NewStore(&idSeed), nil)
+	inner := newServer(defaultConfig(), newStore(&idSeed), nil)
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/__admin/resources", bytes.NewReader(genRun(t, "-n", "150", "-seed", "8")))
 	req.Header.Set("Content-Type", "application/json")
@@ -352,7 +352,7 @@ func FuzzReadAnswer(f *testing.F) {
 func TestCompareAuth(t *testing.T) {
 	t.Parallel()
 	const token = "s3cret-Token"
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Auth = "svc:" + token
 	tenant := startServer(t, cfg, nil)
 	tenant.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "60", "-seed", "3")),

@@ -125,9 +125,9 @@ func TestConsoleErrors(t *testing.T) {
 
 func TestConsoleRequiresAuth(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Auth = "svc:token"
-	h := NewServer(cfg, NewStore(nil), nil)
+	h := newServer(cfg, newStore(nil), nil)
 	rec := serve(h, http.MethodGet, "/", nil)
 	if rec.Code != http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") != `Basic realm="resourcedir"` {
 		t.Fatalf("GET / without credentials = %d %q; the browser's Basic prompt needs a 401 with a challenge", rec.Code, rec.Header().Get("WWW-Authenticate"))
@@ -166,7 +166,7 @@ func TestConsoleFilterHelpFollowsDialect(t *testing.T) {
 		{dialectAssetic, "all by <code>~and~</code> or all by <code>~or~</code>", "isnull"},
 		{dialectKendo, "<code>Fax~isnull</code>", "all by <code>~and~</code>"},
 	} {
-		cfg := DefaultConfig()
+		cfg := defaultConfig()
 		cfg.Filters = c.dialect
 		e := startServer(t, cfg, nil)
 		r := e.expect(http.StatusOK, http.MethodGet, "/", "")

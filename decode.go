@@ -234,7 +234,7 @@ var typeEntryNames = []string{"Id", "Type", "_links", "_embedded"}
 // resourceInput is a create, update or seed body as sent, before the rules
 // of rules.go are applied.
 type resourceInput struct {
-	res     Resource // string fields as sent; unset ones are null
+	res     resource // string fields as sent; unset ones are null
 	seen    [numProps]bool
 	address []byte // Address as sent, nil when absent; the rules decide what it may be
 	ms      modelState

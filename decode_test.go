@@ -45,7 +45,7 @@ var apiBodyErrors = []struct {
 
 func TestBodyNotAJSONObject(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	id, _ := a.on(t).create(`{"Company":"C"}`)
 	for _, c := range apiBodyErrors {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestBodyNotAJSONObject(t *testing.T) {
 			a.on(t).do(http.MethodPut, "/api/v2/resource/"+id, c.body).wantError(t, http.StatusBadRequest, c.msg, nil)
 		})
 	}
-	if n := a.store.Len(); n != 1 {
+	if n := a.store.count(); n != 1 {
 		t.Errorf("the store has %d resources, want 1", n)
 	}
 }
@@ -178,7 +178,7 @@ func checkDecode(t *testing.T, body []byte, mode writeMode) {
 }
 
 // checkStored checks the invariants of a resource that passed validation.
-func checkStored(t *testing.T, body []byte, r *Resource) {
+func checkStored(t *testing.T, body []byte, r *resource) {
 	t.Helper()
 	status, ok := r.value(fieldStatus)
 	if !ok || status != statusActive && status != statusInactive {
@@ -371,7 +371,7 @@ func TestInputsStrictJSONChecker(t *testing.T) {
 // U+FFFD everywhere, Address included, as the real service reads them
 // (the contract), so that every answer is JSON a strict reader accepts.
 func TestInputsLoneSurrogates(t *testing.T) {
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	body := `{"FirstName":"a\ud800b","Surname":"\udc00","Company":"pair \ud83d\ude00 kept","Position":"\ud800\ud800",` +
 		`"Address":{"Street":"c\ud800d","k\udfff":["\ud800\udc00","\ud800\u0041"],"Escaped":"\\ud800"}}`
 	want := map[string]string{"FirstName": "a\uFFFDb", "Surname": "\uFFFD", "Company": "pair 😀 kept", "Position": "\uFFFD\uFFFD"}

@@ -258,9 +258,9 @@ func TestFilterNegation(t *testing.T) {
 
 func TestFilterMatchAllocs(t *testing.T) {
 	// Measured on a store's columns, where list requests match.
-	s := NewStore(nil)
+	s := newStore(nil)
 	stored := *fltResources[0]
-	if _, err := s.Create(&stored); err != nil {
+	if _, err := s.create(&stored); err != nil {
 		t.Fatal(err)
 	}
 	r := s.at(0)
@@ -301,7 +301,7 @@ func TestFormatFilterHandBuilt(t *testing.T) {
 }
 
 func BenchmarkMatchContains(b *testing.B) {
-	rs := make([]*Resource, 1000)
+	rs := make([]*resource, 1000)
 	for i := range rs {
 		rs[i] = fltResource(statusActive, map[field]string{
 			fieldDisplayName: "Resource number " + strconv.Itoa(i) + " of the Analytical Engine Company",
@@ -335,7 +335,7 @@ func TestListFilterDialect(t *testing.T) {
 	seed := `[{"DisplayName":"Ada Lovelace","FirstName":"Ada","Email":"ada@example.org","Fax":null},
 		{"DisplayName":"Grace Hopper","FirstName":"Grace","Email":"grace@navy.mil","Fax":""},
 		{"DisplayName":"Acme","Company":"Acme","Email":null,"Fax":"0123"}]`
-	assetic := startServer(t, DefaultConfig(), nil)
+	assetic := startServer(t, defaultConfig(), nil)
 	assetic.seed(seed)
 	kendo := startServer(t, kendoConfig(), nil)
 	kendo.seed(seed)

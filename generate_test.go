@@ -75,7 +75,7 @@ func TestGenerateUsage(t *testing.T) {
 // passes the create rules.
 func TestGenerateSeedsAServer(t *testing.T) {
 	t.Parallel()
-	c := startServer(t, DefaultConfig(), nil)
+	c := startServer(t, defaultConfig(), nil)
 	r := c.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "2000", "-seed", "9")))
 	var seeded struct {
 		Total int
@@ -195,7 +195,7 @@ func TestGenerateEdgeCases(t *testing.T) {
 
 func TestAdminGenerate(t *testing.T) {
 	t.Parallel()
-	c := startServer(t, DefaultConfig(), nil)
+	c := startServer(t, defaultConfig(), nil)
 	r := c.expect(http.StatusOK, http.MethodPost, "/__admin/generate", `{"Count": 25, "seed": 7}`)
 	var added struct {
 		Total int
@@ -221,7 +221,7 @@ func TestAdminGenerate(t *testing.T) {
 	}
 	// Without a Seed the seed is 1: the command's default. A byte-order
 	// mark before the body is skipped, as for every body (it was a 400).
-	c2 := startServer(t, DefaultConfig(), nil)
+	c2 := startServer(t, defaultConfig(), nil)
 	c2.expect(http.StatusOK, http.MethodPost, "/__admin/generate", "\ufeff"+`{"Count": 5}`)
 	first := genDecode(t, genRun(t, "-n", "5"))
 	for i, res := range c2.all() {

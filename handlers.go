@@ -12,7 +12,7 @@ import (
 // The emulated API: create, update and list.
 
 // readResource reads a create or update body and applies the rules to it.
-func (s *Server) readResource(x *exchange, r *http.Request, mode writeMode, pathID string) (*Resource, error) {
+func (s *Server) readResource(x *exchange, r *http.Request, mode writeMode, pathID string) (*resource, error) {
 	body, err := readJSONBody(x, r, s.cfg.MaxBody)
 	if err != nil {
 		return nil, err
@@ -29,7 +29,7 @@ func (s *Server) create(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res, err = x.ns.store.Create(res); err != nil {
+	if res, err = x.ns.store.create(res); err != nil {
 		return nil, fmt.Errorf("create resource: %w", err)
 	}
 	return encoded(func(b []byte) []byte {
@@ -48,7 +48,7 @@ func (s *Server) update(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	updated, found := x.ns.store.Update(res)
+	updated, found := x.ns.store.update(res)
 	if !found {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource has the id %s.", id)}
 	}
@@ -68,7 +68,7 @@ func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	total, page := x.ns.store.List(q)
+	total, page := x.ns.store.list(q)
 	totalPages := (total + pageSize - 1) / pageSize
 	return encoded(func(b []byte) []byte {
 		b = append(b, `{"TotalResults":`...)
@@ -90,7 +90,7 @@ func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 
 // parseListQuery reads the list parameters; it returns the page size in
 // effect after clamping.
-func (s *Server) parseListQuery(rawQuery string) (Query, int, error) {
+func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 	// Split by hand, not with url.ParseQuery: that rejects ';', which
 	// ASP.NET reads as an ordinary character (a filter value may hold one),
 	// and its map would make the choice between one name in two cases
@@ -111,7 +111,7 @@ func (s *Server) parseListQuery(rawQuery string) (Query, int, error) {
 			value, err = url.QueryUnescape(rawValue)
 		}
 		if err != nil {
-			return Query{}, 0, badRequest("The query string is malformed: %v.", err)
+			return listQuery{}, 0, badRequest("The query string is malformed: %v.", err)
 		}
 		for i, known := range listParams {
 			if !given[i] && strings.EqualFold(name, known) {
@@ -124,7 +124,7 @@ func (s *Server) parseListQuery(rawQuery string) (Query, int, error) {
 		return values[i], given[i]
 	}
 	var err error
-	q := Query{Page: 1, PageSize: defaultPageSize}
+	q := listQuery{Page: 1, PageSize: defaultPageSize}
 	ms := modelState{}
 	positive := func(name string, dst *int) {
 		text, ok := param(name)
@@ -161,5 +161,5 @@ func (s *Server) parseListQuery(rawQuery string) (Query, int, error) {
 			msg = msgs[0]
 		}
 	}
-	return Query{}, 0, &validationError{Message: msg, ModelState: ms}
+	return listQuery{}, 0, &validationError{Message: msg, ModelState: ms}
 }

@@ -294,7 +294,7 @@ func TestCreate(t *testing.T) {
 			want: wantResource{DisplayName: "C", Company: "C", Position: "second"},
 		},
 	}
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, got := a.on(t).create(c.body)
@@ -311,7 +311,7 @@ func TestCreate(t *testing.T) {
 
 func TestCreateGeneratesID(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	const sent = "00000000-0000-4000-8000-000000000001"
 	seen := map[string]bool{sent: true}
 	for range 50 {
@@ -613,7 +613,7 @@ func TestUpdate(t *testing.T) {
 			ms:     map[string]string{"Id": "must equal the id in the path", "FirstName": "51 characters", "Types[0].Type": `"x"`, "Status": "null is not allowed"},
 		},
 	}
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			id, _ := a.on(t).create(apiAda)
@@ -648,7 +648,7 @@ func TestUpdate(t *testing.T) {
 
 func TestUpdateStatusTransitions(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	id, _ := a.on(t).create(apiAda)
 	for _, status := range []string{"Inactive", "Inactive", "Active", "inactive", "active", "Active"} {
 		r := a.on(t).do(http.MethodPut, "/api/v2/resource/"+id, putBody(id, "Status", status))
@@ -662,7 +662,7 @@ func TestUpdateStatusTransitions(t *testing.T) {
 
 func TestUpdateKeepsCreationOrder(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	var ids []string
 	for _, name := range []string{"A", "B", "C", "D"} {
 		id, _ := a.on(t).create(`{"Company":"` + name + `"}`)
@@ -754,7 +754,7 @@ func apiNames(from, to int) []string {
 
 func TestListEmpty(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	for _, q := range []string{"", "requestParams.page=3&requestParams.pageSize=7", "requestParams.filters=" + url.QueryEscape("DisplayName~eq~'x'")} {
 		r := a.on(t).do(http.MethodGet, "/api/v2/resource?"+q, "")
 		page := "1"
@@ -769,7 +769,7 @@ func TestListEmpty(t *testing.T) {
 
 func TestListExactBody(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	id1, _ := a.on(t).create(apiAda)
 	id2, _ := a.on(t).create(`{"Company":"Acme","Status":"Inactive","Types":[{"Type":"Team"},{"Type":"Company"}],"Phone":"","Fax":""}`)
 	w1 := apiAdaWant(id1)
@@ -783,7 +783,7 @@ func TestListExactBody(t *testing.T) {
 
 func TestListPaging(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(45)...)
 	cases := []struct {
 		query             string
@@ -824,7 +824,7 @@ func TestListPaging(t *testing.T) {
 
 func TestListPageSizeClamp(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(1001)...)
 	for _, c := range []struct {
 		query                string
@@ -845,7 +845,7 @@ func TestListPageSizeClamp(t *testing.T) {
 		}
 	}
 
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.MaxPageSize = 7
 	b := startServer(t, cfg, nil).checkingEvery()
 	apiSeed(t, b.store, apiNumbered(45)...)
@@ -875,7 +875,7 @@ func TestListPageSizeClamp(t *testing.T) {
 
 func TestListBadPaging(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
 	for _, name := range []string{"requestParams.page", "requestParams.pageSize"} {
 		for _, v := range []string{"0", "-1", "x", "1.5", "99999999999999999999", "", "1e3", "0x10", "-0"} {
@@ -898,7 +898,7 @@ func TestListBadPaging(t *testing.T) {
 // read the same way every time (the first one).
 func TestListDuplicateParameter(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
 	for range 30 {
 		l := a.on(t).list("requestParams.pageSize=1&requestParams.page=1&REQUESTPARAMS.PAGE=2&requestparams.page=3")
@@ -910,7 +910,7 @@ func TestListDuplicateParameter(t *testing.T) {
 
 func TestListSorts(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	for _, body := range []string{
 		`{"DisplayName":"zola","Position":null,"Surname":"B"}`,
 		`{"DisplayName":"Émile","Position":"beta","Surname":"A","Status":"Inactive"}`,
@@ -1027,7 +1027,7 @@ func TestListIndexedMatchesScan(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 11))
 	seed := uint64(42)
-	s := NewStore(&seed)
+	s := newStore(&seed)
 
 	pools := map[field][]string{
 		fieldDisplayName:    {"Ada Lovelace", "ada lovelace", "ADA LOVELACE", "Grace Hopper", "Émile Zola", "émile zola", "O'Brien", "Zoë", "ß", " "},
@@ -1049,8 +1049,8 @@ func TestListIndexedMatchesScan(t *testing.T) {
 		p := pools[f]
 		return p[rng.IntN(len(p))], true
 	}
-	newResource := func() *Resource {
-		r := &Resource{types: []requestorType{}}
+	newResource := func() *resource {
+		r := &resource{types: []requestorType{}}
 		for f := fieldDisplayName; f < numStringFields; f++ {
 			if f == fieldStatus {
 				r.set(f, []string{statusActive, statusInactive}[rng.IntN(2)], true)
@@ -1062,20 +1062,20 @@ func TestListIndexedMatchesScan(t *testing.T) {
 		return r
 	}
 	for range 400 {
-		if _, err := s.Create(newResource()); err != nil {
+		if _, err := s.create(newResource()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all, _ := s.All()
+	all, _ := s.all()
 	// Updates move resources between index entries; they keep their slots.
 	for range 150 {
 		r := newResource()
-		r.set(fieldID, all[rng.IntN(len(all))].ID(), true)
-		if _, ok := s.Update(r); !ok {
+		r.set(fieldID, all[rng.IntN(len(all))].id(), true)
+		if _, ok := s.update(r); !ok {
 			t.Fatal("update of a stored resource failed")
 		}
 	}
-	all, _ = s.All()
+	all, _ = s.all()
 
 	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 	randomCase := func(v string) string {
@@ -1094,7 +1094,7 @@ func TestListIndexedMatchesScan(t *testing.T) {
 		switch rng.IntN(10) {
 		case 0:
 			// Id: a stored one in any case, or an unknown one.
-			id := all[rng.IntN(len(all))].ID()
+			id := all[rng.IntN(len(all))].id()
 			if rng.IntN(4) == 0 {
 				id = "00000000-0000-4000-8000-000000000000"
 			}
@@ -1183,20 +1183,20 @@ func TestListIndexedMatchesScan(t *testing.T) {
 				t.Fatalf("sorts %q: %v", sortText, err)
 			}
 		}
-		var matched []*Resource
+		var matched []*resource
 		for _, r := range all {
 			if filter == nil || filter.match(r) {
 				matched = append(matched, r)
 			}
 		}
 		if sorts != nil {
-			slices.SortStableFunc(matched, func(a, b *Resource) int { return compareEntries(newEntry(a), newEntry(b), sorts) })
+			slices.SortStableFunc(matched, func(a, b *resource) int { return compareEntries(newEntry(a), newEntry(b), sorts) })
 		}
 		size := 1 + rng.IntN(60)
 		page := 1 + rng.IntN(len(matched)/size+2)
 		var want []string
 		for _, r := range matched[min((page-1)*size, len(matched)):min(page*size, len(matched))] {
-			want = append(want, r.ID())
+			want = append(want, r.id())
 		}
 
 		if filter != nil {
@@ -1206,10 +1206,10 @@ func TestListIndexedMatchesScan(t *testing.T) {
 			}
 			s.mu.RUnlock()
 		}
-		total, got := s.List(Query{Filter: filter, Sorts: sorts, Page: page, PageSize: size})
+		total, got := s.list(listQuery{Filter: filter, Sorts: sorts, Page: page, PageSize: size})
 		var gotIDs []string
 		for _, r := range got {
-			gotIDs = append(gotIDs, r.ID())
+			gotIDs = append(gotIDs, r.id())
 		}
 		if total != len(matched) || !slices.Equal(gotIDs, want) {
 			t.Fatalf("filter %q sorts %q page %d size %d: total %d, want %d\n got %v\nwant %v",
@@ -1524,8 +1524,8 @@ func TestHostileInput(t *testing.T) {
 // indexed field, and the snapshot. Run it with -race.
 func TestConcurrentClients(t *testing.T) {
 	t.Parallel()
-	store := NewStore(nil)
-	srv := NewServer(DefaultConfig(), store, nil)
+	store := newStore(nil)
+	srv := newServer(defaultConfig(), store, nil)
 	snapPath := filepath.Join(t.TempDir(), "s.gob")
 	srv.snap = newSnapshotter(snapPath, storeDir{store}, discardLogger)
 	ts := httptest.NewServer(srv)
@@ -1771,7 +1771,7 @@ func TestConcurrentClients(t *testing.T) {
 	if len(loaded) != total {
 		t.Fatalf("the snapshot holds %d resources, want %d", len(loaded), total)
 	}
-	rows, _ := store.All()
+	rows, _ := store.all()
 	for i, r := range loaded {
 		if got, want := string(appendResource(nil, r, true)), string(appendResource(nil, rows[i], true)); got != want {
 			t.Errorf("snapshot row %d:\n got %s\nwant %s", i, got, want)
@@ -1811,7 +1811,7 @@ func checkListPage(t testing.TB, what string, body []byte, pageSize int) listPag
 			t.Errorf("%s: %d items on page %d, want %d", what, len(p.ResourceList), p.Page, wantLen)
 		}
 	}
-	if len(p.ResourceList) > DefaultConfig().MaxPageSize {
+	if len(p.ResourceList) > defaultConfig().MaxPageSize {
 		t.Errorf("%s: %d items on one page, over the maximum page size", what, len(p.ResourceList))
 	}
 	if (p.TotalResults == 0) != (p.TotalPages == 0) {
@@ -1824,7 +1824,7 @@ func checkListPage(t testing.TB, what string, body []byte, pageSize int) listPag
 // are accepted: whitespace around a page, pages past the end, clamping.
 func TestListPageEdges(t *testing.T) {
 	t.Parallel()
-	api := startServer(t, DefaultConfig(), nil)
+	api := startServer(t, defaultConfig(), nil)
 	for i := range 45 {
 		api.create(fmt.Sprintf(`{"Company":"C%02d"}`, i))
 	}
@@ -1867,7 +1867,7 @@ func TestListPageEdges(t *testing.T) {
 // counts must not depend on Go's random map order.
 func TestListQueryDeterministic(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+	srv := newServer(defaultConfig(), newStore(nil), nil)
 	for _, raw := range []string{
 		"requestParams.page=1&REQUESTPARAMS.PAGE=0",
 		"requestParams.pageSize=5&requestparams.pagesize=6&RequestParams.PageSize=7",
@@ -1895,7 +1895,7 @@ func TestListQueryDeterministic(t *testing.T) {
 // whole request into a 400.
 func TestListQuerySemicolon(t *testing.T) {
 	t.Parallel()
-	api := startServer(t, DefaultConfig(), nil)
+	api := startServer(t, defaultConfig(), nil)
 	api.create(`{"Company":"Smith; Jones"}`)
 	api.create(`{"Company":"Smith"}`)
 	for _, tt := range []struct {
@@ -1928,7 +1928,7 @@ func TestListQuerySemicolon(t *testing.T) {
 func fuzzListServer(t testing.TB) *Server {
 	cfg := kendoConfig()
 	cfg.JournalSize = 0
-	srv := NewServer(cfg, NewStore(nil), nil)
+	srv := newServer(cfg, newStore(nil), nil)
 	names := []string{"Ada", "Émile", "O'Brien", "zoë", "", " ", "a~b", "(x)", "'", "Ünïcødé", "null"}
 	for i, n := range names {
 		body := fmt.Appendf(nil, `{"FirstName":%q,"Surname":"S%d","Company":"Co %d","Email":%q,"Status":%q}`,
@@ -1985,7 +1985,7 @@ func FuzzListQuery(f *testing.F) {
 		f.Add(s)
 	}
 	srv := fuzzListServer(f)
-	total := srv.defaultNS().store.Len()
+	total := srv.defaultNS().store.count()
 	f.Fuzz(func(t *testing.T, raw string) {
 		q, pageSize, err := srv.parseListQuery(raw)
 		if err != nil {
@@ -2033,7 +2033,7 @@ func FuzzListQuery(f *testing.F) {
 // TestInputsPageDigits: page parameters are plain digits, as the real
 // service reads them (the contract).
 func TestInputsPageDigits(t *testing.T) {
-	a := startServer(t, DefaultConfig(), nil).checkingEvery()
+	a := startServer(t, defaultConfig(), nil).checkingEvery()
 	for _, q := range []string{"page=%2B3", "page=+3", "page=%202%20", "page=2%20", "page=%202", "page=0x1", "page=1e1", "page=%D9%A3", "page=-1", "pageSize=%2B5", "pageSize=%205", "pageSize=5.0"} {
 		r := doStrictJSON(t, a, http.MethodGet, "/api/v2/resource?requestParams."+q, "")
 		if r.Status != http.StatusBadRequest {

@@ -78,7 +78,7 @@ func journalEntries(t testing.TB, srv *Server) []wireEntry {
 }
 
 // buildBody decodes body and applies the rules of mode, as the handlers do.
-func buildBody(body []byte, mode writeMode, pathID string) (*Resource, error) {
+func buildBody(body []byte, mode writeMode, pathID string) (*resource, error) {
 	in, err := decodeResource(body)
 	if err != nil {
 		return nil, err
@@ -88,17 +88,17 @@ func buildBody(body []byte, mode writeMode, pathID string) (*Resource, error) {
 
 // storeDir lets a snapshotter save and restore a lone Store, as the
 // default namespace.
-type storeDir struct{ *Store }
+type storeDir struct{ *store }
 
 func (d storeDir) snapshotSpaces() ([]snapshotSpace, uint64) {
-	rs, changes := d.All()
+	rs, changes := d.all()
 	return defaultSpace(rs), changes
 }
 
-func (d storeDir) changeMark() uint64 { return d.Changes() }
+func (d storeDir) changeMark() uint64 { return d.generation() }
 
 func (d storeDir) restore(spaces []snapshotSpace) error {
-	var all []*Resource
+	var all []*resource
 	for _, sp := range spaces {
 		all = append(all, sp.resources()...)
 	}
@@ -107,8 +107,8 @@ func (d storeDir) restore(spaces []snapshotSpace) error {
 
 // resources returns what the namespace shows: its base with its
 // replacements, then its own.
-func (sp *snapshotSpace) resources() []*Resource {
-	var out []*Resource
+func (sp *snapshotSpace) resources() []*resource {
+	var out []*resource
 	if sp.Base != nil {
 		out = slices.Clone(sp.Base.Resources)
 	}
@@ -119,22 +119,22 @@ func (sp *snapshotSpace) resources() []*Resource {
 }
 
 // defaultSpace is a snapshot of one directory, the default namespace.
-func defaultSpace(rs []*Resource) []snapshotSpace {
+func defaultSpace(rs []*resource) []snapshotSpace {
 	return []snapshotSpace{{Name: defaultNamespace, Own: rs}}
 }
 
 // writeSnapshotFile writes a snapshot of one directory.
-func writeSnapshotFile(path string, rs []*Resource) (int64, error) {
+func writeSnapshotFile(path string, rs []*resource) (int64, error) {
 	return writeSnapshot(path, defaultSpace(rs))
 }
 
 // readSnapshotFile reads a snapshot's resources, every namespace's in order.
-func readSnapshotFile(path string) ([]*Resource, error) {
+func readSnapshotFile(path string) ([]*resource, error) {
 	spaces, err := readSnapshot(path)
 	if err != nil {
 		return nil, err
 	}
-	var all []*Resource
+	var all []*resource
 	for _, sp := range spaces {
 		all = append(all, sp.resources()...)
 	}
@@ -149,7 +149,7 @@ const jsonContentType = "application/json; charset=utf-8"
 type testClient struct {
 	t      testing.TB
 	srv    *Server          // nil for a server started by run
-	store  *Store           // nil for a server started by run
+	store  *store           // nil for a server started by run
 	ts     *httptest.Server // nil for a server started by run
 	base   string
 	client *http.Client
@@ -162,8 +162,8 @@ type testClient struct {
 // Redirects are not followed: the emulator must not send any.
 func startServer(t testing.TB, cfg Config, idSeed *uint64) *testClient {
 	t.Helper()
-	store := NewStore(idSeed)
-	srv := NewServer(cfg, store, nil)
+	store := newStore(idSeed)
+	srv := newServer(cfg, store, nil)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	client := ts.Client()
@@ -1135,7 +1135,7 @@ var apiRep = strings.Repeat
 
 // apiSeed stores resources made from create bodies straight through the
 // store, for lists too long to post one by one.
-func apiSeed(t testing.TB, s *Store, bodies ...string) []string {
+func apiSeed(t testing.TB, s *store, bodies ...string) []string {
 	t.Helper()
 	var ids []string
 	for _, body := range bodies {
@@ -1143,11 +1143,11 @@ func apiSeed(t testing.TB, s *Store, bodies ...string) []string {
 		if err != nil {
 			t.Fatalf("%s: %v", body, err)
 		}
-		r, err = s.Create(r)
+		r, err = s.create(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, r.ID())
+		ids = append(ids, r.id())
 	}
 	return ids
 }
@@ -1159,7 +1159,7 @@ var apiTypeIDs = map[string]int{"Team": 2, "Customer": 4, "Contractor": 8, "Empl
 // OpenAPI tests.
 func consoleHandler(t *testing.T) http.Handler {
 	t.Helper()
-	return NewServer(DefaultConfig(), NewStore(nil), nil)
+	return newServer(defaultConfig(), newStore(nil), nil)
 }
 
 func serve(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
@@ -1188,7 +1188,7 @@ func formatFilter(n filterNode) string {
 // kendoConfig is the default configuration with the whole Kendo grammar,
 // for tests of filters the real service does not document.
 func kendoConfig() Config {
-	c := DefaultConfig()
+	c := defaultConfig()
 	c.Filters = dialectKendo
 	return c
 }
@@ -1263,7 +1263,7 @@ func longTests() bool { return os.Getenv("RESOURCEDIR_LONG") != "" }
 
 func nsConfig(t *testing.T) Config {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	seed, err := decodeSeed([]byte(nsSeed))
 	if err != nil {
 		t.Fatal(err)
@@ -1287,12 +1287,12 @@ func snapAssertNoTemps(t *testing.T, dir string) {
 // snapRealistic returns n deterministic resources shaped like a real
 // directory: names, email, phone, external id, two types, an Address on one
 // in four, a few nulls and empty strings.
-func snapRealistic(n int) []*Resource {
+func snapRealistic(n int) []*resource {
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
 	ids := rand.NewChaCha8([32]byte{byte(n), byte(n >> 8), byte(n >> 16)})
-	out := make([]*Resource, n)
+	out := make([]*resource, n)
 	for i := range out {
-		r := &Resource{}
+		r := &resource{}
 		for f := range numStringFields {
 			r.null[f] = true
 		}
@@ -1606,7 +1606,7 @@ func benchAppendJSON(b []byte, i int) []byte {
 
 // benchBuild turns a create body into a resource by the create rules, as
 // POST /api/v2/resource does (without the Id, which the store gives).
-func benchBuild(body []byte) *Resource {
+func benchBuild(body []byte) *resource {
 	r, err := buildBody(body, modeCreate, "")
 	if err != nil {
 		panic(fmt.Sprintf("bench generator: %v in %s", err, body))
@@ -1615,8 +1615,8 @@ func benchBuild(body []byte) *Resource {
 }
 
 // benchResources returns resources from..to-1, built on every CPU.
-func benchResources(from, to int) []*Resource {
-	out := make([]*Resource, to-from)
+func benchResources(from, to int) []*resource {
+	out := make([]*resource, to-from)
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(out)/1000))
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -1639,13 +1639,13 @@ func benchResources(from, to int) []*Resource {
 // them (update restores what it changes).
 type benchDir struct {
 	n      int
-	store  *Store
-	target *Resource // the resource in the middle of the directory
+	store  *store
+	target *resource // the resource in the middle of the directory
 	built  time.Duration
 
 	// createStore is a copy that create benchmarks may grow.
 	createOnce  sync.Once
-	createStore *Store
+	createStore *store
 }
 
 var benchDirs = struct {
@@ -1677,7 +1677,7 @@ func benchDirectory(b *testing.B, n int) *benchDir {
 			panic(err)
 		}
 		s := newLayer(frozen, &seed)
-		rows, _ := s.All()
+		rows, _ := s.all()
 		e.dir = &benchDir{n: n, store: s, target: rows[n/2], built: time.Since(start)}
 		b.Logf("built a directory of %d resources in %v", n, e.dir.built.Round(time.Millisecond))
 	})
@@ -1688,8 +1688,8 @@ func benchDirectory(b *testing.B, n int) *benchDir {
 // crypto/rand, as `go run .` does. (A copy seeded like the original would
 // restart the same GUID stream, and its first create would skip every taken
 // Id: O(n) once.)
-func benchCopy(rows []*Resource) *Store {
-	s := NewStore(nil)
+func benchCopy(rows []*resource) *store {
+	s := newStore(nil)
 	if err := s.load(rows); err != nil {
 		panic(err)
 	}
@@ -1776,8 +1776,8 @@ var asseticRefusals = []struct{ in, err string }{
 }
 
 // res builds a resource; fields not in vals are null.
-func fltResource(status string, vals map[field]string) *Resource {
-	r := &Resource{}
+func fltResource(status string, vals map[field]string) *resource {
+	r := &resource{}
 	for f := field(0); f < numStringFields; f++ {
 		r.set(f, "", false)
 	}
@@ -1789,7 +1789,7 @@ func fltResource(status string, vals map[field]string) *Resource {
 	return r
 }
 
-var fltResources = []*Resource{
+var fltResources = []*resource{
 	fltResource(statusActive, map[field]string{
 		fieldDisplayName: "Ada Lovelace", fieldFirstName: "Ada", fieldSurname: "Lovelace",
 		fieldEmail: "ADA@Example.ORG", fieldPhone: "", fieldPosition: "Émile", fieldExternalID: "007",
@@ -1887,10 +1887,10 @@ func snapLogger(w io.Writer) *slog.Logger {
 var snapRealisticCache struct {
 	sync.Mutex
 	n  int
-	rs []*Resource
+	rs []*resource
 }
 
-func snapRealisticCached(n int) []*Resource {
+func snapRealisticCached(n int) []*resource {
 	snapRealisticCache.Lock()
 	defer snapRealisticCache.Unlock()
 	if snapRealisticCache.n != n {
@@ -1903,10 +1903,10 @@ func snapRealisticCached(n int) []*Resource {
 
 // snapRoundTripStore fills a store through the API with every shape a
 // resource can take, updates some, and adds enough to span several chunks.
-func snapRoundTripStore(t *testing.T) (*Store, *Server) {
+func snapRoundTripStore(t *testing.T) (*store, *Server) {
 	t.Helper()
-	store := NewStore(nil)
-	srv := NewServer(kendoConfig(), store, nil)
+	store := newStore(nil)
+	srv := newServer(kendoConfig(), store, nil)
 	full := snapCreate(t, srv, `{"DisplayName":"Ada L.","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
 		"Position":"Programmer","Status":"Inactive","ExternalID":"EXT-1","Phone":"+44 1","Mobile":"+44 7","Fax":"+44 2",
 		"Email":"Ada@Example.ORG","AddressComment":"Ring twice",
@@ -1939,18 +1939,18 @@ func snapRoundTripStore(t *testing.T) (*Store, *Server) {
 		t.Fatalf("update: %d %s", code, resp)
 	}
 	// Enough resources for several chunks, inserted with their own Ids.
-	if err := store.Insert(snapRealistic(2*snapshotChunkSize + 17)); err != nil {
+	if err := store.insert(snapRealistic(2*snapshotChunkSize + 17)); err != nil {
 		t.Fatal(err)
 	}
 	return store, srv
 }
 
 // snapWire is how the list serves r.
-func snapWire(r *Resource) string { return string(appendResource(nil, r, true)) }
+func snapWire(r *resource) string { return string(appendResource(nil, r, true)) }
 
 // snapEncodeV2 writes format version 2, from before namespaces: a header
 // without Namespaces, then the chunks.
-func snapEncodeV2(t *testing.T, rs []*Resource) []byte {
+func snapEncodeV2(t *testing.T, rs []*resource) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := gob.NewEncoder(&buf)

@@ -49,7 +49,7 @@ func impAll(t *testing.T, c *testClient, hdr ...string) []map[string]any {
 // order, and that nothing but GETs was sent.
 func TestImport(t *testing.T) {
 	t.Parallel()
-	src := startServer(t, DefaultConfig(), nil)
+	src := startServer(t, defaultConfig(), nil)
 	src.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "2501", "-seed", "5")))
 	src.expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
 	want := impAll(t, src)
@@ -87,7 +87,7 @@ func TestImport(t *testing.T) {
 
 	// The file seeds another server into the same directory, Ids and order
 	// included.
-	dst := startServer(t, DefaultConfig(), nil)
+	dst := startServer(t, defaultConfig(), nil)
 	dst.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(out))
 	if again := impAll(t, dst); !reflect.DeepEqual(again, want) {
 		t.Errorf("the imported file does not seed the same directory")
@@ -114,7 +114,7 @@ func TestImport(t *testing.T) {
 // text, and gives a file a server accepts.
 func TestImportScrub(t *testing.T) {
 	t.Parallel()
-	src := startServer(t, DefaultConfig(), nil)
+	src := startServer(t, defaultConfig(), nil)
 	src.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "600", "-seed", "6")))
 	src.seed(`[{"FirstName":"Ada","Surname":"Lovelace","DisplayName":"ADA LOVELACE","Email":"ada.lovelace@example.org","Phone":"+44 (0)20 7946-0000","Company":"Analytical Engines","Address":{"Line1":"12 St. James's Square","Number":12,"Flat":null}}]`)
 	want := impAll(t, src)
@@ -159,7 +159,7 @@ func TestImportScrub(t *testing.T) {
 	if email := ada["Email"].(string); !strings.HasPrefix(email, strings.ToLower(ada["FirstName"].(string))+".") {
 		t.Errorf("scrubbed Email %q does not start with the scrubbed FirstName %q", email, ada["FirstName"])
 	}
-	dst := startServer(t, DefaultConfig(), nil)
+	dst := startServer(t, defaultConfig(), nil)
 	dst.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(out))
 
 	// A new run has a new key: the same directory scrubs differently.
@@ -232,7 +232,7 @@ func impSameShape(w, g any) string {
 func TestImportAuth(t *testing.T) {
 	t.Parallel()
 	const token = "s3cret-Token"
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Auth = "svc:" + token
 	src := startServer(t, cfg, nil)
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("svc:"+token))

@@ -65,7 +65,7 @@ func seqs(entries []wireEntry) []uint64 {
 // TestJournalEntryExact sends a request byte for byte and checks every
 // field of its entry.
 func TestJournalEntryExact(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	body := `{ "FirstName": "Ada",  "Surname": "Lovelace" }`
 	req := "POST /API/V2/Resource/?requestParams.page=1&tag=a&tag=b&empty=&odd=%2F%26 HTTP/1.1\r\n" +
 		"Host: 127.0.0.1\r\n" +
@@ -179,7 +179,7 @@ func TestJournalMasksSecrets(t *testing.T) {
 		// The Path is decoded: an escaped '?' puts a query in it.
 		{"in the path", "%3Fx=1&token=tok3n", nil, 401, map[string]any{}, "", map[string]any{}},
 	}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Auth = "svc:s3cret"
 	e := startServer(t, cfg, nil)
 	// A fault's answer sets a cookie and a token: the Response shows neither.
@@ -264,7 +264,7 @@ func TestJournalBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := startServer(t, DefaultConfig(), nil)
+			e := startServer(t, defaultConfig(), nil)
 			e.do(http.MethodPost, "/api/v2/resource", tt.body, "Content-Type", tt.contentType)
 			r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
 			if !utf8.Valid(r.Body) {
@@ -294,7 +294,7 @@ func TestJournalBody(t *testing.T) {
 // TestJournalSeq: Seq only grows, and a clear does not make it start
 // again.
 func TestJournalSeq(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.JournalSize = 2
 	e := startServer(t, cfg, nil)
 	for range 3 {
@@ -313,7 +313,7 @@ func TestJournalSeq(t *testing.T) {
 
 // TestJournalFilters checks each filter alone and combined.
 func TestJournalFilters(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	e.addFault(`{"Method": "GET", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	sent := []struct {
@@ -383,7 +383,7 @@ func TestJournalFilters(t *testing.T) {
 }
 
 func TestJournalQueryInvalid(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	tests := []struct {
 		query string
 		keys  []string
@@ -431,8 +431,8 @@ func TestJournalQueryInvalid(t *testing.T) {
 // TestJournalWait: count=N&wait answers as soon as N entries match, made
 // by requests that come after the wait began.
 func TestJournalWait(t *testing.T) {
-	cfg := DefaultConfig()
-	srv := NewServer(cfg, NewStore(nil), nil)
+	cfg := defaultConfig()
+	srv := newServer(cfg, newStore(nil), nil)
 	// The requests are sent once the reading request has arrived.
 	arrived := make(chan struct{})
 	var once sync.Once
@@ -558,7 +558,7 @@ func TestJournalWaitCostPerEntry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s, %d waiters", tt.name, tt.waiters), func(t *testing.T) {
-			e := startServer(t, DefaultConfig(), nil)
+			e := startServer(t, defaultConfig(), nil)
 			j := e.srv.defaultNS().journal
 			e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 			recorded(t, j, 1)
@@ -623,7 +623,7 @@ func waiting(j *journal) int {
 // until their wait passes or their client gives up, and are then
 // forgotten.
 func TestJournalWaitersAnswered(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	j := e.srv.defaultNS().journal
 	posts := startLongPolls(t, e, "?method=POST&count=2&wait=60s", 20)
 	// Seq 1 and 3 are GETs too, but not after Seq 3.
@@ -678,7 +678,7 @@ func TestJournalWaitersAnswered(t *testing.T) {
 // keeps, not those added since it began: a clear takes back what matched,
 // and a count over the journal's size waits for the whole wait.
 func TestJournalWaitRecounts(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.JournalSize = 3
 	e := startServer(t, cfg, nil)
 	j := e.srv.defaultNS().journal
@@ -704,7 +704,7 @@ func TestJournalWaitRecounts(t *testing.T) {
 }
 
 func TestJournalOffAnswers(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.JournalSize = 0
 	e := startServer(t, cfg, nil)
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
@@ -725,9 +725,9 @@ func TestJournalReadIsStreamed(t *testing.T) {
 	if testing.Short() {
 		n = 100
 	}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.JournalSize = n
-	srv := NewServer(cfg, NewStore(nil), nil)
+	srv := newServer(cfg, newStore(nil), nil)
 	body := bytes.Repeat([]byte{0x01}, maxJournalBody) // written as \u0001: six bytes each
 	for range n {
 		req := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(body))
@@ -805,7 +805,7 @@ func TestJournalReadIsStreamed(t *testing.T) {
 // TestJournalParamsDecoding: Params are the query decoded once, as the
 // handlers read it.
 func TestJournalParamsDecoding(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	q := url.Values{"requestParams.filters": {"Company~eq~'A&B'"}, "x": {"1", "2", "3"}}.Encode()
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?"+q, "")
 	en := e.readJournal("").Requests[0]
@@ -820,7 +820,7 @@ func TestJournalParamsDecoding(t *testing.T) {
 
 func TestJournalEntryFields(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	before := time.Now()
 	created := e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", "{\n  \"FirstName\": \"Ada\",\n  \"Surname\": \"Lovelace\"\n}")
 	list := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=5&requestParams.filters=FirstName~eq~%27Ada%27", "")
@@ -893,7 +893,7 @@ func TestJournalEntryFields(t *testing.T) {
 
 func TestJournalDropsOldest(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.JournalSize = 3
 	e := startServer(t, cfg, nil)
 	for i := 1; i <= 5; i++ {
@@ -920,9 +920,9 @@ func TestJournalDropsOldest(t *testing.T) {
 // handler: the journal keeps at most its size, each body at most 64 KiB.
 func TestJournalBoundedUnderLoad(t *testing.T) {
 	const size = 3
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.JournalSize = size
-	srv := NewServer(cfg, NewStore(nil), nil)
+	srv := newServer(cfg, newStore(nil), nil)
 	n := 10_000
 	if testing.Short() {
 		n = 1_000
@@ -984,7 +984,7 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 
 func TestJournalUnreadBodyIsCaptured(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "Faulted"}`)
 	e.expect(http.StatusNotFound, http.MethodPost, "/api/v2/nowhere", `{"Company": "Lost"}`)
@@ -999,7 +999,7 @@ func TestJournalUnreadBodyIsCaptured(t *testing.T) {
 
 func TestJournalOff(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.JournalSize = 0
 	e := startServer(t, cfg, nil)
 	e.createPerson("Ada")
@@ -1042,7 +1042,7 @@ func TestJournalDelivered(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := startServer(t, DefaultConfig(), nil)
+			e := startServer(t, defaultConfig(), nil)
 			id := e.on(t).addFault(tt.fault)[0].ID
 			rawConnExchange(t, e.base, rawPost("/api/v2/resource", create)) //nolint:errcheck // each kind ends the connection its own way
 			en := journalOf(e.on(t), 1)[0]
@@ -1073,7 +1073,7 @@ func TestJournalDelivered(t *testing.T) {
 // TestJournalResponse: the answer as the journal keeps it, headers by
 // their canonical names, the body as JSON, cut at 16 KiB.
 func TestJournalResponse(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	bad := e.do(http.MethodPost, "/api/v2/resource", `{"Position": "x"}`, "X-Request-Id", "journal-400")
 	if bad.Status != http.StatusBadRequest {
 		t.Fatalf("create: %d %s", bad.Status, bad.Body)
@@ -1114,7 +1114,7 @@ func TestJournalResponse(t *testing.T) {
 // neither journaled nor answered by faults, so an open console changes
 // nothing a test sees.
 func TestJournalIgnoresConsole(t *testing.T) {
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)[0].ID
 	console := []string{consoleHeader, "1"}
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", console...)

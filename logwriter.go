@@ -80,9 +80,9 @@ func (w *logWriter) signal() {
 	}
 }
 
-// Dropped is how many lines were not written: dropped at the limit, after
+// droppedLines is how many lines were not written: dropped at the limit, after
 // Close, refused by the destination, or still pending when Close gave up.
-func (w *logWriter) Dropped() uint64 { return w.dropped.Load() }
+func (w *logWriter) droppedLines() uint64 { return w.dropped.Load() }
 
 // writeLoop writes everything pending in one write, then again, until
 // Close and nothing is left. The two buffers swap, so a steady load

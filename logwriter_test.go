@@ -101,8 +101,8 @@ func TestLogWriterBatchesWhatArrivesDuringAWrite(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if w.Dropped() != 0 {
-		t.Errorf("Dropped() = %d, want 0", w.Dropped())
+	if w.droppedLines() != 0 {
+		t.Errorf("Dropped() = %d, want 0", w.droppedLines())
 	}
 }
 
@@ -165,8 +165,8 @@ func TestLogWriterCloseDrains(t *testing.T) {
 	}
 	// A line after Close has nowhere to go: counted, not written.
 	writeLines(t, w, 1000, 1001)
-	if w.Dropped() != 1 || d.String() != numberedLines(0, 1000) {
-		t.Errorf("a line after Close: Dropped() = %d, want 1, and nothing written", w.Dropped())
+	if w.droppedLines() != 1 || d.String() != numberedLines(0, 1000) {
+		t.Errorf("a line after Close: Dropped() = %d, want 1, and nothing written", w.droppedLines())
 	}
 }
 
@@ -178,8 +178,8 @@ func TestLogWriterDropsBeyondTheLimit(t *testing.T) {
 	writeLines(t, w, 0, 1)
 	d.waitEntered(t) // line 0 is out of the pending bytes, stuck in the write
 	writeLines(t, w, 1, 16)
-	if w.Dropped() != 5 {
-		t.Errorf("Dropped() = %d with 15 lines pending and room for 10, want 5", w.Dropped())
+	if w.droppedLines() != 5 {
+		t.Errorf("Dropped() = %d with 15 lines pending and room for 10, want 5", w.droppedLines())
 	}
 	close(d.gate)
 	if err := w.Close(); err != nil {
@@ -188,8 +188,8 @@ func TestLogWriterDropsBeyondTheLimit(t *testing.T) {
 	if got := d.String(); got != numberedLines(0, 11) {
 		t.Errorf("written %q, want lines 0-10", got)
 	}
-	if w.Dropped() != 5 {
-		t.Errorf("Dropped() = %d after Close, want still 5", w.Dropped())
+	if w.droppedLines() != 5 {
+		t.Errorf("Dropped() = %d after Close, want still 5", w.droppedLines())
 	}
 }
 
@@ -211,8 +211,8 @@ func TestLogWriterCloseGivesUpOnABlockedDestination(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return within 10s with a 50ms deadline")
 	}
-	if w.Dropped() != 3 {
-		t.Errorf("Dropped() = %d, want the 3 lines still pending", w.Dropped())
+	if w.droppedLines() != 3 {
+		t.Errorf("Dropped() = %d, want the 3 lines still pending", w.droppedLines())
 	}
 }
 
@@ -225,8 +225,8 @@ func TestLogWriterCountsLinesTheDestinationRefuses(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if w.Dropped() != 3 {
-		t.Errorf("Dropped() = %d, want the 3 refused lines", w.Dropped())
+	if w.droppedLines() != 3 {
+		t.Errorf("Dropped() = %d, want the 3 refused lines", w.droppedLines())
 	}
 }
 
@@ -275,7 +275,7 @@ func TestLogWriterCarriesRequestLines(t *testing.T) {
 			w := newLogWriter(&out)
 			t.Cleanup(func() { w.Close() })
 			logger := newLogger(tt.format, tt.level, w)
-			srv := NewServer(DefaultConfig(), NewStore(nil), logger)
+			srv := newServer(defaultConfig(), newStore(nil), logger)
 			req := httptest.NewRequest(http.MethodGet, "/__admin/health", nil)
 			req.Header.Set("X-Request-Id", "log-7")
 			rec := httptest.NewRecorder()

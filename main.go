@@ -195,7 +195,7 @@ func envName(flagName string) string {
 // environment as RESOURCEDIR_<FLAG>; the command line wins. environ is
 // "NAME=value" pairs, as os.Environ gives them.
 func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
-	o := &options{cfg: DefaultConfig()}
+	o := &options{cfg: defaultConfig()}
 	fs := newFlagSet(o)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -476,9 +476,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
-	store := NewStore(idSeed)
-	srv := NewServer(o.cfg, store, logger)
-	srv.droppedLogLines = logs.Dropped
+	store := newStore(idSeed)
+	srv := newServer(o.cfg, store, logger)
+	srv.droppedLogLines = logs.droppedLines
 	srv.requestLog = newRequestLog(o.logFormat, o.logLevel, logs)
 	var snap *snapshotter
 	if o.snapshotPath != "" {
@@ -711,7 +711,7 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 
 // readSeed reads and checks the -seed file, which every namespace starts
 // from and every reset goes back to.
-func readSeed(ctx context.Context, path string, limit int64) ([]*Resource, error) {
+func readSeed(ctx context.Context, path string, limit int64) ([]*resource, error) {
 	body, err := readSeedFile(ctx, path, limit)
 	if err != nil {
 		return nil, err

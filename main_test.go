@@ -92,7 +92,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", `[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`, auth...).decode(t, &seeded)
 	// -id-seed: the same ids as a Store with that seed.
 	seed := uint64(7)
-	ref := startServer(t, DefaultConfig(), &seed)
+	ref := startServer(t, defaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`) {
 		if seeded.Ids[i] != r.Id {
 			t.Errorf("resource %d: Id %s with -id-seed 7, %s from NewStore(7)", i, seeded.Ids[i], r.Id)
@@ -211,7 +211,7 @@ func TestRunEnvironment(t *testing.T) {
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/resources", "", auth...).decode(t, &listed)
 	all := listed.Data
 	seed := uint64(5)
-	ref := startServer(t, DefaultConfig(), &seed)
+	ref := startServer(t, defaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`) {
 		if all[i].Id != r.Id {
 			t.Errorf("RESOURCEDIR_ID_SEED 5: Id %s, want %s", all[i].Id, r.Id)
@@ -345,8 +345,8 @@ func TestMainDefaults(t *testing.T) {
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults %+v, want %+v", *o, want)
 	}
-	if want.cfg.LoopbackOnly = false; !reflect.DeepEqual(DefaultConfig(), want.cfg) {
-		t.Errorf("DefaultConfig %+v", DefaultConfig())
+	if want.cfg.LoopbackOnly = false; !reflect.DeepEqual(defaultConfig(), want.cfg) {
+		t.Errorf("DefaultConfig %+v", defaultConfig())
 	}
 }
 
@@ -1004,7 +1004,7 @@ func TestMainEditDistance(t *testing.T) {
 // 0 bytes": the zero limits take the defaults that the flags have.
 func TestMainConfigDefaultsAgree(t *testing.T) {
 	t.Parallel()
-	want := DefaultConfig()
+	want := defaultConfig()
 	want.JournalSize = 0 // 0 turns the journal off, on the command line too
 	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config{}.withDefaults() = %+v, want %+v", got, want)
@@ -1084,7 +1084,7 @@ func TestRunSecondServerOnSnapshotRefused(t *testing.T) {
 // net/http's zero value, which means "no limit".
 func TestHTTPServerSettings(t *testing.T) {
 	t.Parallel()
-	h := NewServer(DefaultConfig(), NewStore(nil), nil)
+	h := newServer(defaultConfig(), newStore(nil), nil)
 	hs := newHTTPServer(h, discardLogger)
 	if hs.Handler != h {
 		t.Error("Handler is not the Server")
@@ -1115,7 +1115,7 @@ func TestHTTPServerSettings(t *testing.T) {
 func TestSlowHeaders(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
+	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), func(hs *http.Server) {
 		hs.ReadHeaderTimeout = timeout
 	})
 
@@ -1175,7 +1175,7 @@ func TestSlowHeaders(t *testing.T) {
 func TestSlowBody(t *testing.T) {
 	t.Parallel()
 	const timeout = 500 * time.Millisecond
-	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), func(hs *http.Server) {
+	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), func(hs *http.Server) {
 		hs.ReadTimeout = timeout
 	})
 	for _, path := range []string{"/api/v2/resource", "/__admin/resources"} {
@@ -1242,7 +1242,7 @@ func TestSlowBody(t *testing.T) {
 // goes on serving.
 func TestNetHTTPOwnAnswers(t *testing.T) {
 	t.Parallel()
-	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
 	for _, tt := range []struct {
 		name, head string
 		want       int
@@ -1281,7 +1281,7 @@ func TestNetHTTPOwnAnswers(t *testing.T) {
 // handler never runs), and the server goes on serving.
 func TestOversizedHeaders(t *testing.T) {
 	t.Parallel()
-	addr := serveProduction(t, NewServer(DefaultConfig(), NewStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
 	manySmall := strings.Builder{}
 	for i := 0; i < 10000; i++ {
 		fmt.Fprintf(&manySmall, "X-H%d: v\r\n", i)

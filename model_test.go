@@ -887,7 +887,7 @@ type modelRun struct {
 	steps int
 	step  int
 	g     *gen
-	store *Store // the current namespace's
+	store *store // the current namespace's
 	srv   *Server
 	snap  *snapshotter
 	model []*mResource // the current namespace's
@@ -945,7 +945,7 @@ func (run *modelRun) clear() {
 var modelSpaces = []string{defaultNamespace, "model-a", "model-b"}
 
 type modelSpace struct {
-	store *Store
+	store *store
 	model []*mResource
 }
 
@@ -975,14 +975,14 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	if err != nil {
 		t.Fatalf("the model's seed: %v", err)
 	}
-	store := NewStore(&seed)
+	store := newStore(&seed)
 	logger := slog.New(slog.DiscardHandler)
 	cfg := kendoConfig()
 	cfg.Seed = seedResources
-	srv := NewServer(cfg, store, nil)
-	seedIDs, _ := store.All()
+	srv := newServer(cfg, store, nil)
+	seedIDs, _ := store.all()
 	for i, r := range seedIDs {
-		seedModel[i].id = r.ID()
+		seedModel[i].id = r.id()
 	}
 	run := &modelRun{
 		t: t, seed: seed, steps: steps, store: store, srv: srv,
@@ -1439,7 +1439,7 @@ func (run *modelRun) snapshotRoundTrip() {
 	if _, err := run.snap.write(); err != nil {
 		run.fatalf("snapshot write: %v", err)
 	}
-	run.store.Reset()
+	run.store.reset()
 	if err := run.snap.load(); err != nil {
 		run.fatalf("snapshot load: %v", err)
 	}

@@ -30,7 +30,7 @@ const (
 // namespace is one isolated directory.
 type namespace struct {
 	name    string
-	store   *Store
+	store   *store
 	journal *journal
 	faults  faultList
 }
@@ -112,7 +112,7 @@ func (s *Server) lookupNamespace(name string) *namespace {
 	return s.spaces.byName[name]
 }
 
-func (s *Server) newNamespace(name string, store *Store) *namespace {
+func (s *Server) newNamespace(name string, store *store) *namespace {
 	return &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize)}
 }
 
@@ -142,7 +142,7 @@ func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
 		Total      int
 	}{Namespaces: make([]entry, len(all)), Total: len(all)}
 	for i, ns := range all {
-		out.Namespaces[i] = entry{ns.name, ns.store.Len()}
+		out.Namespaces[i] = entry{ns.name, ns.store.count()}
 	}
 	return out, nil
 }
@@ -171,7 +171,7 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 	return struct {
 		Deleted   string
 		Resources int
-	}{name, ns.store.Len()}, nil
+	}{name, ns.store.count()}, nil
 }
 
 // snapshotSpaces gives the snapshot every namespace, by name, each as its
@@ -189,7 +189,7 @@ func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 		sp := snapshotSpace{Name: ns.name, Replaced: st.replaced, Own: st.own}
 		if len(st.base.rows) > 0 {
 			if bases[st.base] == nil {
-				rs := make([]*Resource, len(st.base.rows))
+				rs := make([]*resource, len(st.base.rows))
 				for k, e := range st.base.rows {
 					rs[k] = e.res
 				}
@@ -210,7 +210,7 @@ func (s *Server) changeMark() uint64 {
 	mark := s.spaces.changed
 	s.spaces.mu.RUnlock()
 	for _, ns := range s.sortedNamespaces() {
-		mark = max(mark, ns.store.Changes())
+		mark = max(mark, ns.store.generation())
 	}
 	return mark
 }
@@ -259,7 +259,7 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 }
 
 // sameResources reports whether rs are b's resources, value for value.
-func sameResources(rs []*Resource, b *base) bool {
+func sameResources(rs []*resource, b *base) bool {
 	if len(rs) != len(b.rows) {
 		return false
 	}

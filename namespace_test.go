@@ -185,7 +185,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 func TestNamespaceIDSeed(t *testing.T) {
 	t.Parallel()
 	seed := uint64(11)
-	e := startServer(t, DefaultConfig(), &seed)
+	e := startServer(t, defaultConfig(), &seed)
 	var ids [][]string
 	for _, name := range []string{"one", "two"} {
 		ns := e.in(name)
@@ -281,13 +281,13 @@ func TestNamespaceRecreatedSurvivesRestart(t *testing.T) {
 func BenchmarkNamespaceHeap(b *testing.B) {
 	for _, size := range []int{0, 100} {
 		b.Run(fmt.Sprintf("seed%d", size), func(b *testing.B) {
-			cfg := DefaultConfig()
+			cfg := defaultConfig()
 			cfg.MaxNamespaces = 1001 // the default namespace counts too
 			if size > 0 {
 				cfg.Seed = benchResources(0, size)
 			}
 			for b.Loop() {
-				srv := NewServer(cfg, NewStore(nil), nil)
+				srv := newServer(cfg, newStore(nil), nil)
 				runtime.GC()
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
@@ -399,7 +399,7 @@ func TestNamespacesLayeredConcurrently(t *testing.T) {
 	for i := range 200 {
 		items = append(items, fmt.Sprintf(`{"FirstName": "v0", "Surname": "v0", "ExternalID": "x%d"}`, i))
 	}
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	seed, err := decodeSeed([]byte("[" + strings.Join(items, ",") + "]"))
 	if err != nil {
 		t.Fatal(err)
@@ -517,7 +517,7 @@ func (e *testClient) newNamespace(body string) createdNamespace {
 
 func TestNamespaceCreateNames(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	long := strings.Repeat("p", maxNamespacePrefix)
 	for _, tt := range []struct{ body, name string }{
 		{"", `^ns-[0-9a-f]{16}$`},
@@ -542,7 +542,7 @@ func TestNamespaceCreateNames(t *testing.T) {
 
 func TestNamespaceCreateRefused(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, DefaultConfig(), nil)
+	e := startServer(t, defaultConfig(), nil)
 	tooLong := strings.Repeat("p", maxNamespacePrefix+1)
 	notJSON := "The body is a JSON object such as {\"Prefix\": \"TestCreate\"}, or empty."
 	for _, tt := range []struct {

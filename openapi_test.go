@@ -324,7 +324,7 @@ func TestOpenAPIMatchesCodeTables(t *testing.T) {
 	t.Parallel()
 	doc := openAPIDoc(t)
 	schemas := at(t, doc, "components", "schemas")
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 
 	resourceProps := append(slices.Clone(fieldNames[:]), "Types", "Address")
 	for name, extra := range map[string][]string{"ResourceCreated": nil, "Resource": {"_links", "_embedded"}} {

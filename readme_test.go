@@ -214,7 +214,7 @@ func TestReadmeExamples(t *testing.T) {
 		// A demo is running where the environment points: the script once
 		// failed to bind there, then ran its checks and its reset against
 		// the demo and emptied it.
-		demo := NewServer(DefaultConfig(), NewStore(nil), nil)
+		demo := newServer(defaultConfig(), newStore(nil), nil)
 		demoTS := httptest.NewServer(demo)
 		defer demoTS.Close()
 		demoAPI := clientAt(t, demoTS.URL)

@@ -101,10 +101,10 @@ func (t requestorType) String() string {
 	return "type" + strconv.Itoa(int(t))
 }
 
-// Resource is one person or company in the directory, as plain values. It
-// is never changed once it is in a store: an update stores a new Resource,
+// resource is one person or company in the directory, as plain values. It
+// is never changed once it is in a store: an update stores a new resource,
 // so list pages and snapshots hold resources without a lock.
-type Resource struct {
+type resource struct {
 	vals  [numStringFields]string // by field; "" when null
 	null  [numStringFields]bool   // Id and Status are never null
 	types []requestorType
@@ -114,31 +114,31 @@ type Resource struct {
 }
 
 // str returns string field f's text, "" when null.
-func (r *Resource) str(f field) string { return r.vals[f] }
+func (r *resource) str(f field) string { return r.vals[f] }
 
 // value returns the field's text and whether it is non-null. StatusId is
 // given as its decimal text.
-func (r *Resource) value(f field) (string, bool) {
+func (r *resource) value(f field) (string, bool) {
 	if f == fieldStatusID {
 		return strconv.Itoa(r.statusID()), true
 	}
 	return r.vals[f], !r.null[f]
 }
 
-func (r *Resource) isNull(f field) bool { return f < numStringFields && r.null[f] }
+func (r *resource) isNull(f field) bool { return f < numStringFields && r.null[f] }
 
-func (r *Resource) statusID() int {
+func (r *resource) statusID() int {
 	if r.vals[fieldStatus] == statusInactive {
 		return 2
 	}
 	return 1
 }
 
-// ID returns the resource's GUID in its canonical lower-case form.
-func (r *Resource) ID() string { return r.vals[fieldID] }
+// id returns the resource's GUID in its canonical lower-case form.
+func (r *resource) id() string { return r.vals[fieldID] }
 
 // set stores a field value; null when ok is false.
-func (r *Resource) set(f field, s string, ok bool) {
+func (r *resource) set(f field, s string, ok bool) {
 	if !ok {
 		s = ""
 	}
@@ -183,9 +183,9 @@ func parseGUID(s string) (string, bool) {
 
 // appendResource writes r in the property order of the contract. links adds
 // the _links and _embedded that update and list responses carry.
-func appendResource(b []byte, r *Resource, links bool) []byte {
+func appendResource(b []byte, r *resource, links bool) []byte {
 	b = append(b, `{"Id":`...)
-	b = appendJSONString(b, r.ID())
+	b = appendJSONString(b, r.id())
 	for f := fieldDisplayName; f <= fieldStatus; f++ {
 		b = appendStringProp(b, r, f)
 	}
@@ -222,7 +222,7 @@ func appendResource(b []byte, r *Resource, links bool) []byte {
 	return append(b, '}')
 }
 
-func appendStringProp(b []byte, r *Resource, f field) []byte {
+func appendStringProp(b []byte, r *resource, f field) []byte {
 	b = append(b, ',', '"')
 	b = append(b, fieldNames[f]...)
 	b = append(b, '"', ':')

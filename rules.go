@@ -115,7 +115,7 @@ func invalid(ms modelState) *validationError {
 //     Status may not be null, and Address is ignored (the store keeps the
 //     stored one: Store.Update);
 //   - seed: an Id may be given and must be a GUID.
-func buildResource(in *resourceInput, mode writeMode, pathID string) (*Resource, error) {
+func buildResource(in *resourceInput, mode writeMode, pathID string) (*resource, error) {
 	ms := in.ms
 	r := in.res // a copy: in keeps the request as sent
 	if r.types == nil {
@@ -172,7 +172,7 @@ func buildResource(in *resourceInput, mode writeMode, pathID string) (*Resource,
 
 // applyStatus: "Active" or "Inactive" in any case, stored canonical; omitted
 // or null is Active on create, and not allowed in an update.
-func applyStatus(r *Resource, mode writeMode, seen bool, ms *modelState) {
+func applyStatus(r *resource, mode writeMode, seen bool, ms *modelState) {
 	status, ok := r.value(fieldStatus)
 	switch {
 	case !ok && mode == modeUpdate:
@@ -193,7 +193,7 @@ func applyStatus(r *Resource, mode writeMode, seen bool, ms *modelState) {
 // applyNames: Company is required when FirstName and Surname are both
 // empty; an empty DisplayName is generated from the name parts, and either
 // way it must fit the limit.
-func applyNames(r *Resource, ms *modelState) {
+func applyNames(r *resource, ms *modelState) {
 	first, surname, company := namePart(r, fieldFirstName), namePart(r, fieldSurname), namePart(r, fieldCompany)
 	if first == "" && surname == "" && company == "" {
 		ms.add("Company", "Company is required when FirstName and Surname are both empty.")
@@ -215,14 +215,14 @@ func applyNames(r *Resource, ms *modelState) {
 	r.set(fieldDisplayName, generated, true)
 }
 
-func checkLength(r *Resource, f field, limit int, ms *modelState) {
+func checkLength(r *resource, f field, limit int, ms *modelState) {
 	if n := utf8.RuneCountInString(r.str(f)); n > limit {
 		ms.add(f.String(), fmt.Sprintf("%s is %d characters long; the limit is %d.", f, n, limit))
 	}
 }
 
 // namePart is a name field as the rules see it: trimmed, "" when null.
-func namePart(r *Resource, f field) string { return strings.TrimSpace(r.str(f)) }
+func namePart(r *resource, f field) string { return strings.TrimSpace(r.str(f)) }
 
 func joinNonEmpty(parts ...string) string {
 	var b strings.Builder

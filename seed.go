@@ -17,14 +17,14 @@ import (
 // with modeSeed). Every fault is reported keyed "[i].Field", at most
 // maxProblems of them; the items are read one at a time, so the memory a
 // seed of a million bad items needs is that of the item being read.
-func decodeSeed(body []byte) ([]*Resource, error) {
+func decodeSeed(body []byte) ([]*resource, error) {
 	doc, err := openDocument(body, seedBody)
 	if err != nil {
 		return nil, err
 	}
 	dec := doc.dec
 	dec.DisallowUnknownFields()
-	resources := []*Resource{}
+	resources := []*resource{}
 	all := modelState{}
 	item := 0
 	var b resourceJSON // one for all items: it escapes to the heap
@@ -101,17 +101,17 @@ func nestsTooDeep(raw []byte) bool {
 }
 
 // checkSeedIDs reports Ids given to two items.
-func checkSeedIDs(resources []*Resource, ms *modelState) {
+func checkSeedIDs(resources []*resource, ms *modelState) {
 	first := map[string]int{}
 	for i, r := range resources {
 		if r.isNull(fieldID) {
 			continue
 		}
-		if k, taken := first[r.ID()]; taken {
-			ms.add(fmt.Sprintf("[%d].Id", i), fmt.Sprintf("Id %s is also given to item %d.", r.ID(), k))
+		if k, taken := first[r.id()]; taken {
+			ms.add(fmt.Sprintf("[%d].Id", i), fmt.Sprintf("Id %s is also given to item %d.", r.id(), k))
 			continue
 		}
-		first[r.ID()] = i
+		first[r.id()] = i
 	}
 }
 

@@ -71,7 +71,7 @@ type Config struct {
 	AllowedHosts []string
 	// Seed is what every namespace starts from, and every reset goes back
 	// to (the -seed file); nil for empty.
-	Seed []*Resource
+	Seed []*resource
 	// IDSeed, when set, makes every namespace's generated GUIDs the same
 	// from run to run (-id-seed).
 	IDSeed        *uint64
@@ -80,8 +80,8 @@ type Config struct {
 	Filters filterDialect
 }
 
-// DefaultConfig is the configuration of `go run .` with no flags.
-func DefaultConfig() Config {
+// defaultConfig is the configuration of `go run .` with no flags.
+func defaultConfig() Config {
 	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces, Filters: dialectAssetic}
 }
 
@@ -89,7 +89,7 @@ func DefaultConfig() Config {
 // from DefaultConfig, rather than divide every list by zero or refuse every
 // body. JournalSize stays: 0 turns the journal off.
 func (c Config) withDefaults() Config {
-	d := DefaultConfig()
+	d := defaultConfig()
 	if c.MaxPageSize < 1 {
 		c.MaxPageSize = d.MaxPageSize
 	}
@@ -136,9 +136,9 @@ type Server struct {
 	requestLog *requestLog
 }
 
-// NewServer returns a Server whose default namespace is store; other
+// newServer returns a Server whose default namespace is store; other
 // namespaces get stores of their own. A nil logger discards logs.
-func NewServer(cfg Config, store *Store, logger *slog.Logger) *Server {
+func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

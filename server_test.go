@@ -23,7 +23,7 @@ func TestZeroConfig(t *testing.T) {
 // TestRoutesOneTable: the console's page, its assets and the OpenAPI
 // document are routes like the others, with the same JSON 405 and 404.
 func TestRoutesOneTable(t *testing.T) {
-	a := startServer(t, DefaultConfig(), nil)
+	a := startServer(t, defaultConfig(), nil)
 	tests := []struct {
 		method, path string
 		status       int

@@ -43,7 +43,7 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 // base they were frozen into when the server has it (nil when read from a
 // file, until restored).
 type snapshotBase struct {
-	Resources []*Resource
+	Resources []*resource
 	frozen    *base
 }
 
@@ -53,7 +53,7 @@ type snapshotSpace struct {
 	Name     string
 	Base     *snapshotBase
 	Replaced []replacedResource
-	Own      []*Resource
+	Own      []*resource
 	// reseed: the namespace starts from the seed. Formats 2 and 3 cannot
 	// tell a cleared namespace from one never written: an empty one starts
 	// from the seed again, as it did when they were current.
@@ -101,7 +101,7 @@ type snapshotRecord struct {
 	Address []byte // nil: null
 }
 
-func recordOf(r *Resource, pos int32) snapshotRecord {
+func recordOf(r *resource, pos int32) snapshotRecord {
 	rec := snapshotRecord{Pos: pos, Values: r.vals[:], Address: r.address}
 	for f := range numStringFields {
 		if r.null[f] {
@@ -293,8 +293,8 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 			return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
 		}
 		for k, r := range replaced {
-			if sp.Base == nil || pos[k] < 0 || int(pos[k]) >= len(sp.Base.Resources) || sp.Base.Resources[pos[k]].ID() != r.ID() {
-				return nil, fmt.Errorf("namespace %s: the changed seed resource %s is not in the seed", ns.Name, r.ID())
+			if sp.Base == nil || pos[k] < 0 || int(pos[k]) >= len(sp.Base.Resources) || sp.Base.Resources[pos[k]].id() != r.id() {
+				return nil, fmt.Errorf("namespace %s: the changed seed resource %s is not in the seed", ns.Name, r.id())
 			}
 			sp.Replaced = append(sp.Replaced, replacedResource{pos[k], r})
 		}
@@ -314,8 +314,8 @@ type recordReader struct {
 }
 
 // section reads n records, which the writer put in chunks of their own.
-func (rr *recordReader) section(n int) ([]*Resource, []int32, error) {
-	out := make([]*Resource, 0, n)
+func (rr *recordReader) section(n int) ([]*resource, []int32, error) {
+	out := make([]*resource, 0, n)
 	var pos []int32
 	for len(out) < n {
 		var chunk snapshotRecords
@@ -338,11 +338,11 @@ func (rr *recordReader) section(n int) ([]*Resource, []int32, error) {
 	return out, pos, nil
 }
 
-func (rr *recordReader) resource(rec snapshotRecord) (*Resource, error) {
+func (rr *recordReader) resource(rec snapshotRecord) (*resource, error) {
 	if len(rec.Values) != len(rr.fields) {
 		return nil, fmt.Errorf("%d values for %d fields", len(rec.Values), len(rr.fields))
 	}
-	r := &Resource{address: rec.Address}
+	r := &resource{address: rec.Address}
 	for f := range numStringFields {
 		r.null[f] = true // a field the file does not have is null
 	}
@@ -373,12 +373,12 @@ func (rr *recordReader) resource(rec snapshotRecord) (*Resource, error) {
 
 // checkLoaded checks what the store relies on: a canonical GUID as Id, a
 // Status of Active or Inactive.
-func checkLoaded(r *Resource) error {
-	if !isCanonicalGUID(r.ID()) || r.isNull(fieldID) {
-		return fmt.Errorf("a resource has the invalid Id %q", r.ID())
+func checkLoaded(r *resource) error {
+	if !isCanonicalGUID(r.id()) || r.isNull(fieldID) {
+		return fmt.Errorf("a resource has the invalid Id %q", r.id())
 	}
 	if st, ok := r.value(fieldStatus); !ok || (st != statusActive && st != statusInactive) {
-		return fmt.Errorf("resource %s has the invalid Status %q", r.ID(), st)
+		return fmt.Errorf("resource %s has the invalid Status %q", r.id(), st)
 	}
 	return nil
 }

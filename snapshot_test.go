@@ -58,12 +58,12 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 			logger := slog.New(slog.DiscardHandler)
 			b.ResetTimer()
 			for range b.N {
-				store := NewStore(nil)
+				store := newStore(nil)
 				if err := newSnapshotter(path, storeDir{store}, logger).load(); err != nil {
 					b.Fatal(err)
 				}
-				if store.Len() != size.n {
-					b.Fatalf("loaded %d resources, want %d", store.Len(), size.n)
+				if store.count() != size.n {
+					b.Fatalf("loaded %d resources, want %d", store.count(), size.n)
 				}
 			}
 			b.StopTimer()
@@ -88,7 +88,7 @@ func snapGob(t *testing.T, values ...any) []byte {
 	return buf.Bytes()
 }
 
-func snapEncode(t *testing.T, rs []*Resource) []byte {
+func snapEncode(t *testing.T, rs []*resource) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := encodeSnapshot(&buf, defaultSpace(rs)); err != nil {
@@ -112,17 +112,17 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Path != path || res.Resources != store.Len() || res.Bytes != info.Size() {
-		t.Errorf("write reported %+v; the file is %d bytes and the store holds %d", res, info.Size(), store.Len())
+	if res.Path != path || res.Resources != store.count() || res.Bytes != info.Size() {
+		t.Errorf("write reported %+v; the file is %d bytes and the store holds %d", res, info.Size(), store.count())
 	}
 
-	loaded := NewStore(nil)
+	loaded := newStore(nil)
 	snap2 := newSnapshotter(path, storeDir{loaded}, snapLogger(nil))
 	if err := snap2.load(); err != nil {
 		t.Fatal(err)
 	}
-	want, _ := store.All()
-	got, _ := loaded.All()
+	want, _ := store.all()
+	got, _ := loaded.all()
 	if len(got) != len(want) {
 		t.Fatalf("loaded %d resources, want %d", len(got), len(want))
 	}
@@ -152,8 +152,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 
 	// Lists and filters answer the same, byte for byte.
-	srv2 := NewServer(kendoConfig(), loaded, nil)
-	anID := want[len(want)/2].ID()
+	srv2 := newServer(kendoConfig(), loaded, nil)
+	anID := want[len(want)/2].id()
 	queries := []struct {
 		query    string
 		nonEmpty bool
@@ -206,10 +206,10 @@ func TestSnapshotRoundTripEmpty(t *testing.T) {
 	if err != nil || len(rs) != 0 {
 		t.Fatalf("readSnapshotFile = %d resources, %v; want 0, nil", len(rs), err)
 	}
-	store := NewStore(nil)
-	store.Insert(snapRealistic(3))
-	if err := newSnapshotter(path, storeDir{store}, snapLogger(nil)).load(); err != nil || store.Len() != 0 {
-		t.Fatalf("load of an empty snapshot: %d resources, %v", store.Len(), err)
+	store := newStore(nil)
+	store.insert(snapRealistic(3))
+	if err := newSnapshotter(path, storeDir{store}, snapLogger(nil)).load(); err != nil || store.count() != 0 {
+		t.Fatalf("load of an empty snapshot: %d resources, %v", store.count(), err)
 	}
 }
 
@@ -217,7 +217,7 @@ func TestSnapshotRoundTripEmpty(t *testing.T) {
 
 func TestSnapshotCorruption(t *testing.T) {
 	store, _ := snapRoundTripStore(t)
-	rs, _ := store.All()
+	rs, _ := store.all()
 	rs = rs[:40]
 	good := snapEncode(t, rs)
 	headerLen := len(snapshotMagic) + 4
@@ -234,7 +234,7 @@ func TestSnapshotCorruption(t *testing.T) {
 		three.append(r)
 	}
 	badID := *rs[0]
-	badID.set(fieldID, strings.ToUpper(badID.ID()), true)
+	badID.set(fieldID, strings.ToUpper(badID.id()), true)
 	var badIDChunk snapshotChunk
 	badIDChunk.append(&badID)
 	v4Fields := fieldNames[:numStringFields]
@@ -308,12 +308,12 @@ func TestSnapshotCorruption(t *testing.T) {
 			snapCheckRefusal(t, err, path, c.reason)
 
 			// Through the snapshotter: the store keeps what it had.
-			store := NewStore(nil)
-			store.Insert(snapRealistic(2))
+			store := newStore(nil)
+			store.insert(snapRealistic(2))
 			err = newSnapshotter(path, storeDir{store}, snapLogger(nil)).load()
 			snapCheckRefusal(t, err, path, c.reason)
-			if store.Len() != 2 {
-				t.Errorf("a refused load left %d resources in the store, want the 2 it had", store.Len())
+			if store.count() != 2 {
+				t.Errorf("a refused load left %d resources in the store, want the 2 it had", store.count())
 			}
 
 			got, rerr := os.ReadFile(path)
@@ -337,11 +337,11 @@ func TestSnapshotCorruption(t *testing.T) {
 	})
 	t.Run("duplicate Ids", func(t *testing.T) {
 		path := filepath.Join(dir, "dup.gob")
-		data := snapEncode(t, []*Resource{rs[0], rs[1], rs[0]})
+		data := snapEncode(t, []*resource{rs[0], rs[1], rs[0]})
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		store := NewStore(nil)
+		store := newStore(nil)
 		err := newSnapshotter(path, storeDir{store}, snapLogger(nil)).load()
 		snapCheckRefusal(t, err, path, "already in use")
 		if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
@@ -457,7 +457,7 @@ func TestSnapshotDeclaredSizes(t *testing.T) {
 }
 
 // append adds r to c as formats 2 and 3 wrote it, for tests of old files.
-func (c *snapshotChunk) append(r *Resource) {
+func (c *snapshotChunk) append(r *resource) {
 	c.Count++
 	var nulls uint16
 	for f := range v3StringFields {
@@ -491,10 +491,10 @@ func TestSnapshotLayers(t *testing.T) {
 		r.set(fieldID, "", false) // the server gives the seed its Ids
 	}
 	idSeed := uint64(3)
-	cfg := DefaultConfig()
+	cfg := defaultConfig()
 	cfg.Seed = seedRes
 	cfg.IDSeed = &idSeed
-	srv := NewServer(cfg, NewStore(&idSeed), nil)
+	srv := newServer(cfg, newStore(&idSeed), nil)
 	path := filepath.Join(t.TempDir(), "layers.gob")
 	snap := newSnapshotter(path, srv, snapLogger(nil))
 	if _, err := snap.write(); err != nil {
@@ -502,7 +502,7 @@ func TestSnapshotLayers(t *testing.T) {
 	}
 	one, _ := os.Stat(path)
 
-	seedIDs, _ := srv.defaultNS().store.All()
+	seedIDs, _ := srv.defaultNS().store.all()
 	for i := range 50 {
 		name := fmt.Sprintf("t%02d", i)
 		ns := fmt.Sprintf("/ns/%s", name)
@@ -512,7 +512,7 @@ func TestSnapshotLayers(t *testing.T) {
 		}
 		snapCreate(t, srv, fmt.Sprintf(`{"Company": "C%d"}`, i))
 		snapServe(t, srv, http.MethodPost, ns+"/api/v2/resource", fmt.Sprintf(`{"FirstName": "N%d"}`, i))
-		id := seedIDs[i].ID()
+		id := seedIDs[i].id()
 		if code, body := snapServe(t, srv, http.MethodPut, ns+"/api/v2/resource/"+id, putBody(id, "FirstName", name)); code != http.StatusOK {
 			t.Fatalf("PUT: %d %s", code, body)
 		}
@@ -528,7 +528,7 @@ func TestSnapshotLayers(t *testing.T) {
 	}
 	want := map[string][]string{}
 	for _, ns := range srv.sortedNamespaces() {
-		rs, _ := ns.store.All()
+		rs, _ := ns.store.all()
 		for _, r := range rs {
 			want[ns.name] = append(want[ns.name], snapWire(r))
 		}
@@ -536,13 +536,13 @@ func TestSnapshotLayers(t *testing.T) {
 
 	// A restart with the same seed: every namespace as it was, on the
 	// server's own seed, with no second copy of it.
-	srv2 := NewServer(cfg, NewStore(&idSeed), nil)
+	srv2 := newServer(cfg, newStore(&idSeed), nil)
 	if err := newSnapshotter(path, srv2, snapLogger(nil)).load(); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string][]string{}
 	for _, ns := range srv2.sortedNamespaces() {
-		rs, _ := ns.store.All()
+		rs, _ := ns.store.all()
 		for _, r := range rs {
 			got[ns.name] = append(got[ns.name], snapWire(r))
 		}
@@ -564,17 +564,17 @@ func TestSnapshotLayers(t *testing.T) {
 	// written on; a reset takes one to the new seed.
 	cfg3 := cfg
 	cfg3.Seed = snapRealistic(3)
-	srv3 := NewServer(cfg3, NewStore(&idSeed), nil)
+	srv3 := newServer(cfg3, newStore(&idSeed), nil)
 	if err := newSnapshotter(path, srv3, snapLogger(nil)).load(); err != nil {
 		t.Fatal(err)
 	}
-	if rs, _ := srv3.lookupNamespace("t01").store.All(); len(rs) != len(want["t01"]) {
+	if rs, _ := srv3.lookupNamespace("t01").store.all(); len(rs) != len(want["t01"]) {
 		t.Fatalf("on another seed, t01 holds %d, want %d", len(rs), len(want["t01"]))
 	}
 	if code, _ := snapServe(t, srv3, http.MethodPost, "/ns/t01/__admin/reset", ""); code != http.StatusOK {
 		t.Fatal("reset")
 	}
-	if n := srv3.lookupNamespace("t01").store.Len(); n != 3 {
+	if n := srv3.lookupNamespace("t01").store.count(); n != 3 {
 		t.Errorf("after a reset t01 holds %d, want the new seed's 3", n)
 	}
 }
@@ -600,14 +600,14 @@ func TestSnapshotFieldsByName(t *testing.T) {
 		name    string
 		fields  []string
 		records *snapshotRecords
-		want    func(r *Resource) *Resource
+		want    func(r *resource) *resource
 	}{
-		{"a property added since", olderFields, &older, func(r *Resource) *Resource {
+		{"a property added since", olderFields, &older, func(r *resource) *resource {
 			c := *r
 			c.set(fieldAddressComment, "", false)
 			return &c
 		}},
-		{"a property this version lacks", newerFields, &newer, func(r *Resource) *Resource { return r }},
+		{"a property this version lacks", newerFields, &newer, func(r *resource) *resource { return r }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := snapFrame(4, snapGob(t, snapshotHeader{Fields: c.fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 3}}}, c.records))
@@ -699,7 +699,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		if err != nil {
 			return
 		}
-		srv := NewServer(DefaultConfig(), NewStore(nil), nil)
+		srv := newServer(defaultConfig(), newStore(nil), nil)
 		if err := srv.restore(spaces); err != nil {
 			return // duplicate Ids across a namespace's layer: refused, not a panic
 		}

@@ -33,8 +33,8 @@ import (
 // and writes at its next attempt once the fault is gone.
 func TestSnapshotWriteIfChangedRetries(t *testing.T) {
 	dir := t.TempDir()
-	store := NewStore(nil)
-	store.Insert(snapRealistic(30))
+	store := newStore(nil)
+	store.insert(snapRealistic(30))
 
 	t.Run("folder missing", func(t *testing.T) {
 		path := filepath.Join(dir, "later", "rd.gob")
@@ -163,7 +163,7 @@ func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := newSnapshotter(path, storeDir{NewStore(nil)}, snapLogger(nil)).load(); err != nil {
+	if err := newSnapshotter(path, storeDir{newStore(nil)}, snapLogger(nil)).load(); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range stale {
@@ -179,7 +179,7 @@ func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
 	// A refused snapshot leaves the folder as it is.
 	os.WriteFile(filepath.Join(dir, stale[0]), nil, 0o600)
 	os.WriteFile(path, []byte("garbage"), 0o600)
-	if err := newSnapshotter(path, storeDir{NewStore(nil)}, snapLogger(nil)).load(); err == nil {
+	if err := newSnapshotter(path, storeDir{newStore(nil)}, snapLogger(nil)).load(); err == nil {
 		t.Fatal("garbage loaded")
 	}
 	if _, err := os.Stat(filepath.Join(dir, stale[0])); err != nil {
@@ -190,7 +190,7 @@ func TestSnapshotLoadRemovesStaleTemps(t *testing.T) {
 // A run that changes nothing must not leave a snapshot behind.
 func TestSnapshotIdleRunWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "idle.gob")
-	snap := newSnapshotter(path, storeDir{NewStore(nil)}, slog.New(slog.DiscardHandler))
+	snap := newSnapshotter(path, storeDir{newStore(nil)}, slog.New(slog.DiscardHandler))
 	if err := snap.load(); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func snapTestCrashSafety(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	for _, r := range seed {
-		prev[r.ID()] = true
+		prev[r.id()] = true
 	}
 	killDelays := []time.Duration{0, 20 * time.Millisecond, 55 * time.Millisecond, 90 * time.Millisecond,
 		130 * time.Millisecond, 210 * time.Millisecond, 333 * time.Millisecond, 500 * time.Millisecond}
@@ -387,7 +387,7 @@ func snapTestCrashSafety(t *testing.T, bin string) {
 		}
 		ids := make(map[string]bool, len(rs))
 		for _, r := range rs {
-			ids[r.ID()] = true
+			ids[r.id()] = true
 		}
 		for id := range prev {
 			if !ids[id] {
@@ -497,12 +497,12 @@ func snapTestFailedFinalWrite(t *testing.T, bin string) {
 
 var snapListStores sync.Map // int -> *Store
 
-func snapListStore(n int) *Store {
+func snapListStore(n int) *store {
 	if s, ok := snapListStores.Load(n); ok {
-		return s.(*Store)
+		return s.(*store)
 	}
-	s := NewStore(nil)
-	if err := s.Insert(snapRealisticCached(n)); err != nil {
+	s := newStore(nil)
+	if err := s.insert(snapRealisticCached(n)); err != nil {
 		panic(err)
 	}
 	snapListStores.Store(n, s)
@@ -528,15 +528,15 @@ func BenchmarkListDuringSnapshot(b *testing.B) {
 		window := max(500*time.Millisecond, res.Duration*5/2)
 		for _, mode := range []string{"idle", "snapshotting"} {
 			b.Run(size.name+"/"+mode, func(b *testing.B) {
-				srv := NewServer(DefaultConfig(), store, nil)
-				all, _ := store.All()
+				srv := newServer(defaultConfig(), store, nil)
+				all, _ := store.all()
 				target := func(rng *rand.Rand) string {
 					r := all[rng.IntN(len(all))]
 					switch rng.IntN(4) {
 					case 0:
 						return fmt.Sprintf("/api/v2/resource?requestParams.page=%d&requestParams.pageSize=20", 1+rng.IntN(len(all)/20))
 					case 1:
-						return "/api/v2/resource?requestParams.filters=" + url.QueryEscape("Id~eq~'"+r.ID()+"'")
+						return "/api/v2/resource?requestParams.filters=" + url.QueryEscape("Id~eq~'"+r.id()+"'")
 					case 2:
 						return "/api/v2/resource?requestParams.filters=" + url.QueryEscape("ExternalID~eq~'"+r.str(fieldExternalID)+"'")
 					default:

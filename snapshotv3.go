@@ -21,7 +21,7 @@ func decodeV3(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 	if header.Count < 0 || header.Count > payload {
 		return nil, fmt.Errorf("bad resource count %d", header.Count)
 	}
-	resources := make([]*Resource, header.Count)
+	resources := make([]*resource, header.Count)
 	for decoded := 0; decoded < header.Count; {
 		var chunk snapshotChunk
 		err := dec.Decode(&chunk)
@@ -45,7 +45,7 @@ func decodeV3(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 
 // splitSpaces cuts the resources into the namespaces the header lists; a
 // file from before namespaces is the default namespace.
-func splitSpaces(header snapshotHeader, resources []*Resource) ([]snapshotSpace, error) {
+func splitSpaces(header snapshotHeader, resources []*resource) ([]snapshotSpace, error) {
 	if header.Namespaces == nil {
 		return []snapshotSpace{{Name: defaultNamespace, Own: resources}}, nil
 	}
@@ -89,7 +89,7 @@ type snapshotChunk struct {
 // resources rebuilds the chunk's resources into dst, which must have room
 // for c.Count. The chunk must be freshly decoded and not reused: Addresses
 // and Types point into its slices.
-func (c *snapshotChunk) resources(dst []*Resource) error {
+func (c *snapshotChunk) resources(dst []*resource) error {
 	n := c.Count
 	if n < 0 || n > len(dst) || len(c.Lens) != n*v3StringFields || len(c.Nulls) != n ||
 		len(c.NTypes) != n || len(c.AddressLens) != n {
@@ -104,7 +104,7 @@ func (c *snapshotChunk) resources(dst []*Resource) error {
 	}
 	text, typesAt, addressAt := c.Text, 0, 0
 	for i := range n {
-		r := &Resource{}
+		r := &resource{}
 		lens := c.Lens[i*v3StringFields : (i+1)*v3StringFields]
 		for f, l := range lens {
 			if l > uint32(len(text)) {

@@ -10,7 +10,7 @@ import (
 
 func TestSnapshotReadsVersion2(t *testing.T) {
 	store, _ := snapRoundTripStore(t)
-	want, _ := store.All()
+	want, _ := store.all()
 	path := filepath.Join(t.TempDir(), "v2.gob")
 	if err := os.WriteFile(path, snapEncodeV2(t, want), 0o644); err != nil {
 		t.Fatal(err)

@@ -59,11 +59,11 @@ func appendFold(dst []byte, s string) []byte {
 // entry is a stored resource with its folded values, which every filter
 // and sort reads; computed once when the resource is stored.
 type entry struct {
-	res  *Resource
+	res  *resource
 	fold [numStringFields]string
 }
 
-func newEntry(r *Resource) *entry {
+func newEntry(r *resource) *entry {
 	// One string holds every folded value: a create made a string per
 	// value with a capital letter.
 	var buf [512]byte
@@ -152,16 +152,16 @@ var emptyBase = &base{}
 
 // newBase freezes resources, in order, generating an Id for those without
 // one (from the stream of idSeed when given).
-func newBase(resources []*Resource, idSeed *uint64) (*base, error) {
+func newBase(resources []*resource, idSeed *uint64) (*base, error) {
 	b := &base{rows: make([]entry, 0, len(resources)), byID: make(map[string]int32, len(resources))}
 	given := make([]string, len(resources)) // canonical Ids given, "" where none
 	for i, r := range resources {
-		if r.ID() == "" || r.isNull(fieldID) {
+		if r.id() == "" || r.isNull(fieldID) {
 			continue
 		}
-		id, ok := parseGUID(r.ID())
+		id, ok := parseGUID(r.id())
 		if !ok {
-			return nil, fmt.Errorf("resource %d: Id %q is not a GUID", i, r.ID())
+			return nil, fmt.Errorf("resource %d: Id %q is not a GUID", i, r.id())
 		}
 		if _, taken := b.byID[id]; taken {
 			return nil, &errDuplicateID{Index: i, ID: id}
@@ -183,7 +183,7 @@ func newBase(resources []*Resource, idSeed *uint64) (*base, error) {
 			}
 		}
 		c.set(fieldID, id, true)
-		b.byID[c.ID()] = int32(i)
+		b.byID[c.id()] = int32(i)
 		b.rows = append(b.rows, entry{res: &c})
 	}
 	// Each field is folded, and indexed, on its own: a field per goroutine,
@@ -278,8 +278,8 @@ var generation atomic.Uint64
 
 func nextGeneration() uint64 { return generation.Add(1) }
 
-// Store is one directory: a layer of changes over a shared base.
-type Store struct {
+// store is one directory: a layer of changes over a shared base.
+type store struct {
 	mu   sync.RWMutex
 	seed *base // what Reset goes back to
 	base *base // what the layer is on: seed, or empty once cleared
@@ -298,20 +298,20 @@ type Store struct {
 	ids     io.Reader // nil: GUIDs from crypto/rand
 }
 
-// NewStore returns an empty store. A non-nil idSeed makes the sequence of
+// newStore returns an empty store. A non-nil idSeed makes the sequence of
 // generated GUIDs the same on every run.
-func NewStore(idSeed *uint64) *Store { return newLayer(emptyBase, idSeed) }
+func newStore(idSeed *uint64) *store { return newLayer(emptyBase, idSeed) }
 
 // newLayer returns a store that starts from seed and goes back to it on
 // Reset.
-func newLayer(seed *base, idSeed *uint64) *Store {
-	s := &Store{seed: seed, idSeed: idSeed}
+func newLayer(seed *base, idSeed *uint64) *store {
+	s := &store{seed: seed, idSeed: idSeed}
 	s.startLocked(seed)
 	return s
 }
 
 // startLocked drops the layer and puts it on b.
-func (s *Store) startLocked(b *base) {
+func (s *store) startLocked(b *base) {
 	s.base = b
 	s.replaced, s.own, s.ownByID, s.index = nil, nil, nil, fieldIndexes{}
 	s.restartIDsLocked(len(b.rows), b.idState)
@@ -319,7 +319,7 @@ func (s *Store) startLocked(b *base) {
 }
 
 // setSeed makes b what Reset goes back to, and puts an empty store on it.
-func (s *Store) setSeed(b *base) {
+func (s *store) setSeed(b *base) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seed = b
@@ -332,7 +332,7 @@ func (s *Store) setSeed(b *base) {
 // by the n resources held so that it does not replay their Ids, or from
 // state: where the base's own Ids left it, so that a layer's creations
 // continue it as one directory seeded and then written would.
-func (s *Store) restartIDsLocked(n int, state []byte) {
+func (s *store) restartIDsLocked(n int, state []byte) {
 	s.ids = nil
 	stream := newIDStream(s.idSeed, n)
 	if stream == nil {
@@ -344,38 +344,38 @@ func (s *Store) restartIDsLocked(n int, state []byte) {
 	s.ids = stream
 }
 
-// Reset goes back to the seed.
-func (s *Store) Reset() {
+// reset goes back to the seed.
+func (s *store) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.startLocked(s.seed)
 }
 
-// Clear removes every resource, the seed's included (until the next Reset).
-func (s *Store) Clear() {
+// clear removes every resource, the seed's included (until the next Reset).
+func (s *store) clear() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.startLocked(emptyBase)
 }
 
-// Len returns the number of resources.
-func (s *Store) Len() int {
+// count returns the number of resources.
+func (s *store) count() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.lenLocked()
 }
 
-func (s *Store) lenLocked() int { return len(s.base.rows) + len(s.own) }
+func (s *store) lenLocked() int { return len(s.base.rows) + len(s.own) }
 
-// Changes returns the generation of the store's last change.
-func (s *Store) Changes() uint64 {
+// generation returns the generation of the store's last change.
+func (s *store) generation() uint64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.changes
 }
 
 // at returns the resource at position pos.
-func (s *Store) at(pos int32) *entry {
+func (s *store) at(pos int32) *entry {
 	if n := int32(len(s.base.rows)); pos >= n {
 		return s.own[pos-n]
 	}
@@ -386,7 +386,7 @@ func (s *Store) at(pos int32) *entry {
 }
 
 // each calls visit with every position in order and its resource.
-func (s *Store) each(visit func(pos int32, e *entry)) {
+func (s *store) each(visit func(pos int32, e *entry)) {
 	// The layer's replacements, in order, are walked beside the base rather
 	// than looked up in their map at every row.
 	over := slices.Sorted(maps.Keys(s.replaced))
@@ -403,7 +403,7 @@ func (s *Store) each(visit func(pos int32, e *entry)) {
 }
 
 // find returns the position of the resource with Id id.
-func (s *Store) find(id string) (int32, bool) {
+func (s *store) find(id string) (int32, bool) {
 	if pos, ok := s.ownByID[id]; ok {
 		return pos, true
 	}
@@ -411,19 +411,19 @@ func (s *Store) find(id string) (int32, bool) {
 	return pos, ok
 }
 
-// All returns every resource in creation order and the change counter they
+// all returns every resource in creation order and the change counter they
 // reflect. Resources are immutable, so the caller may read them unlocked.
-func (s *Store) All() ([]*Resource, uint64) {
+func (s *store) all() ([]*resource, uint64) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]*Resource, s.lenLocked())
+	out := make([]*resource, s.lenLocked())
 	for i := range out {
 		out[i] = s.at(int32(i)).res
 	}
 	return out, s.changes
 }
 
-func (s *Store) newIDLocked() (string, error) {
+func (s *store) newIDLocked() (string, error) {
 	for {
 		id, err := newID(s.ids, s.ownByID)
 		if err != nil {
@@ -435,8 +435,8 @@ func (s *Store) newIDLocked() (string, error) {
 	}
 }
 
-// Create stores r under a newly generated Id and returns it.
-func (s *Store) Create(r *Resource) (*Resource, error) {
+// create stores r under a newly generated Id and returns it.
+func (s *store) create(r *resource) (*resource, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, err := s.newIDLocked()
@@ -448,14 +448,14 @@ func (s *Store) Create(r *Resource) (*Resource, error) {
 	return r, nil
 }
 
-func (s *Store) appendLocked(r *Resource) {
+func (s *store) appendLocked(r *resource) {
 	pos := int32(s.lenLocked())
 	e := newEntry(r)
 	s.own = append(s.own, e)
 	if s.ownByID == nil {
 		s.ownByID = map[string]int32{}
 	}
-	s.ownByID[r.ID()] = pos
+	s.ownByID[r.id()] = pos
 	s.index.add(e, pos)
 	s.changes = nextGeneration()
 }
@@ -470,15 +470,15 @@ func (e *errDuplicateID) Error() string {
 	return fmt.Sprintf("resource %d: Id %s is already in use", e.Index, e.ID)
 }
 
-// Insert stores rs in order, all or nothing. A resource with an Id keeps it
+// insert stores rs in order, all or nothing. A resource with an Id keeps it
 // (it must not be in use, in the store or earlier in rs), in the canonical
 // lower-case form; one without gets a generated Id.
-func (s *Store) Insert(rs []*Resource) error {
+func (s *store) insert(rs []*resource) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	given := make(map[string]bool)
 	for i, r := range rs {
-		id := r.ID()
+		id := r.id()
 		if r.isNull(fieldID) || id == "" {
 			continue
 		}
@@ -494,7 +494,7 @@ func (s *Store) Insert(rs []*Resource) error {
 		given[id] = true
 	}
 	for _, r := range rs {
-		if r.isNull(fieldID) || r.ID() == "" {
+		if r.isNull(fieldID) || r.id() == "" {
 			id, err := s.newIDLocked()
 			for err == nil && given[id] {
 				id, err = s.newIDLocked()
@@ -512,12 +512,12 @@ func (s *Store) Insert(rs []*Resource) error {
 	return nil
 }
 
-// Update replaces the resource with r's Id by r, keeping the stored Address
+// update replaces the resource with r's Id by r, keeping the stored Address
 // (it is accepted on create only). It returns false when the Id is unknown.
-func (s *Store) Update(r *Resource) (*Resource, bool) {
+func (s *store) update(r *resource) (*resource, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pos, ok := s.find(r.ID())
+	pos, ok := s.find(r.id())
 	if !ok {
 		return nil, false
 	}
@@ -543,25 +543,25 @@ func (s *Store) Update(r *Resource) (*Resource, bool) {
 	return r, true
 }
 
-// Query is what a list request asks for. Page is 1-based.
-type Query struct {
+// listQuery is what a list request asks for. Page is 1-based.
+type listQuery struct {
 	Filter   filterNode // nil matches everything
 	Sorts    []sortKey
 	Page     int
 	PageSize int
 }
 
-// List returns the number of matching resources and the requested page:
+// list returns the number of matching resources and the requested page:
 // the matches in creation order (from an index when the filter allows, by
 // a scan otherwise), one sort, one page window.
-func (s *Store) List(q Query) (total int, page []*Resource) {
+func (s *store) list(q listQuery) (total int, page []*resource) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 
 	if q.Filter == nil && q.Sorts == nil {
 		total = s.lenLocked()
 		start, end := pageWindow(total, q)
-		page = make([]*Resource, 0, end-start)
+		page = make([]*resource, 0, end-start)
 		for pos := start; pos < end; pos++ {
 			page = append(page, s.at(int32(pos)).res)
 		}
@@ -598,7 +598,7 @@ func (s *Store) List(q Query) (total int, page []*Resource) {
 		})
 	}
 	start, end := pageWindow(len(matches), q)
-	page = make([]*Resource, 0, end-start)
+	page = make([]*resource, 0, end-start)
 	for _, m := range matches[start:end] {
 		page = append(page, m.e.res)
 	}
@@ -616,7 +616,7 @@ type match struct {
 }
 
 // pageWindow is where q's page starts and ends among total matches.
-func pageWindow(total int, q Query) (start, end int) {
+func pageWindow(total int, q listQuery) (start, end int) {
 	start = total // past the end: only the totals are asked for
 	if q.PageSize >= 1 && q.Page >= 1 && q.Page-1 <= total/q.PageSize {
 		start = (q.Page - 1) * q.PageSize
@@ -628,7 +628,7 @@ func pageWindow(total int, q Query) (start, end int) {
 // every match of n, or indexed=false when n needs a scan: an eq on an
 // indexed field or Id, alone, in an and (the shortest list) or in an or of
 // such terms (the union).
-func (s *Store) candidatesLocked(n filterNode) (positions []int32, indexed bool) {
+func (s *store) candidatesLocked(n filterNode) (positions []int32, indexed bool) {
 	switch n := n.(type) {
 	case *filterCond:
 		if n.Op != opEq || (n.Kind != valueString && n.Kind != valueInt) || n.Field >= numStringFields {
@@ -664,7 +664,7 @@ func (s *Store) candidatesLocked(n filterNode) (positions []int32, indexed bool)
 
 // lookupLocked returns the positions whose field f folds to key: the base's,
 // less those the layer wrote over, merged with the layer's.
-func (s *Store) lookupLocked(f field, key string) []int32 {
+func (s *store) lookupLocked(f field, key string) []int32 {
 	fromBase := s.base.index[f][key]
 	if len(s.replaced) > 0 {
 		kept := make([]int32, 0, len(fromBase))
@@ -742,17 +742,17 @@ func boolCompare(a, b bool) int {
 type layerState struct {
 	base     *base
 	replaced []replacedResource
-	own      []*Resource
+	own      []*resource
 }
 
 type replacedResource struct {
 	pos int32
-	res *Resource
+	res *resource
 }
 
 // state returns what the snapshot writes of the store; the layer is copied
 // (its size is the namespace's writes), the base shared.
-func (s *Store) state() layerState {
+func (s *store) state() layerState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := layerState{base: s.base}
@@ -760,7 +760,7 @@ func (s *Store) state() layerState {
 		st.replaced = append(st.replaced, replacedResource{pos, e.res})
 	}
 	slices.SortFunc(st.replaced, func(a, b replacedResource) int { return int(a.pos - b.pos) })
-	st.own = make([]*Resource, len(s.own))
+	st.own = make([]*resource, len(s.own))
 	for i, e := range s.own {
 		st.own[i] = e.res
 	}
@@ -769,8 +769,8 @@ func (s *Store) state() layerState {
 
 // restore puts the store on b with a layer of replaced (resources of b)
 // and own; it fails, leaving the store as it was, when an own Id is taken.
-func (s *Store) restore(b *base, replaced []replacedResource, own []*Resource) error {
-	t := &Store{base: b}          // the new layer, built unlocked, then moved in
+func (s *store) restore(b *base, replaced []replacedResource, own []*resource) error {
+	t := &store{base: b}          // the new layer, built unlocked, then moved in
 	for _, rr := range replaced { // decodeV4 checked that each is in b
 		if t.replaced == nil {
 			t.replaced = map[int32]*entry{}
@@ -780,8 +780,8 @@ func (s *Store) restore(b *base, replaced []replacedResource, own []*Resource) e
 		t.index.add(e, rr.pos)
 	}
 	for i, r := range own {
-		if _, taken := t.find(r.ID()); taken {
-			return &errDuplicateID{Index: i, ID: r.ID()}
+		if _, taken := t.find(r.id()); taken {
+			return &errDuplicateID{Index: i, ID: r.id()}
 		}
 		t.appendLocked(r)
 	}

@@ -28,7 +28,7 @@ import (
 // check verifies the store's invariants under its lock: the Id maps and
 // the layer's eq indexes describe exactly the resources the store shows,
 // the base's index its own rows. Tests call it after every kind of mutation.
-func (s *Store) check() error {
+func (s *store) check() error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var errs []error
@@ -42,8 +42,8 @@ func (s *Store) check() error {
 	for pos := range s.base.rows {
 		e := &s.base.rows[pos]
 		wantBase.add(e, int32(pos))
-		if got, ok := s.base.byID[e.res.ID()]; !ok || got != int32(pos) {
-			fail("base Id %s maps to %d, %v; want %d", e.res.ID(), got, ok, pos)
+		if got, ok := s.base.byID[e.res.id()]; !ok || got != int32(pos) {
+			fail("base Id %s maps to %d, %v; want %d", e.res.id(), got, ok, pos)
 		}
 	}
 	if len(s.base.byID) != len(s.base.rows) {
@@ -54,19 +54,19 @@ func (s *Store) check() error {
 			fail("replaced position %d is outside the base of %d", pos, nb)
 			continue
 		}
-		if e.res.ID() != s.base.rows[pos].res.ID() {
-			fail("position %d: replaced by %s, the base has %s", pos, e.res.ID(), s.base.rows[pos].res.ID())
+		if e.res.id() != s.base.rows[pos].res.id() {
+			fail("position %d: replaced by %s, the base has %s", pos, e.res.id(), s.base.rows[pos].res.id())
 		}
 		wantLayer.add(e, pos)
 	}
 	for i, e := range s.own {
 		pos := nb + int32(i)
 		wantLayer.add(e, pos)
-		if got, ok := s.ownByID[e.res.ID()]; !ok || got != pos {
-			fail("own Id %s maps to %d, %v; want %d", e.res.ID(), got, ok, pos)
+		if got, ok := s.ownByID[e.res.id()]; !ok || got != pos {
+			fail("own Id %s maps to %d, %v; want %d", e.res.id(), got, ok, pos)
 		}
-		if _, inBase := s.base.byID[e.res.ID()]; inBase {
-			fail("own Id %s is also in the base", e.res.ID())
+		if _, inBase := s.base.byID[e.res.id()]; inBase {
+			fail("own Id %s is also in the base", e.res.id())
 		}
 	}
 	if len(s.ownByID) != len(s.own) {
@@ -77,8 +77,8 @@ func (s *Store) check() error {
 		if want := newEntry(e.res); want.fold != e.fold {
 			fail("position %d: folded values %q, want %q", pos, e.fold, want.fold)
 		}
-		if !isCanonicalGUID(e.res.ID()) || e.res.isNull(fieldID) {
-			fail("position %d: Id %q", pos, e.res.ID())
+		if !isCanonicalGUID(e.res.id()) || e.res.isNull(fieldID) {
+			fail("position %d: Id %q", pos, e.res.id())
 		}
 	}
 	for _, f := range indexedFields {
@@ -106,10 +106,10 @@ func equalPostings(a, b postings) bool {
 
 // folded gives a resource alone to a filter or a sort, as the store gives
 // a stored one: the tests evaluate filters on resources that are in no store.
-func (r *Resource) folded(f field) (string, bool) { return newEntry(r).folded(f) }
+func (r *resource) folded(f field) (string, bool) { return newEntry(r).folded(f) }
 
 // Get returns the resource with the given lower-case Id.
-func (s *Store) Get(id string) (*Resource, bool) {
+func (s *store) Get(id string) (*resource, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	pos, ok := s.find(id)
@@ -119,7 +119,7 @@ func (s *Store) Get(id string) (*Resource, bool) {
 	return s.at(pos).res, true
 }
 
-func mustCheck(t testing.TB, s *Store) {
+func mustCheck(t testing.TB, s *store) {
 	t.Helper()
 	if err := s.check(); err != nil {
 		t.Fatalf("store invariants broken:\n%v", err)
@@ -129,8 +129,8 @@ func mustCheck(t testing.TB, s *Store) {
 // mkRes builds a resource as the handlers would store it: pairs of field and
 // value (a string, or nil for null). Fields not given are null; Status is
 // Active unless given.
-func mkRes(pairs ...any) *Resource {
-	r := &Resource{types: []requestorType{}}
+func mkRes(pairs ...any) *resource {
+	r := &resource{types: []requestorType{}}
 	for f := field(0); f < numStringFields; f++ {
 		r.set(f, "", false)
 	}
@@ -151,7 +151,7 @@ func mkRes(pairs ...any) *Resource {
 
 // withVal returns a copy of r with field f changed (nil: null), as an update
 // would carry it.
-func withVal(r *Resource, pairs ...any) *Resource {
+func withVal(r *resource, pairs ...any) *resource {
 	c := *r
 	for i := 0; i < len(pairs); i += 2 {
 		f := pairs[i].(field)
@@ -182,41 +182,41 @@ func mustSorts(t testing.TB, s string) []sortKey {
 	return k
 }
 
-func ids(rs []*Resource) []string {
+func ids(rs []*resource) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
-		out[i] = r.ID()
+		out[i] = r.id()
 	}
 	return out
 }
 
 func TestStoreCreate(t *testing.T) {
-	s := NewStore(nil)
+	s := newStore(nil)
 	mustCheck(t, s)
-	c0 := s.Changes()
-	var created []*Resource
+	c0 := s.generation()
+	var created []*resource
 	for i := range 5 {
-		r, err := s.Create(mkRes(fieldFirstName, fmt.Sprintf("F%d", i), fieldEmail, "same@example.org"))
+		r, err := s.create(mkRes(fieldFirstName, fmt.Sprintf("F%d", i), fieldEmail, "same@example.org"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		id, err := uuid.Parse(r.ID())
-		if err != nil || id.String() != r.ID() || id.Version() != 4 || id.Variant() != uuid.RFC4122 {
-			t.Fatalf("generated Id %q is not a lower-case RFC 4122 v4 GUID", r.ID())
+		id, err := uuid.Parse(r.id())
+		if err != nil || id.String() != r.id() || id.Version() != 4 || id.Variant() != uuid.RFC4122 {
+			t.Fatalf("generated Id %q is not a lower-case RFC 4122 v4 GUID", r.id())
 		}
-		if got, ok := s.Get(r.ID()); !ok || got != r {
-			t.Fatalf("Get(%s) = %v, %v", r.ID(), got, ok)
+		if got, ok := s.Get(r.id()); !ok || got != r {
+			t.Fatalf("Get(%s) = %v, %v", r.id(), got, ok)
 		}
 		created = append(created, r)
 		mustCheck(t, s)
 	}
-	if s.Len() != 5 {
-		t.Fatalf("Len = %d", s.Len())
+	if s.count() != 5 {
+		t.Fatalf("Len = %d", s.count())
 	}
-	if s.Changes() == c0 {
+	if s.generation() == c0 {
 		t.Fatal("Changes did not move")
 	}
-	all, _ := s.All()
+	all, _ := s.all()
 	if !slices.Equal(ids(all), ids(created)) {
 		t.Fatalf("All is not in creation order")
 	}
@@ -227,28 +227,28 @@ func TestStoreCreate(t *testing.T) {
 
 func TestStoreCreateReproducibleIDs(t *testing.T) {
 	seed := uint64(42)
-	a, b := NewStore(&seed), NewStore(&seed)
+	a, b := newStore(&seed), newStore(&seed)
 	for range 3 {
-		ra, err1 := a.Create(mkRes(fieldCompany, "C"))
-		rb, err2 := b.Create(mkRes(fieldCompany, "C"))
+		ra, err1 := a.create(mkRes(fieldCompany, "C"))
+		rb, err2 := b.create(mkRes(fieldCompany, "C"))
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
-		if ra.ID() != rb.ID() {
-			t.Fatalf("same seed, different ids: %s %s", ra.ID(), rb.ID())
+		if ra.id() != rb.id() {
+			t.Fatalf("same seed, different ids: %s %s", ra.id(), rb.id())
 		}
 	}
 	mustCheck(t, a)
 }
 
 func TestStoreCreateRandomnessFails(t *testing.T) {
-	s := NewStore(nil)
+	s := newStore(nil)
 	s.ids = iotest.ErrReader(errors.New("no entropy"))
-	if _, err := s.Create(mkRes(fieldCompany, "C")); err == nil {
+	if _, err := s.create(mkRes(fieldCompany, "C")); err == nil {
 		t.Fatal("Create succeeded without randomness")
 	}
-	if s.Len() != 0 {
-		t.Fatalf("Len = %d after a failed Create", s.Len())
+	if s.count() != 0 {
+		t.Fatalf("Len = %d after a failed Create", s.count())
 	}
 	mustCheck(t, s)
 }
@@ -261,83 +261,83 @@ func uuidBytes(t *testing.T, id string) []byte {
 }
 
 func TestStoreInsert(t *testing.T) {
-	s := NewStore(nil)
-	first, _ := s.Create(mkRes(fieldCompany, "Existing", fieldEmail, "x@example.org"))
+	s := newStore(nil)
+	first, _ := s.create(mkRes(fieldCompany, "Existing", fieldEmail, "x@example.org"))
 	given := uuid.NewString()
-	batch := []*Resource{
+	batch := []*resource{
 		mkRes(fieldCompany, "A", fieldEmail, "x@example.org"),
 		mkRes(fieldID, given, fieldCompany, "B"),
 		mkRes(fieldID, "", fieldCompany, "C"), // "" counts as not given
 	}
-	if err := s.Insert(batch); err != nil {
+	if err := s.insert(batch); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
-	all, _ := s.All()
+	all, _ := s.all()
 	if len(all) != 4 || all[0] != first || all[1] != batch[0] || all[2] != batch[1] || all[3] != batch[2] {
 		t.Fatalf("Insert did not append in order: %v", ids(all))
 	}
-	if batch[1].ID() != given {
-		t.Fatalf("given Id %s became %s", given, batch[1].ID())
+	if batch[1].id() != given {
+		t.Fatalf("given Id %s became %s", given, batch[1].id())
 	}
 	for _, r := range batch {
-		if _, err := uuid.Parse(r.ID()); err != nil {
-			t.Fatalf("Id %q", r.ID())
+		if _, err := uuid.Parse(r.id()); err != nil {
+			t.Fatalf("Id %q", r.id())
 		}
 	}
-	total, page := s.List(Query{Filter: mustFilter(t, "Email~eq~'X@EXAMPLE.ORG'"), Page: 1, PageSize: 10})
+	total, page := s.list(listQuery{Filter: mustFilter(t, "Email~eq~'X@EXAMPLE.ORG'"), Page: 1, PageSize: 10})
 	if total != 2 || page[0] != first || page[1] != batch[0] {
 		t.Fatalf("index after Insert: %d %v", total, ids(page))
 	}
-	if err := s.Insert(nil); err != nil {
+	if err := s.insert(nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestStoreInsertDuplicateAppliesNothing(t *testing.T) {
-	s := NewStore(nil)
-	existing, _ := s.Create(mkRes(fieldCompany, "Existing"))
+	s := newStore(nil)
+	existing, _ := s.create(mkRes(fieldCompany, "Existing"))
 	fresh := uuid.NewString()
 	cases := []struct {
 		name  string
-		batch func() []*Resource
+		batch func() []*resource
 		index int
 	}{
-		{"taken in the store", func() []*Resource {
-			return []*Resource{mkRes(fieldCompany, "A"), mkRes(fieldID, existing.ID(), fieldCompany, "B")}
+		{"taken in the store", func() []*resource {
+			return []*resource{mkRes(fieldCompany, "A"), mkRes(fieldID, existing.id(), fieldCompany, "B")}
 		}, 1},
-		{"twice in the batch", func() []*Resource {
-			return []*Resource{mkRes(fieldID, fresh, fieldCompany, "A"), mkRes(fieldCompany, "B"), mkRes(fieldID, fresh, fieldCompany, "C")}
+		{"twice in the batch", func() []*resource {
+			return []*resource{mkRes(fieldID, fresh, fieldCompany, "A"), mkRes(fieldCompany, "B"), mkRes(fieldID, fresh, fieldCompany, "C")}
 		}, 2},
-		{"twice in the batch, cases differ", func() []*Resource {
-			return []*Resource{mkRes(fieldID, strings.ToUpper(fresh), fieldCompany, "A"), mkRes(fieldID, fresh, fieldCompany, "C")}
+		{"twice in the batch, cases differ", func() []*resource {
+			return []*resource{mkRes(fieldID, strings.ToUpper(fresh), fieldCompany, "A"), mkRes(fieldID, fresh, fieldCompany, "C")}
 		}, 1},
-		{"taken in the store, upper case", func() []*Resource {
-			return []*Resource{mkRes(fieldID, strings.ToUpper(existing.ID()), fieldCompany, "A")}
+		{"taken in the store, upper case", func() []*resource {
+			return []*resource{mkRes(fieldID, strings.ToUpper(existing.id()), fieldCompany, "A")}
 		}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			changes := s.Changes()
+			changes := s.generation()
 			batch := c.batch()
 			wasNull := make([]bool, len(batch))
 			for i, r := range batch {
 				wasNull[i] = r.isNull(fieldID)
 			}
-			err := s.Insert(batch)
+			err := s.insert(batch)
 			var dup *errDuplicateID
 			if !errors.As(err, &dup) || dup.Index != c.index {
 				t.Fatalf("Insert = %v, want a duplicate at %d", err, c.index)
 			}
-			if s.Len() != 1 || s.Changes() != changes {
-				t.Fatalf("a refused Insert changed the store: Len %d", s.Len())
+			if s.count() != 1 || s.generation() != changes {
+				t.Fatalf("a refused Insert changed the store: Len %d", s.count())
 			}
 			if _, ok := s.Get(fresh); ok {
 				t.Fatal("a refused Insert stored a resource")
 			}
 			for i, r := range batch {
 				if wasNull[i] && !r.isNull(fieldID) {
-					t.Fatalf("resource %d was given the Id %s by a refused Insert", i, r.ID())
+					t.Fatalf("resource %d was given the Id %s by a refused Insert", i, r.id())
 				}
 			}
 			mustCheck(t, s)
@@ -348,17 +348,17 @@ func TestStoreInsertDuplicateAppliesNothing(t *testing.T) {
 // A seeded Id in any case is stored in the canonical lower case, so that
 // PUT (which canonicalises its GUID) and Id filters find it.
 func TestStoreInsertCanonicalisesIDs(t *testing.T) {
-	s := NewStore(nil)
+	s := newStore(nil)
 	id := uuid.NewString()
 	r := mkRes(fieldID, strings.ToUpper(id), fieldCompany, "A")
-	if err := s.Insert([]*Resource{r}); err != nil {
+	if err := s.insert([]*resource{r}); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
-	if got, ok := s.Get(id); !ok || got != r || r.ID() != id {
-		t.Fatalf("Get(%s) = %v, %v; Id %q", id, got, ok, r.ID())
+	if got, ok := s.Get(id); !ok || got != r || r.id() != id {
+		t.Fatalf("Get(%s) = %v, %v; Id %q", id, got, ok, r.id())
 	}
-	if _, ok := s.Update(withVal(r, fieldCompany, "B")); !ok {
+	if _, ok := s.update(withVal(r, fieldCompany, "B")); !ok {
 		t.Fatal("Update cannot find the seeded resource")
 	}
 	mustCheck(t, s)
@@ -368,53 +368,53 @@ func TestStoreInsertCanonicalisesIDs(t *testing.T) {
 // repeats itself; so must a generated Id and one given later in the batch.
 func TestStoreInsertGeneratedIDsAreUnique(t *testing.T) {
 	a, b := "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa", "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
-	s := NewStore(nil)
+	s := newStore(nil)
 	s.ids = bytes.NewReader(slices.Concat(uuidBytes(t, a), uuidBytes(t, a), uuidBytes(t, b)))
-	batch := []*Resource{mkRes(fieldCompany, "1"), mkRes(fieldCompany, "2")}
-	if err := s.Insert(batch); err != nil {
+	batch := []*resource{mkRes(fieldCompany, "1"), mkRes(fieldCompany, "2")}
+	if err := s.insert(batch); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
-	if batch[0].ID() != a || batch[1].ID() != b {
-		t.Fatalf("ids %s %s, want %s %s", batch[0].ID(), batch[1].ID(), a, b)
+	if batch[0].id() != a || batch[1].id() != b {
+		t.Fatalf("ids %s %s, want %s %s", batch[0].id(), batch[1].id(), a, b)
 	}
 
-	s = NewStore(nil)
+	s = newStore(nil)
 	s.ids = bytes.NewReader(slices.Concat(uuidBytes(t, a), uuidBytes(t, b)))
-	batch = []*Resource{mkRes(fieldCompany, "1"), mkRes(fieldID, a, fieldCompany, "2")}
-	if err := s.Insert(batch); err != nil {
+	batch = []*resource{mkRes(fieldCompany, "1"), mkRes(fieldID, a, fieldCompany, "2")}
+	if err := s.insert(batch); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
-	if batch[0].ID() != b || batch[1].ID() != a {
-		t.Fatalf("ids %s %s, want %s %s", batch[0].ID(), batch[1].ID(), b, a)
+	if batch[0].id() != b || batch[1].id() != a {
+		t.Fatalf("ids %s %s, want %s %s", batch[0].id(), batch[1].id(), b, a)
 	}
 }
 
 func TestStoreInsertRandomnessFails(t *testing.T) {
-	s := NewStore(nil)
+	s := newStore(nil)
 	s.ids = iotest.ErrReader(errors.New("no entropy"))
-	if err := s.Insert([]*Resource{mkRes(fieldID, uuid.NewString(), fieldCompany, "A"), mkRes(fieldCompany, "B")}); err == nil {
+	if err := s.insert([]*resource{mkRes(fieldID, uuid.NewString(), fieldCompany, "A"), mkRes(fieldCompany, "B")}); err == nil {
 		t.Fatal("Insert succeeded without randomness")
 	}
-	if s.Len() != 0 {
-		t.Fatalf("Len = %d after a failed Insert", s.Len())
+	if s.count() != 0 {
+		t.Fatalf("Len = %d after a failed Insert", s.count())
 	}
 	mustCheck(t, s)
 }
 
 func TestStoreUpdate(t *testing.T) {
-	s := NewStore(nil)
-	var rs []*Resource
+	s := newStore(nil)
+	var rs []*resource
 	for i := range 6 {
 		r := mkRes(fieldFirstName, "Ada", fieldSurname, fmt.Sprintf("S%d", i), fieldEmail, "a@x.org", fieldExternalID, "")
 		r.address = []byte(fmt.Sprintf(`{"n":%d}`, i))
-		r, _ = s.Create(r)
+		r, _ = s.create(r)
 		rs = append(rs, r)
 	}
 	eq := func(filter string) []string {
 		t.Helper()
-		total, page := s.List(Query{Filter: mustFilter(t, filter), Page: 1, PageSize: 100})
+		total, page := s.list(listQuery{Filter: mustFilter(t, filter), Page: 1, PageSize: 100})
 		if total != len(page) {
 			t.Fatalf("%s: total %d, page %d", filter, total, len(page))
 		}
@@ -428,7 +428,7 @@ func TestStoreUpdate(t *testing.T) {
 	upd := withVal(old, fieldEmail, "B@X.org", fieldFirstName, "Grace", fieldExternalID, nil,
 		fieldCompany, "Acme", fieldStatus, statusInactive)
 	upd.address = []byte(`{"changed":true}`)
-	got, ok := s.Update(upd)
+	got, ok := s.update(upd)
 	if !ok {
 		t.Fatal("Update: not found")
 	}
@@ -439,17 +439,17 @@ func TestStoreUpdate(t *testing.T) {
 	if old.vals != oldVals || string(old.address) != `{"n":3}` {
 		t.Fatal("Update changed the stored resource in place")
 	}
-	if r, _ := s.Get(old.ID()); r != got {
+	if r, _ := s.Get(old.id()); r != got {
 		t.Fatal("Get does not return the updated resource")
 	}
-	all, _ := s.All()
+	all, _ := s.all()
 	if all[3] != got {
 		t.Fatal("the updated resource left its slot")
 	}
-	if want := []string{rs[0].ID(), rs[1].ID(), rs[2].ID(), rs[4].ID(), rs[5].ID()}; !slices.Equal(eq("Email~eq~'a@x.org'"), want) {
+	if want := []string{rs[0].id(), rs[1].id(), rs[2].id(), rs[4].id(), rs[5].id()}; !slices.Equal(eq("Email~eq~'a@x.org'"), want) {
 		t.Fatalf("old Email still finds the updated resource")
 	}
-	if want := []string{old.ID()}; !slices.Equal(eq("Email~eq~'b@x.ORG'"), want) ||
+	if want := []string{old.id()}; !slices.Equal(eq("Email~eq~'b@x.ORG'"), want) ||
 		!slices.Equal(eq("FirstName~eq~'grace'"), want) || !slices.Equal(eq("Company~eq~'acme'"), want) ||
 		!slices.Equal(eq("Status~eq~'inactive'"), want) {
 		t.Fatal("new values do not find the updated resource")
@@ -461,7 +461,7 @@ func TestStoreUpdate(t *testing.T) {
 	// And back: the slot must return to the middle of the posting lists.
 	back := withVal(got, fieldEmail, "a@x.org", fieldFirstName, "Ada", fieldExternalID, "", fieldCompany, nil,
 		fieldStatus, statusActive)
-	if _, ok := s.Update(back); !ok {
+	if _, ok := s.update(back); !ok {
 		t.Fatal("Update: not found")
 	}
 	mustCheck(t, s)
@@ -474,72 +474,72 @@ func TestStoreUpdate(t *testing.T) {
 
 	// A change of case only moves nothing in the index but is stored.
 	cased := withVal(back, fieldEmail, "A@X.ORG")
-	s.Update(cased)
+	s.update(cased)
 	mustCheck(t, s)
-	if r, _ := s.Get(old.ID()); r.str(fieldEmail) != "A@X.ORG" {
+	if r, _ := s.Get(old.id()); r.str(fieldEmail) != "A@X.ORG" {
 		t.Fatalf("Email = %q", r.str(fieldEmail))
 	}
 
 	// An unknown Id changes nothing.
-	changes := s.Changes()
-	if _, ok := s.Update(mkRes(fieldID, uuid.NewString(), fieldCompany, "X")); ok {
+	changes := s.generation()
+	if _, ok := s.update(mkRes(fieldID, uuid.NewString(), fieldCompany, "X")); ok {
 		t.Fatal("Update of an unknown Id succeeded")
 	}
-	if s.Changes() != changes || s.Len() != 6 {
+	if s.generation() != changes || s.count() != 6 {
 		t.Fatal("a failed Update changed the store")
 	}
 	mustCheck(t, s)
 }
 
 func TestStoreLoad(t *testing.T) {
-	s := NewStore(nil)
-	s.Create(mkRes(fieldCompany, "Before", fieldEmail, "before@x.org"))
-	loaded := []*Resource{
+	s := newStore(nil)
+	s.create(mkRes(fieldCompany, "Before", fieldEmail, "before@x.org"))
+	loaded := []*resource{
 		mkRes(fieldID, uuid.NewString(), fieldCompany, "A", fieldEmail, "e@x.org"),
 		mkRes(fieldID, uuid.NewString(), fieldCompany, "B", fieldEmail, "E@X.org", fieldStatus, statusInactive),
 		mkRes(fieldID, uuid.NewString(), fieldCompany, "C"),
 	}
-	changes := s.Changes()
+	changes := s.generation()
 	if err := s.load(loaded); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
-	if s.Changes() == changes {
+	if s.generation() == changes {
 		t.Fatal("Load did not move Changes")
 	}
-	all, _ := s.All()
+	all, _ := s.all()
 	if !slices.Equal(ids(all), ids(loaded)) {
 		t.Fatal("Load did not replace the contents in order")
 	}
-	if total, _ := s.List(Query{Filter: mustFilter(t, "Company~eq~'before'"), Page: 1, PageSize: 5}); total != 0 {
+	if total, _ := s.list(listQuery{Filter: mustFilter(t, "Company~eq~'before'"), Page: 1, PageSize: 5}); total != 0 {
 		t.Fatal("the index still holds a resource from before Load")
 	}
-	if total, page := s.List(Query{Filter: mustFilter(t, "Email~eq~'e@x.org'"), Page: 1, PageSize: 5}); total != 2 || page[1] != loaded[1] {
+	if total, page := s.list(listQuery{Filter: mustFilter(t, "Email~eq~'e@x.org'"), Page: 1, PageSize: 5}); total != 2 || page[1] != loaded[1] {
 		t.Fatalf("index after Load: %d", total)
 	}
 
 	// A snapshot with a duplicate Id is refused and the store is left as it
 	// was.
 	dupID := uuid.NewString()
-	bad := []*Resource{mkRes(fieldID, dupID, fieldCompany, "X"), mkRes(fieldID, uuid.NewString(), fieldCompany, "Y"), mkRes(fieldID, dupID, fieldCompany, "Z")}
+	bad := []*resource{mkRes(fieldID, dupID, fieldCompany, "X"), mkRes(fieldID, uuid.NewString(), fieldCompany, "Y"), mkRes(fieldID, dupID, fieldCompany, "Z")}
 	err := s.load(bad)
 	var dup *errDuplicateID
 	if !errors.As(err, &dup) || dup.Index != 2 || dup.ID != dupID {
 		t.Fatalf("Load = %v, want a duplicate at 2", err)
 	}
 	mustCheck(t, s)
-	if all, _ := s.All(); !slices.Equal(ids(all), ids(loaded)) {
+	if all, _ := s.all(); !slices.Equal(ids(all), ids(loaded)) {
 		t.Fatalf("a refused Load changed the store: %d resources", len(all))
 	}
 
 	if err := s.load(nil); err != nil {
 		t.Fatal(err)
 	}
-	if s.Len() != 0 {
+	if s.count() != 0 {
 		t.Fatal("Load(nil) kept resources")
 	}
 	mustCheck(t, s)
-	if _, err := s.Create(mkRes(fieldCompany, "After")); err != nil {
+	if _, err := s.create(mkRes(fieldCompany, "After")); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
@@ -547,47 +547,47 @@ func TestStoreLoad(t *testing.T) {
 
 func TestStoreReset(t *testing.T) {
 	seed := uint64(7)
-	s := NewStore(&seed)
+	s := newStore(&seed)
 	var first []string
 	for i := range 4 {
-		r, _ := s.Create(mkRes(fieldCompany, fmt.Sprint(i), fieldEmail, "same@x.org"))
-		first = append(first, r.ID())
+		r, _ := s.create(mkRes(fieldCompany, fmt.Sprint(i), fieldEmail, "same@x.org"))
+		first = append(first, r.id())
 	}
-	changes := s.Changes()
-	s.Reset()
+	changes := s.generation()
+	s.reset()
 	mustCheck(t, s)
-	if s.Len() != 0 || s.Changes() == changes {
-		t.Fatalf("Reset: Len %d", s.Len())
+	if s.count() != 0 || s.generation() == changes {
+		t.Fatalf("Reset: Len %d", s.count())
 	}
 	if _, ok := s.Get(first[0]); ok {
 		t.Fatal("Get finds a resource after Reset")
 	}
-	if total, page := s.List(Query{Filter: mustFilter(t, "Email~eq~'same@x.org'"), Page: 1, PageSize: 10}); total != 0 || len(page) != 0 {
+	if total, page := s.list(listQuery{Filter: mustFilter(t, "Email~eq~'same@x.org'"), Page: 1, PageSize: 10}); total != 0 || len(page) != 0 {
 		t.Fatal("the index survived Reset")
 	}
-	if total, _ := s.List(Query{Page: 1, PageSize: 10}); total != 0 {
+	if total, _ := s.list(listQuery{Page: 1, PageSize: 10}); total != 0 {
 		t.Fatal("List after Reset is not empty")
 	}
-	r, err := s.Create(mkRes(fieldCompany, "again", fieldEmail, "same@x.org"))
+	r, err := s.create(mkRes(fieldCompany, "again", fieldEmail, "same@x.org"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
-	if total, page := s.List(Query{Filter: mustFilter(t, "Email~eq~'same@x.org'"), Page: 1, PageSize: 10}); total != 1 || page[0] != r {
+	if total, page := s.list(listQuery{Filter: mustFilter(t, "Email~eq~'same@x.org'"), Page: 1, PageSize: 10}); total != 1 || page[0] != r {
 		t.Fatal("index after Reset and Create")
 	}
 	// With an id seed, a reset store hands out the same ids again.
-	if r.ID() != first[0] {
-		t.Fatalf("after Reset the seeded ids restart: got %s, want %s", r.ID(), first[0])
+	if r.id() != first[0] {
+		t.Fatalf("after Reset the seeded ids restart: got %s, want %s", r.id(), first[0])
 	}
 }
 
 // listFixture returns a store whose resources cover nulls, empty strings,
 // case variants, non-ASCII text and both statuses, in a known order.
-func listFixture(t *testing.T) (*Store, []*Resource) {
+func listFixture(t *testing.T) (*store, []*resource) {
 	t.Helper()
-	s := NewStore(nil)
-	rows := []*Resource{
+	s := newStore(nil)
+	rows := []*resource{
 		mkRes(fieldFirstName, "Zola", fieldSurname, "b", fieldEmail, "z@x.org", fieldCompany, "Acme"),
 		mkRes(fieldFirstName, "Émile", fieldSurname, nil, fieldEmail, "e@x.org", fieldStatus, statusInactive),
 		mkRes(fieldFirstName, "ada", fieldSurname, "a", fieldEmail, "a@x.org", fieldCompany, "acme"),
@@ -597,7 +597,7 @@ func listFixture(t *testing.T) (*Store, []*Resource) {
 		mkRes(fieldFirstName, "zola", fieldSurname, nil, fieldEmail, "z@x.org", fieldCompany, "Acme", fieldStatus, statusInactive),
 	}
 	for _, r := range rows {
-		if _, err := s.Create(r); err != nil {
+		if _, err := s.create(r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -627,11 +627,11 @@ func TestStoreListSorts(t *testing.T) {
 				var got []string
 				var n int
 				for page := 1; page <= 9; page++ {
-					q := Query{Sorts: mustSorts(t, c.sorts), Page: page, PageSize: size}
+					q := listQuery{Sorts: mustSorts(t, c.sorts), Page: page, PageSize: size}
 					if filter != "" {
 						q.Filter = mustFilter(t, filter)
 					}
-					total, p := s.List(q)
+					total, p := s.list(q)
 					if total != len(rows) {
 						t.Fatalf("%s: total %d", c.sorts, total)
 					}
@@ -643,7 +643,7 @@ func TestStoreListSorts(t *testing.T) {
 				}
 				want := make([]string, len(c.want))
 				for i, w := range c.want {
-					want[i] = rows[w].ID()
+					want[i] = rows[w].id()
 				}
 				if n != len(rows) || !slices.Equal(got, want) {
 					t.Errorf("sorts %q filter %q size %d:\n got %v\nwant %v", c.sorts, filter, size, got, want)
@@ -664,7 +664,7 @@ func TestStoreListPlans(t *testing.T) {
 		"Email~eq~'nobody@x.org'", // exact index, no match
 		"Email~eq~''",             // "" is indexed, null is not
 		"Status~eq~'INACTIVE'",    // exact index
-		"Id~eq~'" + strings.ToUpper(rows[2].ID()) + "'", // byID
+		"Id~eq~'" + strings.ToUpper(rows[2].id()) + "'", // byID
 		"Id~eq~'" + uuid.NewString() + "'",              // byID, no match
 		"Email~eq~'z@x.org'~and~Status~eq~'Inactive'",   // smallest index
 		"Email~eq~'z@x.org'~and~Surname~isnull",         // index and check
@@ -683,7 +683,7 @@ func TestStoreListPlans(t *testing.T) {
 		if fs != "" {
 			filter = mustFilter(t, fs)
 		}
-		var match []*Resource
+		var match []*resource
 		for _, r := range rows {
 			if filter == nil || filter.match(r) {
 				match = append(match, r)
@@ -692,13 +692,13 @@ func TestStoreListPlans(t *testing.T) {
 		for _, ss := range sorts {
 			keys := mustSorts(t, ss)
 			want := slices.Clone(match)
-			slices.SortStableFunc(want, func(a, b *Resource) int { return naiveCompare(a, b, keys) })
+			slices.SortStableFunc(want, func(a, b *resource) int { return naiveCompare(a, b, keys) })
 			for size := 1; size <= len(rows)+1; size++ {
 				for page := 1; page <= len(rows)+2; page++ {
-					checkPage(t, s, Query{Filter: filter, Sorts: keys, Page: page, PageSize: size}, want, fs+" / "+ss)
+					checkPage(t, s, listQuery{Filter: filter, Sorts: keys, Page: page, PageSize: size}, want, fs+" / "+ss)
 				}
-				checkPage(t, s, Query{Filter: filter, Sorts: keys, Page: math.MaxInt, PageSize: size}, want, fs+" / "+ss)
-				checkPage(t, s, Query{Filter: filter, Sorts: keys, Page: math.MaxInt32, PageSize: math.MaxInt32}, want, fs+" / "+ss)
+				checkPage(t, s, listQuery{Filter: filter, Sorts: keys, Page: math.MaxInt, PageSize: size}, want, fs+" / "+ss)
+				checkPage(t, s, listQuery{Filter: filter, Sorts: keys, Page: math.MaxInt32, PageSize: math.MaxInt32}, want, fs+" / "+ss)
 			}
 			// Sorting the answer of an index must not reorder the index.
 			mustCheck(t, s)
@@ -706,10 +706,10 @@ func TestStoreListPlans(t *testing.T) {
 	}
 }
 
-func checkPage(t *testing.T, s *Store, q Query, all []*Resource, what string) {
+func checkPage(t *testing.T, s *store, q listQuery, all []*resource, what string) {
 	t.Helper()
-	total, page := s.List(q)
-	var want []*Resource
+	total, page := s.list(q)
+	var want []*resource
 	if start := (q.Page - 1) * q.PageSize; q.Page-1 < len(all) && start/q.PageSize == q.Page-1 && start < len(all) {
 		want = all[start:min(start+q.PageSize, len(all))]
 	}
@@ -720,7 +720,7 @@ func checkPage(t *testing.T, s *Store, q Query, all []*Resource, what string) {
 
 // naiveCompare orders two resources by sort keys, written apart from
 // compareResources: lower case, code points, null first, StatusId by number.
-func naiveCompare(a, b *Resource, keys []sortKey) int {
+func naiveCompare(a, b *resource, keys []sortKey) int {
 	for _, k := range keys {
 		var c int
 		if k.Field == fieldStatusID {
@@ -756,15 +756,15 @@ func naiveCompare(a, b *Resource, keys []sortKey) int {
 }
 
 func TestStoreListEmpty(t *testing.T) {
-	s := NewStore(nil)
-	for _, q := range []Query{
+	s := newStore(nil)
+	for _, q := range []listQuery{
 		{Page: 1, PageSize: 20},
 		{Page: 3, PageSize: 1},
 		{Filter: mustFilter(t, "Email~eq~'x'"), Page: 1, PageSize: 20},
 		{Filter: mustFilter(t, "Email~contains~'x'"), Page: 1, PageSize: 20},
 		{Sorts: mustSorts(t, "Surname"), Page: 1, PageSize: 20},
 	} {
-		total, page := s.List(q)
+		total, page := s.list(q)
 		if total != 0 || len(page) != 0 {
 			t.Fatalf("%+v: %d %v", q, total, page)
 		}
@@ -784,8 +784,8 @@ func TestConcurrentServer(t *testing.T) {
 	if testing.Short() {
 		ops = 40
 	}
-	store := NewStore(nil)
-	ts := httptest.NewServer(NewServer(kendoConfig(), store, nil))
+	store := newStore(nil)
+	ts := httptest.NewServer(newServer(kendoConfig(), store, nil))
 	defer ts.Close()
 	client := ts.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = workers + 2
@@ -970,8 +970,8 @@ func TestConcurrentServer(t *testing.T) {
 				return
 			default:
 			}
-			batch := []*Resource{mkRes(fieldCompany, "seeded", fieldEmail, "seed@x.org"), mkRes(fieldID, uuid.NewString(), fieldCompany, "seeded")}
-			if err := store.Insert(batch); err != nil {
+			batch := []*resource{mkRes(fieldCompany, "seeded", fieldEmail, "seed@x.org"), mkRes(fieldID, uuid.NewString(), fieldCompany, "seeded")}
+			if err := store.insert(batch); err != nil {
 				t.Errorf("Insert: %v", err)
 				return
 			}
@@ -1005,8 +1005,8 @@ func TestConcurrentServer(t *testing.T) {
 	for _, mine := range finals {
 		created += len(mine)
 	}
-	if want := created + int(inserted.Load()); store.Len() != want {
-		t.Fatalf("store holds %d resources, want %d created and %d seeded", store.Len(), created, inserted.Load())
+	if want := created + int(inserted.Load()); store.count() != want {
+		t.Fatalf("store holds %d resources, want %d created and %d seeded", store.count(), created, inserted.Load())
 	}
 	mustCheck(t, store)
 	for _, mine := range finals {
@@ -1030,13 +1030,13 @@ func TestConcurrentServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded := NewStore(nil)
+	loaded := newStore(nil)
 	if err := loaded.load(resources); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, loaded)
-	want, _ := store.All()
-	got, _ := loaded.All()
+	want, _ := store.all()
+	got, _ := loaded.all()
 	if len(got) != len(want) {
 		t.Fatalf("snapshot holds %d resources, want %d", len(got), len(want))
 	}
@@ -1051,14 +1051,14 @@ func TestConcurrentServer(t *testing.T) {
 // A large batch fills the indexes on several goroutines; the store must end
 // exactly as if it had been appended one resource at a time.
 func TestStoreInsertLargeBatch(t *testing.T) {
-	s := NewStore(nil)
-	s.Create(mkRes(fieldCompany, "Acme", fieldEmail, "first@acme.test"))
-	batch := make([]*Resource, 10_000) // columns filled in parts, one per CPU
+	s := newStore(nil)
+	s.create(mkRes(fieldCompany, "Acme", fieldEmail, "first@acme.test"))
+	batch := make([]*resource, 10_000) // columns filled in parts, one per CPU
 	for i := range batch {
 		batch[i] = mkRes(fieldCompany, fmt.Sprintf("Co %d", i%7), fieldEmail, fmt.Sprintf("P%d@acme.test", i),
 			fieldFirstName, []any{nil, "Ada", "ADA"}[i%3])
 	}
-	if err := s.Insert(batch); err != nil {
+	if err := s.insert(batch); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
@@ -1072,27 +1072,27 @@ func TestStoreInsertLargeBatch(t *testing.T) {
 		{"Email~eq~'p5000@acme.test'", 1},
 		{"Company~eq~'acme'", 1},
 	} {
-		if total, _ := s.List(Query{Filter: mustFilter(t, tc.filter), Page: 1, PageSize: 10}); total != tc.want {
+		if total, _ := s.list(listQuery{Filter: mustFilter(t, tc.filter), Page: 1, PageSize: 10}); total != tc.want {
 			t.Errorf("%s: %d matches, want %d", tc.filter, total, tc.want)
 		}
 	}
-	if got := s.Changes(); got < 10_002 {
+	if got := s.generation(); got < 10_002 {
 		t.Errorf("Changes() = %d after 10,001 resources", got)
 	}
 }
 
 // load replaces the store's contents with resources that carry their Ids,
 // as a format-3 snapshot restores a namespace.
-func (s *Store) load(rs []*Resource) error { return s.restore(emptyBase, nil, rs) }
+func (s *store) load(rs []*resource) error { return s.restore(emptyBase, nil, rs) }
 
 // indexContents returns what the Id maps and the indexes hold, base and
 // layer together, as plain maps from folded value to positions.
-func (s *Store) indexContents() (byID map[string]int32, index [numStringFields]map[string][]int32) {
+func (s *store) indexContents() (byID map[string]int32, index [numStringFields]map[string][]int32) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	byID = map[string]int32{}
 	for pos := range int32(s.lenLocked()) {
-		byID[s.at(pos).res.ID()] = pos
+		byID[s.at(pos).res.id()] = pos
 	}
 	for _, f := range indexedFields {
 		index[f] = map[string][]int32{}

@@ -507,11 +507,11 @@ func wrkFormat(xs []float64) string {
 func BenchmarkStartup(b *testing.B) {
 	bin, dir := builtBinary(b), b.TempDir()
 	snap100k := filepath.Join(dir, "100k.gob")
-	store := NewStore(nil)
-	if err := store.Insert(benchResources(0, 100_000)); err != nil {
+	store := newStore(nil)
+	if err := store.insert(benchResources(0, 100_000)); err != nil {
 		b.Fatal(err)
 	}
-	rows, _ := store.All()
+	rows, _ := store.all()
 	if _, err := writeSnapshotFile(snap100k, rows); err != nil {
 		b.Fatal(err)
 	}
