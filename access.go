@@ -18,7 +18,7 @@ import (
 // on loopback, and a state-changing request from a foreign Origin (a form
 // posted to /__admin/reset). It reports whether the request may go on.
 func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
-	if s.cfg.LoopbackOnly && !s.hostAllowed(r.Host) {
+	if s.cfg.loopbackOnly && !s.hostAllowed(r.Host) {
 		s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
 			"The Host %q is not a loopback name; this server listens on loopback only. Start it with -allowed-hosts %s to admit that name.",
 			r.Host, hostName(r.Host))})

@@ -137,7 +137,7 @@ func TestBodyLimits(t *testing.T) {
 	// wait at once, in goroutines: rawExchange does not call t.Fatal. The journal is off here: it reads more of the body after
 	// the handler (TestEarly413DoesNotWaitForTheBody).
 	defCfg := defaultConfig()
-	defCfg.JournalSize = 0
+	defCfg.JournalSize = journalOff
 	addr := serveProduction(t, newServer(defCfg, newStore(nil), nil), nil)
 	type exchange struct {
 		what string

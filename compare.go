@@ -574,9 +574,9 @@ func localResourcedir(seed []byte) (base string, stop func(), err error) {
 		return "", nil, fmt.Errorf("compare: the tenant's directory does not seed a resourcedir: %s", describeError(err))
 	}
 	cfg := defaultConfig()
-	cfg.Filters = dialectKendo // the probes need answers to compare with
-	cfg.JournalSize = 0
-	cfg.Seed = resources
+	cfg.Filters = string(dialectKendo) // the probes need answers to compare with
+	cfg.JournalSize = journalOff
+	cfg.seedResources = resources
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("compare: a local resourcedir: %w", err)

@@ -99,7 +99,7 @@ const consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; 
 // handleConsolePage and handleConsoleAsset write their own answer (a file,
 // with its caching headers and conditional requests) and return no value.
 func (s *Server) handleConsolePage(x *exchange, r *http.Request) (any, error) {
-	page := consolePages[s.cfg.Filters]
+	page := consolePages[filterDialect(s.cfg.Filters)]
 	h := x.Header()
 	h.Set("Content-Security-Policy", consolePolicy)
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -167,7 +167,7 @@ func TestConsoleFilterHelpFollowsDialect(t *testing.T) {
 		{dialectKendo, "<code>Fax~isnull</code>", "all by <code>~and~</code>"},
 	} {
 		cfg := defaultConfig()
-		cfg.Filters = c.dialect
+		cfg.Filters = string(c.dialect)
 		e := startServer(t, cfg, nil)
 		r := e.expect(http.StatusOK, http.MethodGet, "/", "")
 		if !strings.Contains(string(r.Body), c.want) || strings.Contains(string(r.Body), c.not) {

@@ -414,7 +414,7 @@ func TestFiltersFlag(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%q: %v", tt.args, err)
-		case o.cfg.Filters != tt.want:
+		case filterDialect(o.cfg.Filters) != tt.want:
 			t.Errorf("%q: Filters %q, want %q", tt.args, o.cfg.Filters, tt.want)
 		}
 	}

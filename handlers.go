@@ -143,7 +143,7 @@ func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 	positive(paramPageSize, &q.PageSize)
 	q.PageSize = min(q.PageSize, s.cfg.MaxPageSize)
 	if text, ok := param(paramFilters); ok {
-		if q.Filter, err = parseFilter(text, s.cfg.Filters); err != nil {
+		if q.Filter, err = parseFilter(text, filterDialect(s.cfg.Filters)); err != nil {
 			ms.add(paramFilters, err.Error())
 		}
 	}

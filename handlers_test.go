@@ -1927,7 +1927,7 @@ func TestListQuerySemicolon(t *testing.T) {
 // fuzzListServer is a Server with a few resources for FuzzListQuery.
 func fuzzListServer(t testing.TB) *Server {
 	cfg := kendoConfig()
-	cfg.JournalSize = 0
+	cfg.JournalSize = journalOff
 	srv := newServer(cfg, newStore(nil), nil)
 	names := []string{"Ada", "Émile", "O'Brien", "zoë", "", " ", "a~b", "(x)", "'", "Ünïcødé", "null"}
 	for i, n := range names {

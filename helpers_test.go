@@ -1189,7 +1189,7 @@ func formatFilter(n filterNode) string {
 // for tests of filters the real service does not document.
 func kendoConfig() Config {
 	c := defaultConfig()
-	c.Filters = dialectKendo
+	c.Filters = string(dialectKendo)
 	return c
 }
 
@@ -1268,7 +1268,7 @@ func nsConfig(t *testing.T) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Seed = seed
+	cfg.seedResources = seed
 	return cfg
 }
 

@@ -705,7 +705,7 @@ func TestJournalWaitRecounts(t *testing.T) {
 
 func TestJournalOffAnswers(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.JournalSize = 0
+	cfg.JournalSize = journalOff
 	e := startServer(t, cfg, nil)
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	for _, q := range []string{"", "?method=GET", "?count=1&wait=30s"} {
@@ -1000,7 +1000,7 @@ func TestJournalUnreadBodyIsCaptured(t *testing.T) {
 func TestJournalOff(t *testing.T) {
 	t.Parallel()
 	cfg := defaultConfig()
-	cfg.JournalSize = 0
+	cfg.JournalSize = journalOff
 	e := startServer(t, cfg, nil)
 	e.createPerson("Ada")
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")

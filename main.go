@@ -180,7 +180,7 @@ Flags:
 		if err != nil {
 			return err
 		}
-		o.cfg.Filters = d
+		o.cfg.Filters = string(d)
 		return nil
 	})
 	return fs
@@ -264,7 +264,10 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	if o.snapshotPath == snapshotOff {
 		o.snapshotPath = ""
 	}
-	o.cfg.LoopbackOnly = isLoopbackAddr(o.addr)
+	if o.cfg.JournalSize == 0 {
+		o.cfg.JournalSize = journalOff // 0 is Config's default
+	}
+	o.cfg.loopbackOnly = isLoopbackAddr(o.addr)
 	return o, nil
 }
 
@@ -470,32 +473,17 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	o.cfg.IDSeed = idSeed
-	if o.seedFile != "" {
-		if o.cfg.Seed, err = readSeed(ctx, o.seedFile, o.cfg.MaxSeedBody); err != nil {
-			return err
-		}
+	cfg := o.cfg
+	cfg.IDSeed, cfg.SeedFile, cfg.Logger = idSeed, o.seedFile, logger
+	cfg.Snapshot, cfg.SnapshotInterval = o.snapshotPath, o.snapshotInterval
+	srv, err := open(ctx, cfg)
+	if err != nil {
+		return err
 	}
-	store := newStore(idSeed)
-	srv := newServer(o.cfg, store, logger)
+	// Last, after the server has drained: what was acknowledged is written.
+	defer srv.Close() //nolint:errcheck // stopServer reports the last write's error
 	srv.droppedLogLines = logs.droppedLines
 	srv.requestLog = newRequestLog(o.logFormat, o.logLevel, logs)
-	var snap *snapshotter
-	if o.snapshotPath != "" {
-		snap = newSnapshotter(o.snapshotPath, srv, logger)
-		if err := snap.open(); err != nil {
-			return err
-		}
-		// After the final write below: the lock covers it.
-		defer snap.close()
-		srv.snap = snap
-	} else {
-		logger.Info("snapshots off: the directory lives in memory only")
-	}
-	if o.seedFile != "" {
-		logger.Info("seed read: every namespace starts from it, and every reset goes back to it",
-			"path", o.seedFile, "resources", len(o.cfg.Seed))
-	}
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -519,27 +507,21 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	go func() { serveErr <- httpSrv.Serve(ln) }()
 	// serving ends when the server stops: at ctx's end, or when the
 	// command after -- exits.
-	serving, stopServing := context.WithCancel(ctx)
-	defer stopServing()
-	if snap != nil {
-		go snap.run(serving, o.snapshotInterval)
-	}
 	if o.command != nil {
 		code, cmdErr := runCommand(ctx, o.command, environ, servedURL(ln.Addr()), stdout, stderr, serveErr)
-		stopServing()
-		return commandResult(code, errors.Join(cmdErr, stopServer(httpSrv, snap, logger)))
+		return commandResult(code, errors.Join(cmdErr, stopServer(httpSrv, srv, logger)))
 	}
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	return stopServer(httpSrv, snap, logger)
+	return stopServer(httpSrv, srv, logger)
 }
 
-// stopServer drains in-flight requests and writes the snapshot, as at
-// SIGTERM.
-func stopServer(httpSrv *http.Server, snap *snapshotter, logger *slog.Logger) error {
+// stopServer drains in-flight requests and closes srv, which writes the
+// snapshot, as at SIGTERM.
+func stopServer(httpSrv *http.Server, srv *Server, logger *slog.Logger) error {
 	logger.Info("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -548,12 +530,7 @@ func stopServer(httpSrv *http.Server, snap *snapshotter, logger *slog.Logger) er
 		shutdownErr = fmt.Errorf("shutdown: %w", shutdownErr)
 	}
 	// Written even when draining timed out: what was acknowledged is kept.
-	if snap != nil {
-		if _, err := snap.writeIfChanged(); err != nil {
-			return errors.Join(shutdownErr, err)
-		}
-	}
-	return shutdownErr
+	return errors.Join(shutdownErr, srv.Close())
 }
 
 // urlVar is the variable that gives the command after -- the served URL.

@@ -273,11 +273,11 @@ var runFlagCases = []runFlagCase{
 	{"max-page-size", "7", "8", func(o *options) any { return o.cfg.MaxPageSize }, 7, 8},
 	{"max-body", "100", "200", func(o *options) any { return o.cfg.MaxBody }, int64(100), int64(200)},
 	{"max-seed-body", "300", "400", func(o *options) any { return o.cfg.MaxSeedBody }, int64(300), int64(400)},
-	{"journal-size", "0", "5", func(o *options) any { return o.cfg.JournalSize }, 0, 5},
+	{"journal-size", "0", "5", func(o *options) any { return o.cfg.JournalSize }, journalOff, 5},
 	{"auth", "u:t", "v:w:x", func(o *options) any { return o.cfg.Auth }, "u:t", "v:w:x"},
 	{"cors", "*", "http://app.test", func(o *options) any { return o.cfg.CORSOrigin }, "*", "http://app.test"},
 	{"max-namespaces", "3", "4", func(o *options) any { return o.cfg.MaxNamespaces }, 3, 4},
-	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, dialectKendo, dialectAssetic},
+	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, string(dialectKendo), string(dialectAssetic)},
 	{"allowed-hosts", "a.test", "b.test,c.test", func(o *options) any { return strings.Join(o.cfg.AllowedHosts, "|") }, "a.test", "b.test|c.test"},
 }
 
@@ -339,13 +339,13 @@ func TestMainDefaults(t *testing.T) {
 	}
 	want := options{
 		addr: "127.0.0.1:8080", snapshotPath: "resourcedir.gob", snapshotInterval: 10 * time.Second, logFormat: "text",
-		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000, Filters: dialectAssetic},
+		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000, Filters: string(dialectAssetic)},
 	}
-	want.cfg.LoopbackOnly = true
+	want.cfg.loopbackOnly = true
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults %+v, want %+v", *o, want)
 	}
-	if want.cfg.LoopbackOnly = false; !reflect.DeepEqual(defaultConfig(), want.cfg) {
+	if want.cfg.loopbackOnly = false; !reflect.DeepEqual(defaultConfig(), want.cfg) {
 		t.Errorf("DefaultConfig %+v", defaultConfig())
 	}
 }
@@ -1005,11 +1005,15 @@ func TestMainEditDistance(t *testing.T) {
 func TestMainConfigDefaultsAgree(t *testing.T) {
 	t.Parallel()
 	want := defaultConfig()
-	want.JournalSize = 0 // 0 turns the journal off, on the command line too
+	want.SnapshotInterval = defaultSnapshotInterval
 	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config{}.withDefaults() = %+v, want %+v", got, want)
 	}
-	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigin: "*", MaxNamespaces: 5, Filters: dialectKendo}
+	// A negative JournalSize turns the journal off: 0 is the default.
+	if got := (Config{JournalSize: journalOff}).withDefaults().JournalSize; got != 0 {
+		t.Errorf("JournalSize %d becomes %d, want 0 (off)", journalOff, got)
+	}
+	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigin: "*", MaxNamespaces: 5, Filters: string(dialectKendo), SnapshotInterval: time.Second}
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set values: %+v", got)
 	}

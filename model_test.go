@@ -978,7 +978,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	store := newStore(&seed)
 	logger := slog.New(slog.DiscardHandler)
 	cfg := kendoConfig()
-	cfg.Seed = seedResources
+	cfg.seedResources = seedResources
 	srv := newServer(cfg, store, nil)
 	seedIDs, _ := store.all()
 	for i, r := range seedIDs {

@@ -284,7 +284,7 @@ func BenchmarkNamespaceHeap(b *testing.B) {
 			cfg := defaultConfig()
 			cfg.MaxNamespaces = 1001 // the default namespace counts too
 			if size > 0 {
-				cfg.Seed = benchResources(0, size)
+				cfg.seedResources = benchResources(0, size)
 			}
 			for b.Loop() {
 				srv := newServer(cfg, newStore(nil), nil)
@@ -404,7 +404,7 @@ func TestNamespacesLayeredConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Seed = seed
+	cfg.seedResources = seed
 	e := startServer(t, cfg, nil)
 	ids := make([]string, 0, 200)
 	for _, r := range e.all() {

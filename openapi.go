@@ -78,7 +78,7 @@ func (s *Server) handleOpenAPI(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil { // the admin API is strict
 		return nil, err
 	}
-	limits := openAPILimits{MaxPageSize: s.cfg.MaxPageSize, MaxBody: s.cfg.MaxBody, MaxSeedBody: s.cfg.MaxSeedBody, JournalSize: s.cfg.JournalSize, Filters: s.cfg.Filters}
+	limits := openAPILimits{MaxPageSize: s.cfg.MaxPageSize, MaxBody: s.cfg.MaxBody, MaxSeedBody: s.cfg.MaxSeedBody, JournalSize: s.cfg.JournalSize, Filters: filterDialect(s.cfg.Filters)}
 	body, ok := openAPIDocs.Load(limits)
 	if !ok {
 		b, _ := json.Marshal(openAPIDocument(limits, currentOpenAPITables())) // plain maps and slices: cannot fail

@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -57,57 +58,6 @@ type route struct {
 // adminPrefix is where the test-double controls live, apart from the API.
 const adminPrefix = "/__admin/"
 
-// Config holds the server's settings; main fills it from flags.
-type Config struct {
-	MaxPageSize int    // list pageSize is clamped to this
-	MaxBody     int64  // request bodies larger than this get 413
-	MaxSeedBody int64  // the same for POST /__admin/resources, which takes many at once
-	JournalSize int    // requests kept in the journal; 0 turns it off
-	Auth        string // "user:token" to require HTTP Basic authentication; "" for none
-	CORSOrigin  string // origin allowed by CORS ("*" for any); "" turns CORS off
-	// LoopbackOnly: the server listens on loopback, so a Host that is not a
-	// loopback name is refused unless AllowedHosts names it (DNS rebinding).
-	LoopbackOnly bool
-	AllowedHosts []string
-	// Seed is what every namespace starts from, and every reset goes back
-	// to (the -seed file); nil for empty.
-	Seed []*resource
-	// IDSeed, when set, makes every namespace's generated GUIDs the same
-	// from run to run (-id-seed).
-	IDSeed        *uint64
-	MaxNamespaces int // namespaces that may exist at once
-	// Filters is the filter dialect (-filters); "" means assetic.
-	Filters filterDialect
-}
-
-// defaultConfig is the configuration of `go run .` with no flags.
-func defaultConfig() Config {
-	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces, Filters: dialectAssetic}
-}
-
-// withDefaults fills the limits a caller left at zero (a test's Config{})
-// from DefaultConfig, rather than divide every list by zero or refuse every
-// body. JournalSize stays: 0 turns the journal off.
-func (c Config) withDefaults() Config {
-	d := defaultConfig()
-	if c.MaxPageSize < 1 {
-		c.MaxPageSize = d.MaxPageSize
-	}
-	if c.MaxBody < 1 {
-		c.MaxBody = d.MaxBody
-	}
-	if c.MaxSeedBody < 1 {
-		c.MaxSeedBody = d.MaxSeedBody
-	}
-	if c.MaxNamespaces < 1 {
-		c.MaxNamespaces = d.MaxNamespaces
-	}
-	if c.Filters == "" {
-		c.Filters = d.Filters
-	}
-	return c
-}
-
 const defaultPageSize = 20
 
 // Server serves the emulated API and the test-double controls.
@@ -124,6 +74,11 @@ type Server struct {
 	// injected delays short.
 	closing      chan struct{}
 	closeClosing sync.Once
+	// closeOnce, stopTimer and timerDone: Close writes the snapshot once,
+	// after the timer's last write has ended.
+	closeOnce sync.Once
+	stopTimer context.CancelFunc
+	timerDone chan struct{}
 
 	requestIDPrefix string
 	requestSeq      atomic.Uint64
@@ -150,7 +105,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
 	// The seed is frozen once and shared by every namespace.
-	seed, err := newBase(cfg.Seed, cfg.IDSeed)
+	seed, err := newBase(cfg.seedResources, cfg.IDSeed)
 	if err != nil {
 		// The seed was checked when it was read (decodeSeed): only failing
 		// to generate an Id gets here.

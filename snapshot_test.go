@@ -492,7 +492,7 @@ func TestSnapshotLayers(t *testing.T) {
 	}
 	idSeed := uint64(3)
 	cfg := defaultConfig()
-	cfg.Seed = seedRes
+	cfg.seedResources = seedRes
 	cfg.IDSeed = &idSeed
 	srv := newServer(cfg, newStore(&idSeed), nil)
 	path := filepath.Join(t.TempDir(), "layers.gob")
@@ -563,7 +563,7 @@ func TestSnapshotLayers(t *testing.T) {
 	// A restart with another seed: the namespaces keep the seed they were
 	// written on; a reset takes one to the new seed.
 	cfg3 := cfg
-	cfg3.Seed = snapRealistic(3)
+	cfg3.seedResources = snapRealistic(3)
 	srv3 := newServer(cfg3, newStore(&idSeed), nil)
 	if err := newSnapshotter(path, srv3, snapLogger(nil)).load(); err != nil {
 		t.Fatal(err)

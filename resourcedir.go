@@ -1,0 +1,234 @@
+// Package resourcedir is a local, in-memory stand-in for the Resource
+// Directory API (/api/v2/resource): the same endpoints, JSON, validation and
+// filter language, with test-double controls under /__admin/ (faults, a
+// journal of what clients sent, isolated namespaces, reset and seed).
+//
+// In a Go test, RunT starts one for the test and hands back its URL:
+//
+//	dir := resourcedir.RunT(t, resourcedir.Config{SeedFile: "testdata/people.json"})
+//	client := myclient.New(dir.URL) // the client under test
+//
+// ConnectT gives a test a fresh namespace of a server running in another
+// process instead (resourcedir -- go test ./...), with the same controls.
+// New returns the server as an http.Handler, to serve or mount as one likes.
+// The command line is Main; cmd/resourcedir is the binary.
+package resourcedir
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Config is a server's settings. The zero value is the binary's defaults
+// with no seed and no snapshot; each field a flag also sets names it.
+type Config struct {
+	// SeedFile names a JSON file holding an array of resources (the
+	// POST /__admin/resources format) that every namespace starts from and
+	// every reset goes back to (-seed).
+	SeedFile string
+	// Seed adds resources to the seed: JSON text ([]byte or
+	// json.RawMessage) or any value that encoding/json turns into an array
+	// of resources, such as []map[string]any.
+	Seed any
+	// Generate adds this many generated resources to the seed, the same
+	// ones for the same RandSeed (resourcedir generate -n N -seed S).
+	Generate int
+	RandSeed uint64
+
+	// IDSeed, when set, makes generated GUIDs the same from run to run
+	// (-id-seed).
+	IDSeed *uint64
+	// Filters is the filter dialect: "assetic" (the default: only what the
+	// real service documents) or "kendo" (-filters).
+	Filters string
+
+	MaxPageSize   int   // largest list pageSize; larger ones are clamped (-max-page-size, 500)
+	MaxBody       int64 // largest request body in bytes; larger ones are a 413 (-max-body, 1 MiB)
+	MaxSeedBody   int64 // largest seed, file or POST /__admin/resources body (-max-seed-body, 64 MiB)
+	JournalSize   int   // requests each journal keeps; 0 means 1000, negative turns it off (-journal-size)
+	MaxNamespaces int   // namespaces that may exist at once (-max-namespaces, 1000)
+
+	Auth         string   // "user:token" to require as HTTP Basic credentials (-auth); "" for none
+	CORSOrigin   string   // origin a browser may call from, "*" for any (-cors); "" for none
+	AllowedHosts []string // Host names admitted besides loopback ones on a loopback listener (-allowed-hosts)
+
+	// Snapshot names the snapshot file, loaded by New and written every
+	// SnapshotInterval (default 10s) when something changed and by Close;
+	// "" keeps everything in memory only.
+	Snapshot         string
+	SnapshotInterval time.Duration
+
+	// Logger receives the server's log, one line per request at Info;
+	// nil discards it.
+	Logger *slog.Logger
+
+	// loopbackOnly: the server listens on loopback, so a Host that is not a
+	// loopback name is refused unless AllowedHosts names it (DNS rebinding).
+	loopbackOnly bool
+	// seedResources is the seed decoded, what every namespace starts from.
+	seedResources []*resource
+}
+
+// defaultConfig is the configuration of the binary with no flags.
+func defaultConfig() Config {
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces, Filters: string(dialectAssetic)}
+}
+
+// journalOff is JournalSize's value for no journal: 0 means the default.
+const journalOff = -1
+
+// withDefaults fills the limits a caller left at zero from defaultConfig,
+// rather than divide every list by zero or refuse every body. A negative
+// JournalSize becomes 0, which the server reads as off.
+func (c Config) withDefaults() Config {
+	d := defaultConfig()
+	if c.MaxPageSize < 1 {
+		c.MaxPageSize = d.MaxPageSize
+	}
+	if c.MaxBody < 1 {
+		c.MaxBody = d.MaxBody
+	}
+	if c.MaxSeedBody < 1 {
+		c.MaxSeedBody = d.MaxSeedBody
+	}
+	switch {
+	case c.JournalSize == 0:
+		c.JournalSize = d.JournalSize
+	case c.JournalSize < 0:
+		c.JournalSize = 0
+	}
+	if c.MaxNamespaces < 1 {
+		c.MaxNamespaces = d.MaxNamespaces
+	}
+	if c.Filters == "" {
+		c.Filters = d.Filters
+	}
+	if c.SnapshotInterval <= 0 {
+		c.SnapshotInterval = defaultSnapshotInterval
+	}
+	return c
+}
+
+const defaultSnapshotInterval = 10 * time.Second
+
+// New returns a server configured by cfg, ready to serve as an
+// http.Handler: its seed read, and with cfg.Snapshot its snapshot loaded,
+// locked against a second server and written on a timer. Close it when
+// the http.Server in front of it has stopped.
+func New(cfg Config) (*Server, error) {
+	return open(context.Background(), cfg)
+}
+
+// open is New with a context that abandons the read of a seed file that
+// never comes (a FIFO): main's, which SIGTERM ends.
+func open(ctx context.Context, cfg Config) (*Server, error) {
+	cfg = cfg.withDefaults()
+	if _, err := parseDialect(cfg.Filters); err != nil {
+		return nil, fmt.Errorf("filters: %w", err)
+	}
+	if cfg.Auth != "" && !strings.Contains(cfg.Auth, ":") {
+		return nil, errors.New("auth must be user:token")
+	}
+	seed, err := cfg.readSeeds(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cfg.seedResources = append(cfg.seedResources, seed...)
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	srv := newServer(cfg, newStore(cfg.IDSeed), logger)
+	if cfg.SeedFile != "" {
+		logger.Info("seed read: every namespace starts from it, and every reset goes back to it",
+			"path", cfg.SeedFile, "resources", len(cfg.seedResources))
+	}
+	if cfg.Snapshot == "" {
+		logger.Info("snapshots off: the directory lives in memory only")
+		return srv, nil
+	}
+	snap := newSnapshotter(cfg.Snapshot, srv, logger)
+	if err := snap.open(); err != nil {
+		return nil, err
+	}
+	srv.snap = snap
+	timer, stop := context.WithCancel(context.Background())
+	srv.stopTimer = stop
+	srv.timerDone = make(chan struct{})
+	go func() {
+		defer close(srv.timerDone)
+		snap.run(timer, cfg.SnapshotInterval)
+	}()
+	return srv, nil
+}
+
+// readSeeds decodes the seed file, Seed and Generate, in that order.
+func (c Config) readSeeds(ctx context.Context) ([]*resource, error) {
+	var all []*resource
+	if c.SeedFile != "" {
+		rs, err := readSeed(ctx, c.SeedFile, c.MaxSeedBody)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, rs...)
+	}
+	if c.Seed != nil {
+		var text []byte
+		switch v := c.Seed.(type) {
+		case []byte:
+			text = v
+		case json.RawMessage:
+			text = v
+		default:
+			var err error
+			if text, err = json.Marshal(v); err != nil {
+				return nil, fmt.Errorf("seed: %w", err)
+			}
+		}
+		rs, err := decodeSeed(text)
+		if err != nil {
+			return nil, fmt.Errorf("seed: %s", describeError(err))
+		}
+		all = append(all, rs...)
+	}
+	if c.Generate > 0 {
+		var items bytes.Buffer
+		if err := generateItems(&items, c.Generate, c.RandSeed); err != nil {
+			return nil, err
+		}
+		rs, err := decodeSeed(items.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("generate: %s", describeError(err))
+		}
+		all = append(all, rs...)
+	}
+	return all, nil
+}
+
+// Close ends the server's injected delays and hangs, and with a snapshot
+// stops its timer, writes it a last time when something changed and lets
+// another server use the file. Call it after the http.Server in front of
+// it has shut down (http.Server.Shutdown, httptest.Server.Close), so that
+// everything acknowledged is in the file. Calling it again does nothing.
+func (s *Server) Close() error {
+	s.beginShutdown()
+	var err error
+	s.closeOnce.Do(func() {
+		if s.snap == nil {
+			return
+		}
+		s.stopTimer()
+		<-s.timerDone
+		if _, werr := s.snap.writeIfChanged(); werr != nil {
+			err = werr
+		}
+		s.snap.close()
+	})
+	return err
+}
