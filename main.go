@@ -533,9 +533,6 @@ func stopServer(httpSrv *http.Server, srv *Server, logger *slog.Logger) error {
 	return errors.Join(shutdownErr, srv.Close())
 }
 
-// urlVar is the variable that gives the command after -- the served URL.
-const urlVar = "RESOURCEDIR_URL"
-
 // runCommand runs command with urlVar set to url and its standard streams
 // passed through, and returns its exit status once it exits (128 plus the
 // signal's number when a signal ended it; 127 when it could not start).

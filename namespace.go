@@ -53,12 +53,15 @@ func validNamespaceName(name string) bool {
 		return false
 	}
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if !namespaceNameByte(name[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+func namespaceNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }
 
 // splitNamespace cuts /ns/{name} off a path; ok is false when the path has

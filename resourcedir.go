@@ -32,7 +32,7 @@ type Config struct {
 	// POST /__admin/resources format) that every namespace starts from and
 	// every reset goes back to (-seed).
 	SeedFile string
-	// Seed adds resources to the seed: JSON text ([]byte or
+	// Seed adds resources to the seed: JSON text (a string, []byte or
 	// json.RawMessage) or any value that encoding/json turns into an array
 	// of resources, such as []map[string]any.
 	Seed any
@@ -179,17 +179,9 @@ func (c Config) readSeeds(ctx context.Context) ([]*resource, error) {
 		all = append(all, rs...)
 	}
 	if c.Seed != nil {
-		var text []byte
-		switch v := c.Seed.(type) {
-		case []byte:
-			text = v
-		case json.RawMessage:
-			text = v
-		default:
-			var err error
-			if text, err = json.Marshal(v); err != nil {
-				return nil, fmt.Errorf("seed: %w", err)
-			}
+		text, err := asJSON(c.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("seed: %w", err)
 		}
 		rs, err := decodeSeed(text)
 		if err != nil {
@@ -209,6 +201,20 @@ func (c Config) readSeeds(ctx context.Context) ([]*resource, error) {
 		all = append(all, rs...)
 	}
 	return all, nil
+}
+
+// asJSON is v as JSON: v itself when it is JSON text (a string, []byte
+// or json.RawMessage), else what encoding/json makes of it.
+func asJSON(v any) ([]byte, error) {
+	switch v := v.(type) {
+	case string:
+		return []byte(v), nil
+	case []byte:
+		return v, nil
+	case json.RawMessage:
+		return v, nil
+	}
+	return json.Marshal(v)
 }
 
 // Close ends the server's injected delays and hangs, and with a snapshot
