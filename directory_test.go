@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -300,5 +302,68 @@ func TestRunTBadConfig(t *testing.T) {
 	log := ft.run(func(ft *fakeT) { resourcedir.RunT(ft, resourcedir.Config{SeedFile: "testdata/none.json"}) })
 	if !ft.failed || !strings.Contains(log, "resourcedir: seed testdata/none.json: open testdata/none.json: no such file or directory") {
 		t.Errorf("failed %v, log %q", ft.failed, log)
+	}
+}
+
+// iterT is a TB for one iteration of a benchmark: its cleanups run when
+// the iteration ends, not when the benchmark does.
+type iterT struct {
+	*testing.B
+	cleanups []func()
+}
+
+func (i *iterT) Cleanup(f func()) { i.cleanups = append(i.cleanups, f) }
+
+func (i *iterT) end() {
+	for _, f := range slices.Backward(i.cleanups) {
+		f()
+	}
+	i.cleanups = i.cleanups[:0]
+}
+
+// seedFile writes n generated resources as a seed file.
+func seedFile(b *testing.B, n int) string {
+	b.Helper()
+	gen := resourcedir.RunT(b, resourcedir.Config{Generate: n, RandSeed: 1})
+	var all []map[string]any
+	gen.Resources(&all)
+	text, err := json.Marshal(all)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "seed.json")
+	if err := os.WriteFile(path, text, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkRunT is a test's start: an in-process server seeded from a
+// 1,000-resource file, up and answering, then stopped.
+func BenchmarkRunT(b *testing.B) {
+	cfg := resourcedir.Config{SeedFile: seedFile(b, 1000)}
+	it := &iterT{B: b}
+	for b.Loop() {
+		dir := resourcedir.RunT(it, cfg)
+		resp, err := http.Get(dir.URL + "/__admin/health")
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("health: %d", resp.StatusCode)
+		}
+		it.end()
+	}
+}
+
+// BenchmarkNamespace is a test's fresh namespace on a shared server with a
+// 1,000-resource seed: created through the handle, and deleted.
+func BenchmarkNamespace(b *testing.B) {
+	server := resourcedir.RunT(b, resourcedir.Config{SeedFile: seedFile(b, 1000)})
+	it := &iterT{B: b}
+	for b.Loop() {
+		server.Namespace(it)
+		it.end()
 	}
 }

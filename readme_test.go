@@ -53,64 +53,90 @@ func readmeCommand(t *testing.T, part string) string {
 	return ""
 }
 
-// readmeFreshTests is a package of 16 parallel tests, each on a directory
-// of its own from the README's newDirectory, that checks what it promises:
-// nothing of another test is seen, and the directory goes with its test.
-// Two packages of it run at once, three times, against one server.
-const readmeFreshTests = `package client_test
+// readmeManyTests is a package of 32 parallel tests on the README's Go
+// recipe (its people and createResource), each a user's test of a client:
+// creates retried through a 503, a filtered and paged list, a PUT, and the
+// journal. They call RunT, and after the README's swap ConnectT.
+const readmeManyTests = `package client_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/resourcedir/resourcedir"
 )
 
-func TestFreshDirectory(t *testing.T) {
-	for i := range 16 {
+func send(t *testing.T, method, target, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, target, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode
+}
+
+func TestMany(t *testing.T) {
+	for i := range 32 {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			t.Parallel()
-			var base string
-			// Registered first, so run last: after newDirectory's DELETE.
-			t.Cleanup(func() {
-				var list struct{ Namespaces []struct{ Name string } }
-				call(t, "GET", "/__admin/namespaces", "", &list)
-				for _, ns := range list.Namespaces {
-					if base == resourcedirURL+"/ns/"+ns.Name {
-						t.Errorf("the namespace %s outlived its test", ns.Name)
-					}
-				}
-			})
-			base = newDirectory(t)
-			if !strings.HasPrefix(base, resourcedirURL+"/ns/go-") {
-				t.Fatalf("BaseURL %q, want one under %s/ns/go-", base, resourcedirURL)
-			}
-			fault := ` + "`" + `{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 503}` + "`" + `
-			if status := call(t, "POST", base+"/__admin/faults", fault, nil); status != http.StatusOK {
-				t.Fatalf("add a fault: %d", status)
-			}
+			dir := resourcedir.RunT(t, people)
+			dir.AddFault(resourcedir.Fault{Method: "POST", Path: "/api/v2/resource", Status: 503, Times: 1})
 			for j := range 3 {
-				body := fmt.Sprintf(` + "`" + `{"FirstName": "Test %d", "Surname": "Fresh %d"}` + "`" + `, i, j)
-				if status, err := createResource(base, body); err != nil || status != http.StatusOK {
-					t.Fatalf("create: %d %v", status, err)
+				body := fmt.Sprintf(` + "`" + `{"FirstName": "Test %d", "Surname": "Many %d"}` + "`" + `, i, j)
+				if status, err := createResource(dir.URL, body); err != nil || status != http.StatusOK {
+					t.Fatalf("create %d: %d %v", j, status, err)
 				}
 			}
-			var page struct{ TotalResults int }
-			call(t, "GET", base+"/api/v2/resource", "", &page)
-			var journal struct{ Count int }
-			call(t, "GET", base+"/__admin/requests", "", &journal)
-			var faults struct{ Faults []struct{ Id int } }
-			call(t, "GET", base+"/__admin/faults", "", &faults)
-			if page.TotalResults != 5 || journal.Count != 4 || len(faults.Faults) != 1 {
-				t.Errorf("%d resources, %d requests, %d faults; want the seed's 2 and this test's 3, its 4, its 1",
-					page.TotalResults, journal.Count, len(faults.Faults))
+			var page struct {
+				TotalResults, TotalPages int
+				ResourceList             []map[string]any
+			}
+			query := "requestParams.filters=" + url.QueryEscape("Surname~startswith~'many'") +
+				"&requestParams.sorts=Surname-desc&requestParams.pageSize=2&requestParams.page=2"
+			if status := send(t, "GET", dir.URL+"/api/v2/resource?"+query, "", &page); status != http.StatusOK ||
+				page.TotalResults != 3 || page.TotalPages != 2 || len(page.ResourceList) != 1 || page.ResourceList[0]["Surname"] != "Many 0" {
+				t.Fatalf("list: %d %+v", status, page)
+			}
+			r := page.ResourceList[0]
+			r["Status"] = "Inactive"
+			body, _ := json.Marshal(r)
+			var updated map[string]any
+			if status := send(t, "PUT", dir.URL+"/api/v2/resource/"+r["Id"].(string), string(body), &updated); status != http.StatusOK || updated["Status"] != "Inactive" {
+				t.Fatalf("update: %d %+v", status, updated)
+			}
+			sent := dir.Requests(resourcedir.RequestFilter{Method: "POST"})
+			if len(sent) != 4 || sent[0].Delivered != 503 || sent[1].Delivered != 200 || sent[1].Fault != nil {
+				t.Errorf("the creates: %+v", sent)
+			}
+			if all := dir.Requests(resourcedir.RequestFilter{}); len(all) != 6 {
+				t.Errorf("the journal holds %d requests, want this test's 6", len(all))
 			}
 		})
 	}
 }
 `
 
+// readmeSwap is the README's one change that runs the Go recipe against a
+// server in another process.
+var readmeSwap = [2]string{"resourcedir.RunT(t, people)", "resourcedir.ConnectT(t)"}
+
 func TestReadmeExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the README's recipes build and run modules of their own for a minute; they run without -short, as in CI")
+	}
 	tmp := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -140,34 +166,87 @@ func TestReadmeExamples(t *testing.T) {
 		}
 	}
 
-	t.Run("Go", func(t *testing.T) {
-		// Two packages that go test runs at once against one server, each
-		// three times: the README's tests and 16 parallel ones, on
-		// directories from newDirectory that never meet.
-		mod := filepath.Join(tmp, "go")
-		readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.22\n")
-		readmeWrite(t, filepath.Join(mod, "testdata", "people.json"), readmeSeed)
-		for _, pkg := range []string{"a", "b"} {
-			readmeWrite(t, filepath.Join(mod, pkg, "resourcedir_test.go"), readmeGo)
-			readmeWrite(t, filepath.Join(mod, pkg, "fresh_test.go"), readmeFreshTests)
+	// A module of the user's, set up as the README says: its go.mod points
+	// at this checkout. Two packages of the README's tests and 32 parallel
+	// ones each.
+	mod := filepath.Join(tmp, "go")
+	checkout, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goEnv := []string{"GOWORK=off", "GOFLAGS=" + os.Getenv("GOFLAGS")}
+	readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.26\n")
+	readmeWrite(t, filepath.Join(mod, "testdata", "people.json"), readmeSeed)
+	writeTests := func(t *testing.T, swap bool) {
+		code, many := readmeGo, readmeManyTests
+		if swap {
+			code, many = strings.ReplaceAll(code, readmeSwap[0], readmeSwap[1]), strings.ReplaceAll(many, readmeSwap[0], readmeSwap[1])
 		}
-		out := run(t, mod, readmeCommand(t, "-- go test"), "GOWORK=off", "GOFLAGS="+os.Getenv("GOFLAGS")+" -count=3 -race -v")
-		wantCounts(t, out, map[string]int{
-			"--- PASS: TestFindSeededPerson": 6, "--- PASS: TestCreateRetriesAfter503": 6,
-			"--- PASS: TestFreshDirectory ": 6, "--- PASS: TestFreshDirectory/15 ": 6, "--- FAIL": 0,
-			"ok  \texample.com/client/a": 1, "ok  \texample.com/client/b": 1,
-		})
+		for _, pkg := range []string{"a", "b"} {
+			readmeWrite(t, filepath.Join(mod, pkg, "resourcedir_test.go"), code)
+			readmeWrite(t, filepath.Join(mod, pkg, "many_test.go"), many)
+			readmeWrite(t, filepath.Join(mod, pkg, "testdata", "people.json"), readmeSeed)
+		}
+	}
+	goPassed := map[string]int{
+		"--- PASS: TestFindSeededPerson": 2, "--- PASS: TestCreateRetriesAfter503": 2,
+		"--- PASS: TestMany ": 2, "--- PASS: TestMany/31 ": 2, "--- FAIL": 0,
+		"ok  \texample.com/client/a": 1, "ok  \texample.com/client/b": 1,
+	}
+	times := func(m map[string]int, n int) map[string]int {
+		out := map[string]int{}
+		for k, v := range m {
+			out[k] = v
+			if strings.HasPrefix(k, "--- PASS") {
+				out[k] = v * n
+			}
+		}
+		return out
+	}
+
+	// The tests first: go mod tidy keeps what they import.
+	writeTests(t, false)
+	run(t, mod, strings.ReplaceAll(readmeSnippet(t, "go-setup"), "../resourcedir", checkout), goEnv...)
+
+	t.Run("GoInProcess", func(t *testing.T) {
+		out := run(t, mod, "go test -race -count=3 -v ./...", goEnv...)
+		wantCounts(t, out, times(goPassed, 3))
+		// One test from an editor: no wrapper, no server of its own.
+		out = run(t, filepath.Join(mod, "a"), "go test -count=1 -run TestFindSeededPerson -v .", goEnv...)
+		wantCounts(t, out, map[string]int{"--- PASS: TestFindSeededPerson": 1, "--- FAIL": 0})
+	})
+
+	t.Run("GoAgainstTheBinary", func(t *testing.T) {
+		readme, err := os.ReadFile("README.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if swap := fmt.Sprintf("swap `%s`\nfor `%s`", readmeSwap[0], readmeSwap[1]); !strings.Contains(string(readme), swap) {
+			t.Fatalf("README.md no longer says %q", swap)
+		}
+		writeTests(t, true)
+		out := run(t, mod, readmeCommand(t, "-- go test"), append(goEnv, "GOFLAGS="+os.Getenv("GOFLAGS")+" -race -v")...)
+		wantCounts(t, out, goPassed)
+		// Right after that pass, with no server: a failure, never a cached pass.
+		cmd := exec.CommandContext(ctx, "sh", "-c", "go test ./...")
+		cmd.Dir, cmd.Env = mod, append(slices.Clone(env), append(goEnv, "GOFLAGS="+os.Getenv("GOFLAGS")+" -race")...)
+		noServer, err := cmd.CombinedOutput()
+		if err == nil || strings.Contains(string(noServer), "(cached)") ||
+			!strings.Contains(string(noServer), "RESOURCEDIR_URL is not set: run the tests under a server, as in resourcedir -- go test ./...") {
+			t.Errorf("go test with no server: %v\n%s", err, noServer)
+		}
 	})
 
 	t.Run("GoParallelSection", func(t *testing.T) {
-		// The section on parallel tests builds on the helpers of the Go
-		// recipe; with fresh namespaces it passes run twice in one process.
+		// The section on parallel tests builds on the Go recipe; with fresh
+		// namespaces it passes run twice in one process.
 		mod := filepath.Join(tmp, "go-parallel")
-		readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.22\n")
+		readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.26\n")
 		readmeWrite(t, filepath.Join(mod, "testdata", "people.json"), readmeSeed)
 		readmeWrite(t, filepath.Join(mod, "resourcedir_test.go"), readmeGo)
 		readmeWrite(t, filepath.Join(mod, "parallel_test.go"), readmeSnippet(t, "go-parallel"))
-		out := run(t, mod, readmeCommand(t, "-- go test"), "GOWORK=off", "GOFLAGS="+os.Getenv("GOFLAGS")+" -count=2 -v")
+		run(t, mod, strings.ReplaceAll(readmeSnippet(t, "go-setup"), "../resourcedir", checkout), goEnv...)
+		out := run(t, mod, readmeCommand(t, "-- go test"), append(goEnv, "GOFLAGS="+os.Getenv("GOFLAGS")+" -count=2 -v")...)
 		wantCounts(t, out, map[string]int{
 			"--- PASS: TestParallelClients/client7": 2, "--- PASS: TestParallelClients ": 2, "--- FAIL": 0,
 			"ok  \texample.com/client": 1,
