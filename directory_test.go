@@ -367,3 +367,33 @@ func BenchmarkNamespace(b *testing.B) {
 		it.end()
 	}
 }
+
+// Servers of one process share a decoded seed by its content: a seed file
+// that changed between two tests is read anew, and an unchanged one gives
+// the same Ids (which the file does not give) in every server.
+func TestRunTSeedByContent(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "seed.json")
+	write := func(text string) {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(dir *resourcedir.Directory) (ids, names []string) {
+		var all []struct{ Id, DisplayName string }
+		dir.Resources(&all)
+		for _, r := range all {
+			ids, names = append(ids, r.Id), append(names, r.DisplayName)
+		}
+		return ids, names
+	}
+	write(`[{"Company": "First"}]`)
+	ids1, names1 := names(resourcedir.RunT(t, resourcedir.Config{SeedFile: path}))
+	ids2, names2 := names(resourcedir.RunT(t, resourcedir.Config{SeedFile: path}))
+	write(`[{"Company": "Second"}, {"Company": "Third"}]`)
+	_, names3 := names(resourcedir.RunT(t, resourcedir.Config{SeedFile: path}))
+	if !slices.Equal(names1, []string{"First"}) || !slices.Equal(ids1, ids2) || !slices.Equal(names2, names1) ||
+		!slices.Equal(names3, []string{"Second", "Third"}) {
+		t.Errorf("first %v %v, again %v %v, after the change %v", ids1, names1, ids2, names2, names3)
+	}
+}

@@ -683,20 +683,6 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// readSeed reads and checks the -seed file, which every namespace starts
-// from and every reset goes back to.
-func readSeed(ctx context.Context, path string, limit int64) ([]*resource, error) {
-	body, err := readSeedFile(ctx, path, limit)
-	if err != nil {
-		return nil, err
-	}
-	resources, err := decodeSeed(body)
-	if err != nil {
-		return nil, fmt.Errorf("seed %s: %s", path, describeError(err))
-	}
-	return resources, nil
-}
-
 // readSeedFile reads at most limit bytes of the seed file; a larger one is
 // an error. Pipes and devices are read too (-seed <(generate) works), with
 // the same limit; the read is abandoned when ctx ends, so a FIFO that no

@@ -17,11 +17,13 @@ package resourcedir
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -71,8 +73,10 @@ type Config struct {
 	// loopbackOnly: the server listens on loopback, so a Host that is not a
 	// loopback name is refused unless AllowedHosts names it (DNS rebinding).
 	loopbackOnly bool
-	// seedResources is the seed decoded, what every namespace starts from.
+	// seedResources is a seed decoded by the caller (compare's), and
+	// seedBase the whole seed frozen, what every namespace starts from.
 	seedResources []*resource
+	seedBase      *base
 }
 
 // defaultConfig is the configuration of the binary with no flags.
@@ -135,11 +139,11 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Auth != "" && !strings.Contains(cfg.Auth, ":") {
 		return nil, errors.New("auth must be user:token")
 	}
-	seed, err := cfg.readSeeds(ctx)
+	seed, count, err := cfg.frozenSeed(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cfg.seedResources = append(cfg.seedResources, seed...)
+	cfg.seedBase = seed
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -147,7 +151,7 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 	srv := newServer(cfg, newStore(cfg.IDSeed), logger)
 	if cfg.SeedFile != "" {
 		logger.Info("seed read: every namespace starts from it, and every reset goes back to it",
-			"path", cfg.SeedFile, "resources", len(cfg.seedResources))
+			"path", cfg.SeedFile, "resources", count)
 	}
 	if cfg.Snapshot == "" {
 		logger.Info("snapshots off: the directory lives in memory only")
@@ -168,39 +172,109 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 	return srv, nil
 }
 
-// readSeeds decodes the seed file, Seed and Generate, in that order.
-func (c Config) readSeeds(ctx context.Context) ([]*resource, error) {
-	var all []*resource
+// frozenSeeds keeps this process's frozen seeds by their content, so that
+// tests that each start a server from one seed decode and index it once:
+// with a 1,000-resource seed file that was 6 ms of RunT's 7 (a CPU profile
+// of BenchmarkRunT). Frozen seeds are never changed, so servers share them
+// as namespaces do, and a seed has the same Ids in every server of the
+// process.
+var frozenSeeds struct {
+	sync.Mutex
+	byKey map[[sha256.Size]byte]frozenSeed
+	order [][sha256.Size]byte // oldest first, to bound the map
+}
+
+type frozenSeed struct {
+	base  *base
+	count int
+}
+
+const maxFrozenSeeds = 16
+
+// frozenSeed returns the seed file, Seed and Generate, in that order,
+// decoded and frozen, and how many resources it holds.
+func (c Config) frozenSeed(ctx context.Context) (*base, int, error) {
+	var file, values []byte
+	var err error
 	if c.SeedFile != "" {
-		rs, err := readSeed(ctx, c.SeedFile, c.MaxSeedBody)
+		if file, err = readSeedFile(ctx, c.SeedFile, c.MaxSeedBody); err != nil {
+			return nil, 0, err
+		}
+	}
+	if c.Seed != nil {
+		if values, err = asJSON(c.Seed); err != nil {
+			return nil, 0, fmt.Errorf("seed: %w", err)
+		}
+	}
+	if file == nil && values == nil && c.Generate <= 0 && len(c.seedResources) == 0 {
+		return emptyBase, 0, nil
+	}
+	h := sha256.New()
+	for _, part := range [][]byte{file, values} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	fmt.Fprintf(h, "generate %d %d", c.Generate, c.RandSeed)
+	if c.IDSeed != nil {
+		fmt.Fprintf(h, " ids %d", *c.IDSeed)
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	cacheable := len(c.seedResources) == 0 // resources decoded elsewhere are not in the key
+	if cacheable {
+		frozenSeeds.Lock()
+		got, ok := frozenSeeds.byKey[key]
+		frozenSeeds.Unlock()
+		if ok {
+			return got.base, got.count, nil
+		}
+	}
+	all := c.seedResources
+	if file != nil {
+		rs, err := decodeSeed(file)
 		if err != nil {
-			return nil, err
+			return nil, 0, fmt.Errorf("seed %s: %s", c.SeedFile, describeError(err))
 		}
 		all = append(all, rs...)
 	}
-	if c.Seed != nil {
-		text, err := asJSON(c.Seed)
+	if values != nil {
+		rs, err := decodeSeed(values)
 		if err != nil {
-			return nil, fmt.Errorf("seed: %w", err)
-		}
-		rs, err := decodeSeed(text)
-		if err != nil {
-			return nil, fmt.Errorf("seed: %s", describeError(err))
+			return nil, 0, fmt.Errorf("seed: %s", describeError(err))
 		}
 		all = append(all, rs...)
 	}
 	if c.Generate > 0 {
 		var items bytes.Buffer
 		if err := generateItems(&items, c.Generate, c.RandSeed); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		rs, err := decodeSeed(items.Bytes())
 		if err != nil {
-			return nil, fmt.Errorf("generate: %s", describeError(err))
+			return nil, 0, fmt.Errorf("generate: %s", describeError(err))
 		}
 		all = append(all, rs...)
 	}
-	return all, nil
+	frozen, err := newBase(all, c.IDSeed)
+	if err != nil {
+		return nil, 0, fmt.Errorf("seed: %w", err)
+	}
+	if cacheable {
+		frozenSeeds.Lock()
+		defer frozenSeeds.Unlock()
+		if frozenSeeds.byKey == nil {
+			frozenSeeds.byKey = map[[sha256.Size]byte]frozenSeed{}
+		}
+		if _, ok := frozenSeeds.byKey[key]; !ok {
+			if len(frozenSeeds.order) == maxFrozenSeeds {
+				delete(frozenSeeds.byKey, frozenSeeds.order[0])
+				frozenSeeds.order = frozenSeeds.order[1:]
+			}
+			frozenSeeds.byKey[key] = frozenSeed{frozen, len(all)}
+			frozenSeeds.order = append(frozenSeeds.order, key)
+		}
+	}
+	return frozen, len(all), nil
 }
 
 // asJSON is v as JSON: v itself when it is JSON text (a string, []byte

@@ -5,7 +5,6 @@ package resourcedir
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -211,10 +210,10 @@ func TestSeedFileStrict(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`[{"Company":"A"},{"Company":"B","Frstname":"Ada"}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := readSeed(context.Background(), path, 1<<20)
+	_, err := New(Config{SeedFile: path})
 	want := "seed " + path + ": The seed is invalid; nothing was seeded; item [1].Frstname: Frstname is not a resource property; did you mean FirstName?"
 	if err == nil || err.Error() != want {
-		t.Errorf("readSeed: %v\nwant %s", err, want)
+		t.Errorf("New: %v\nwant %s", err, want)
 	}
 }
 

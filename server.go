@@ -105,7 +105,10 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
 	// The seed is frozen once and shared by every namespace.
-	seed, err := newBase(cfg.seedResources, cfg.IDSeed)
+	seed, err := cfg.seedBase, error(nil)
+	if seed == nil {
+		seed, err = newBase(cfg.seedResources, cfg.IDSeed)
+	}
 	if err != nil {
 		// The seed was checked when it was read (decodeSeed): only failing
 		// to generate an Id gets here.
