@@ -41,7 +41,7 @@ type Config struct {
 	// Generate adds this many generated resources to the seed, the same
 	// ones for the same RandSeed (resourcedir generate -n N -seed S).
 	Generate int
-	RandSeed uint64
+	RandSeed uint64 // the generator's seed for Generate
 
 	// IDSeed, when set, makes generated GUIDs the same from run to run
 	// (-id-seed).
