@@ -232,6 +232,9 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	if envErr != nil {
 		return nil, envErr
 	}
+	if unknown := unknownEnvVars(environ); len(unknown) > 0 {
+		return nil, errors.New(strings.Join(unknown, "; "))
+	}
 	if o.command != nil {
 		// A test run wants a free port, nothing left on disk and a quiet
 		// log; a flag or variable that says otherwise still wins.
@@ -334,9 +337,9 @@ func environMap(environ []string) map[string]string {
 	return m
 }
 
-// unknownEnvVars returns a warning for each RESOURCEDIR_ variable that
+// unknownEnvVars returns a problem for each RESOURCEDIR_ variable that
 // names no flag, with the flag whose variable is closest: a typo must not
-// pass silently.
+// pass silently, any more than a mistyped flag does.
 func unknownEnvVars(environ []string) []string {
 	known := map[string]string{} // variable -> flag
 	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = f.Name })
@@ -354,7 +357,7 @@ func unknownEnvVars(environ []string) []string {
 			continue
 		}
 		closest, _ := closestName(name, names)
-		warnings = append(warnings, fmt.Sprintf("%s names no flag and is ignored; did you mean %s (-%s)?", name, closest, known[closest]))
+		warnings = append(warnings, fmt.Sprintf("environment %s names no flag; did you mean %s (-%s)?", name, closest, known[closest]))
 	}
 	return warnings
 }
@@ -466,9 +469,6 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	// lines are counted dropped, and the process must still end.
 	defer logs.Close() //nolint:errcheck // see above
 	logger := newLogger(o.logFormat, o.logLevel, logs)
-	for _, w := range unknownEnvVars(environ) {
-		logger.Warn("unknown environment variable", "warning", w)
-	}
 	idSeed, err := parseIDSeed(o.idSeed)
 	if err != nil {
 		return err
@@ -508,7 +508,10 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	// serving ends when the server stops: at ctx's end, or when the
 	// command after -- exits.
 	if o.command != nil {
-		code, cmdErr := runCommand(ctx, o.command, environ, servedURL(ln.Addr()), stdout, stderr, serveErr)
+		// Whatever the level: where to look when COMMAND fails.
+		served := servedURL(ln.Addr())
+		fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/\n", served, o.command[0], served)
+		code, cmdErr := runCommand(ctx, o.command, environ, served, stdout, stderr, serveErr)
 		return commandResult(code, errors.Join(cmdErr, stopServer(httpSrv, srv, logger)))
 	}
 	select {

@@ -950,37 +950,30 @@ func TestRunSeedFileBounded(t *testing.T) {
 	}
 }
 
-// A RESOURCEDIR_ variable with a typo passed silently; it is a warning
-// that names the closest flag.
-func TestRunWarnsAboutUnknownEnvironmentVariables(t *testing.T) {
+// A RESOURCEDIR_ variable with a typo passed silently; it stops the start,
+// naming the closest flag, as a mistyped flag does (TestMainStartupErrors
+// runs it through the binary).
+func TestRunRefusesUnknownEnvironmentVariables(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		environ []string
 		want    []string
 	}{
-		{[]string{"RESOURCEDIR_SNAPSHOT_INTERVALL=5s"}, []string{"RESOURCEDIR_SNAPSHOT_INTERVALL names no flag and is ignored; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"}},
-		{[]string{"RESOURCEDIR_ADR=127.0.0.1:1"}, []string{"RESOURCEDIR_ADR names no flag and is ignored; did you mean RESOURCEDIR_ADDR (-addr)?"}},
+		{[]string{"RESOURCEDIR_SNAPSHOT_INTERVALL=5s"}, []string{"environment RESOURCEDIR_SNAPSHOT_INTERVALL names no flag; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"}},
+		{[]string{"RESOURCEDIR_ADR=127.0.0.1:1"}, []string{"environment RESOURCEDIR_ADR names no flag; did you mean RESOURCEDIR_ADDR (-addr)?"}},
 		{[]string{"RESOURCEDIR_MAXBODY=5", "RESOURCEDIR_JOURNALSIZE=1"}, []string{
-			"RESOURCEDIR_MAXBODY names no flag and is ignored; did you mean RESOURCEDIR_MAX_BODY (-max-body)?",
-			"RESOURCEDIR_JOURNALSIZE names no flag and is ignored; did you mean RESOURCEDIR_JOURNAL_SIZE (-journal-size)?",
+			"environment RESOURCEDIR_MAXBODY names no flag; did you mean RESOURCEDIR_MAX_BODY (-max-body)?",
+			"environment RESOURCEDIR_JOURNALSIZE names no flag; did you mean RESOURCEDIR_JOURNAL_SIZE (-journal-size)?",
 		}},
-		{[]string{"RESOURCEDIR_ADDR_FILE=x", "RESOURCEDIR_MAX_SEED_BODY=5", "PATH=/bin", "resourcedir_addr=x", "RESOURCEDIR_SNAPSHOT="}, nil},
+		{[]string{"RESOURCEDIR_ADDR_FILE=x", "RESOURCEDIR_MAX_SEED_BODY=5", "PATH=/bin", "resourcedir_addr=x", "RESOURCEDIR_SNAPSHOT=", "RESOURCEDIR_URL=http://x:1"}, nil},
 	}
 	for _, tt := range tests {
 		if got := unknownEnvVars(tt.environ); !slices.Equal(got, tt.want) {
 			t.Errorf("unknownEnvVars(%q) = %q, want %q", tt.environ, got, tt.want)
 		}
-	}
-	// Logged as a warning, in both formats.
-	for _, format := range []string{"text", "json"} {
-		p := runStart(t, runArgs("-log-format", format), map[string]string{"RESOURCEDIR_SNAPSHOT_INTERVALL": "5s"})
-		p.stopClean()
-		want := `level=WARN msg="unknown environment variable" warning="RESOURCEDIR_SNAPSHOT_INTERVALL names no flag and is ignored; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"`
-		if format == "json" {
-			want = `"level":"WARN","msg":"unknown environment variable","warning":"RESOURCEDIR_SNAPSHOT_INTERVALL names no flag and is ignored; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"`
-		}
-		if !strings.Contains(p.stdout.String(), want) {
-			t.Errorf("%s log lacks %s:\n%s", format, want, p.stdout)
+		_, err := parseOptions(nil, tt.environ, io.Discard)
+		if want := strings.Join(tt.want, "; "); (err == nil) != (want == "") || err != nil && err.Error() != want {
+			t.Errorf("parseOptions with %q: %v, want %q", tt.environ, err, want)
 		}
 	}
 }
@@ -1353,22 +1346,29 @@ func TestMainCommand(t *testing.T) {
 			stderr: "resourcedir: cannot run no-such-command: executable file not found in $PATH\n"},
 		{name: "not executable", args: []string{"--", "/dev/null"}, code: 127,
 			stderr: "resourcedir: cannot run /dev/null: permission denied\n"},
-		// The server's problems go to stderr: stdout is the command's.
-		{name: "log to stderr", env: []string{"RESOURCEDIR_SNAPSHOT_INTERVALL=1s"}, args: []string{"--", "sh", "-c", "echo out"},
-			stdout: "out\n", stderr: `level=WARN msg="unknown environment variable" warning="RESOURCEDIR_SNAPSHOT_INTERVALL names no flag and is ignored; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"` + "\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			got := runBinary(t, dir, tt.env, tt.stdin, tt.args...)
-			if got.code != tt.code || got.stdout != tt.stdout || stripLogTime(got.stderr) != tt.stderr {
-				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", got.code, got.stdout, got.stderr, tt.code, tt.stdout, tt.stderr)
+			if got.code != tt.code || got.stdout != tt.stdout || stripLogTime(got.stderr) != tt.stderr || got.served == "" {
+				t.Errorf("exit %d, stdout %q, stderr %q, start line for %q; want %d, %q, %q and a start line", got.code, got.stdout, got.stderr, got.served, tt.code, tt.stdout, tt.stderr)
 			}
 			// -snapshot off is the default: nothing is left behind.
 			if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 				t.Errorf("the working folder holds %v (%v), want nothing", entries, err)
 			}
 		})
+	}
+}
+
+// The server's log goes to stderr in the command mode: stdout is the
+// command's alone.
+func TestMainCommandLogsToStderr(t *testing.T) {
+	t.Parallel()
+	got := runBinary(t, t.TempDir(), []string{"RESOURCEDIR_LOG_LEVEL=info"}, "", "--", "sh", "-c", "echo out")
+	if got.code != 0 || got.stdout != "out\n" || got.served == "" || !strings.Contains(got.stderr, "level=INFO msg=serving addr="+got.served+"\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q, served %q", got.code, got.stdout, got.stderr, got.served)
 	}
 }
 
@@ -1439,8 +1439,9 @@ func TestMainCommandSignals(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatalf("resourcedir did not exit within 30s of %v; stderr: %s", tt.sig, stderr.String())
 			}
-			if code := cmd.ProcessState.ExitCode(); code != tt.code || stdout.String() != tt.stdout || stderr.String() != "" {
-				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q and nothing", code, stdout.String(), stderr.String(), tt.code, tt.stdout)
+			if code := cmd.ProcessState.ExitCode(); code != tt.code || stdout.String() != tt.stdout || !startLine.MatchString(stderr.String()) ||
+				len(startLine.FindString(stderr.String())) != len(stderr.String()) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q and the start line alone", code, stdout.String(), stderr.String(), tt.code, tt.stdout)
 			}
 		})
 	}
@@ -1464,7 +1465,7 @@ func TestRunCommandCancelled(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("run did not return within 30s of its context's end")
 	}
-	if exitCode(err) != 5 || stdout.String() != "ready\nstopped\n" || stderr.String() != "" {
+	if exitCode(err) != 5 || stdout.String() != "ready\nstopped\n" || !startLine.MatchString(stderr.String()) || len(startLine.FindString(stderr.String())) != len(stderr.String()) {
 		t.Errorf("run: %v (exit %d), stdout %q, stderr %q; want exit 5 and ready, stopped", err, exitCode(err), stdout.String(), stderr.String())
 	}
 }
@@ -1508,6 +1509,10 @@ func TestMainStartupErrors(t *testing.T) {
 			"load snapshot bad.gob: not a resourcedir snapshot (bad magic); the file is left untouched: move it aside (mv bad.gob bad.gob.bad) to start empty, or run with -snapshot off"},
 		{"unreadable snapshot with a command", nil, append([]string{"-snapshot", "bad.gob"}, ran...),
 			"load snapshot bad.gob: not a resourcedir snapshot (bad magic); the file is left untouched: move it aside (mv bad.gob bad.gob.bad) to start empty, or run with -snapshot off"},
+		{"unknown variable", []string{"RESOURCEDIR_SEEED=people.json"}, []string{"-snapshot", "off"},
+			"environment RESOURCEDIR_SEEED names no flag; did you mean RESOURCEDIR_SEED (-seed)?"},
+		{"unknown variable with a command", []string{"RESOURCEDIR_SNAPSHOT_INTERVALL=5s"}, ran,
+			"environment RESOURCEDIR_SNAPSHOT_INTERVALL names no flag; did you mean RESOURCEDIR_SNAPSHOT_INTERVAL (-snapshot-interval)?"},
 		{"no command after --", nil, []string{"-snapshot", "off", "--"},
 			"-- must be followed by a command to run, as in resourcedir -- go test ./..."},
 		{"command without --", nil, []string{"go", "test"},
@@ -1535,7 +1540,13 @@ func TestMainStartupErrors(t *testing.T) {
 type binaryRun struct {
 	code           int
 	stdout, stderr string
+	// served is the URL of the line a run with a command writes first to
+	// standard error, which stderr then lacks; "" when there was none.
+	served string
 }
+
+// startLine is the line that a run with a command writes at start.
+var startLine = regexp.MustCompile(`^resourcedir: serving (http://127\.0\.0\.1:[0-9]+) for \S+; console (http://127\.0\.0\.1:[0-9]+)/\n`)
 
 // runBinary runs the built resourcedir to its end in dir with args, the
 // environment without RESOURCEDIR_ variables plus env, and stdin. A run
@@ -1558,7 +1569,11 @@ func runBinary(t *testing.T, dir string, env []string, stdin string, args ...str
 	if err != nil && !errors.As(err, &exitErr) {
 		t.Fatalf("resourcedir %q: %v", args, err)
 	}
-	return binaryRun{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
+	r := binaryRun{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+	if m := startLine.FindStringSubmatch(r.stderr); m != nil && m[1] == m[2] {
+		r.served, r.stderr = m[1], r.stderr[len(m[0]):]
+	}
+	return r
 }
 
 func runWriteFile(t *testing.T, name, content string) string {
