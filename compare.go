@@ -587,34 +587,32 @@ func localResourcedir(seed []byte) (base string, stop func(), err error) {
 }
 
 // runCompare is `resourcedir compare -from URL [-auth user:token]
-// [-queries N] [-seed S] [-rate R] [-report json] [-b URL [-b-auth user:token]]`.
+// [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]`.
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
 	var o importOptions
 	fs := flag.NewFlagSet("resourcedir compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	importFlags(fs, &o)
 	n := fs.Int("queries", 300, "how many list queries to send to each")
-	seed := fs.Uint64("seed", 1, "the same `seed` and data give the same queries")
+	seed := fs.Uint64("rand-seed", 1, "the same `seed` and data give the same queries")
 	report := fs.String("report", "text", "report `format`: text, or json for machines")
 	against := fs.String("b", "", "compare with the resourcedir at this base `URL` instead of one in this process")
 	againstAuth := fs.String("b-auth", "", "HTTP Basic credentials for -b, `user:token` (when it runs with -auth)")
+	running := fs.String("filters", string(dialectAssetic), "the filter `dialect` you run resourcedir with: assetic or kendo; a tenant that accepts another is a difference")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-seed S] [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n"+
+		fmt.Fprintln(fs.Output(), "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n"+
 			"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n"+
 			"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n"+
 			"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseSubcommand(fs, args, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
 		return cannot(err)
 	}
 	switch {
-	case fs.NArg() > 0:
-		return cannot(fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	case *n < 1:
 		return cannot(fmt.Errorf("-queries must be at least 1, not %d", *n))
 	case *report != "text" && *report != "json":
@@ -623,6 +621,9 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		return cannot(errors.New("-b-auth is for the server -b names; give -b too"))
 	case *againstAuth != "" && !strings.Contains(*againstAuth, ":"):
 		return cannot(errors.New("-b-auth must be user:token"))
+	}
+	if _, err := parseDialect(*running); err != nil {
+		return cannot(fmt.Errorf("-filters: %w", err))
 	}
 	tenant, err := o.reader(environ)
 	if err != nil {
@@ -673,8 +674,33 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	} else if err := got.writeText(stdout); err != nil {
 		return cannot(err)
 	}
+	var differs []string
 	if got.Differs {
-		return &exitError{1, errors.New("compare: resourcedir answers some queries otherwise than the tenant (see the report)")}
+		differs = append(differs, "resourcedir answers some queries otherwise than the tenant")
+	}
+	if tenant := got.tenantDialect(); tenant != *running {
+		differs = append(differs, fmt.Sprintf("the tenant's filter dialect is %s, not the -filters %s you run resourcedir with", tenant, *running))
+	}
+	if len(differs) > 0 {
+		return &exitError{1, fmt.Errorf("compare: %s (see the report)", strings.Join(differs, "; "))}
 	}
 	return nil
+}
+
+// tenantDialect names what the tenant accepted of the probes: assetic
+// (none), kendo (all) or "partly kendo", which no -filters matches.
+func (rep *cmpReport) tenantDialect() string {
+	accepted := 0
+	for _, p := range rep.Probes {
+		if p.Accepted {
+			accepted++
+		}
+	}
+	switch accepted {
+	case 0:
+		return string(dialectAssetic)
+	case len(rep.Probes):
+		return string(dialectKendo)
+	}
+	return "partly kendo"
 }

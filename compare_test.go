@@ -51,7 +51,7 @@ func cmpTenant(t *testing.T, cfg Config) *testClient {
 	t.Helper()
 	idSeed := uint64(8) // the same Ids at every run, so the same queries
 	c := startServer(t, cfg, &idSeed)
-	c.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "150", "-seed", "8")))
+	c.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "150", "-rand-seed", "8")))
 	return c
 }
 
@@ -104,16 +104,24 @@ func TestCompareSameData(t *testing.T) {
 }
 
 // TestCompareKendoTenant: a tenant that takes the whole grammar is told
-// to use -filters kendo.
+// to use -filters kendo, and is a difference (exit 1) for a resourcedir
+// run with assetic, as it once passed with exit 0.
 func TestCompareKendoTenant(t *testing.T) {
 	t.Parallel()
 	tenant := cmpTenant(t, kendoConfig())
 	rep, err := cmpJSON(t, "-from", tenant.base, "-queries", "40")
-	if err != nil {
-		t.Fatalf("compare: %v", err)
+	want := "compare: the tenant's filter dialect is kendo, not the -filters assetic you run resourcedir with (see the report)"
+	if exitCode(err) != 1 || err.Error() != want {
+		t.Errorf("compare: %v (exit %d), want exit 1 and %s", err, exitCode(err), want)
 	}
 	if rep.Filters != "kendo" || slices.ContainsFunc(rep.Probes, func(p cmpProbe) bool { return !p.Accepted || !p.SameAnswer }) {
 		t.Errorf("probes %+v, Filters %q", rep.Probes, rep.Filters)
+	}
+	if _, err := cmpJSON(t, "-from", tenant.base, "-queries", "40", "-filters", "kendo"); err != nil {
+		t.Errorf("compare -filters kendo: %v", err)
+	}
+	if _, _, err := cmpRun(t, "-from", tenant.base, "-filters", "sql"); exitCode(err) != 2 || !strings.Contains(err.Error(), "compare: -filters: ") {
+		t.Errorf("compare -filters sql: %v", err)
 	}
 }
 
@@ -146,7 +154,7 @@ func TestCompareWithB(t *testing.T) {
 	}
 	// Another directory differs, and compare says so.
 	other := startServer(t, defaultConfig(), nil)
-	other.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "150", "-seed", "8")))
+	other.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "150", "-rand-seed", "8")))
 	_, err = cmpJSON(t, "-from", tenant.base, "-b", other.base, "-queries", "50")
 	if exitCode(err) != 1 {
 		t.Errorf("compare against other Ids: %v (exit %d), want exit 1", err, exitCode(err))
@@ -169,7 +177,7 @@ func alteredTenant(t *testing.T, alt cmpAlteration) string {
 	idSeed := uint64(8) // the same Ids at every run, so the same queries
 	inner := newServer(defaultConfig(), newStore(&idSeed), nil)
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, "/__admin/resources", bytes.NewReader(genRun(t, "-n", "150", "-seed", "8")))
+	req := httptest.NewRequest(http.MethodPost, "/__admin/resources", bytes.NewReader(genRun(t, "-n", "150", "-rand-seed", "8")))
 	req.Header.Set("Content-Type", "application/json")
 	inner.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK {
@@ -311,7 +319,8 @@ func TestCompareUsage(t *testing.T) {
 		{[]string{"-from", "https://t.example.com", "-b", "nowhere"}, ""},
 		{[]string{"-from", "https://t.example.com", "-b-auth", "ci:tok"}, "compare: -b-auth is for the server -b names; give -b too"},
 		{[]string{"-from", "https://t.example.com", "-b", "http://127.0.0.1:1", "-b-auth", "citok"}, "compare: -b-auth must be user:token"},
-		{[]string{"-nope"}, "compare: flag provided but not defined: -nope"},
+		{[]string{"-queries-n", "3"}, "compare: unknown flag -queries-n; did you mean -queries? (resourcedir compare -help lists every flag)"},
+		{[]string{"-from", "https://t.example.com", "-seed", "7"}, "compare: -seed is the server's seed file; this subcommand's integer seed is -rand-seed"},
 		{[]string{"-from", closed.URL, "-rate", "0"}, ""},
 	}
 	for _, tt := range tests {
@@ -355,7 +364,7 @@ func TestCompareAuth(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Auth = "svc:" + token
 	tenant := startServer(t, cfg, nil)
-	tenant.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "60", "-seed", "3")),
+	tenant.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "60", "-rand-seed", "3")),
 		"Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("svc:"+token)))
 	for _, format := range []string{"text", "json"} {
 		var out, errOut bytes.Buffer

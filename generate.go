@@ -325,21 +325,20 @@ func generateItems(w io.Writer, n int, seed uint64) error {
 	return nil
 }
 
-// runGenerate is `resourcedir generate -n N [-seed S]`.
+// runGenerate is `resourcedir generate -n N [-rand-seed S]`.
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("resourcedir generate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	n := fs.Int("n", 0, "how many resources to write (at least 1)")
-	seed := fs.Uint64("seed", 1, "the same `seed` gives the same resources")
+	seed := fs.Uint64("rand-seed", 1, "the same `seed` gives the same resources")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir generate -n N [-seed S] > seed.json\n\nWrites N realistic resources as a seed file (the POST /__admin/resources format) to standard output.")
+		fmt.Fprintln(fs.Output(), "usage: resourcedir generate -n N [-rand-seed S] > seed.json\n\nWrites N realistic resources as a seed file (the POST /__admin/resources format) to standard output.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("generate: unexpected argument %q", fs.Arg(0))
+	if err := parseSubcommand(fs, args, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("generate: %w", err)
 	}
 	if *n < 1 {
 		return errors.New("generate: -n must be at least 1: how many resources to write")

@@ -23,11 +23,11 @@ func genDecode(t *testing.T, b []byte) []map[string]any {
 
 func TestGenerateDeterministic(t *testing.T) {
 	t.Parallel()
-	a, b := genRun(t, "-n", "300"), genRun(t, "-n", "300", "-seed", "1")
+	a, b := genRun(t, "-n", "300"), genRun(t, "-n", "300", "-rand-seed", "1")
 	if !bytes.Equal(a, b) {
 		t.Errorf("the default seed is not 1, or the same seed gives different output")
 	}
-	if c := genRun(t, "-n", "300", "-seed", "2"); bytes.Equal(a, c) {
+	if c := genRun(t, "-n", "300", "-rand-seed", "2"); bytes.Equal(a, c) {
 		t.Errorf("seeds 1 and 2 give the same output")
 	}
 	// A longer run extends a shorter one: the items do not depend on -n.
@@ -59,14 +59,18 @@ func TestGenerateUsage(t *testing.T) {
 		{nil, "generate: -n must be at least 1: how many resources to write"},
 		{[]string{"-n", "0"}, "generate: -n must be at least 1: how many resources to write"},
 		{[]string{"-n", "3", "extra"}, `generate: unexpected argument "extra"`},
-		{[]string{"-n", "x"}, `invalid value "x" for flag -n: parse error`},
-		{[]string{"-seed", "-1", "-n", "2"}, `invalid value "-1" for flag -seed: parse error`},
+		{[]string{"-n", "x"}, `generate: invalid value "x" for flag -n: parse error`},
+		{[]string{"-rand-seed", "-1", "-n", "2"}, `generate: invalid value "-1" for flag -rand-seed: parse error`},
+		// -seed is the server's seed file, never an integer.
+		{[]string{"-n", "2", "-seed", "people.json"}, "generate: -seed is the server's seed file; this subcommand's integer seed is -rand-seed"},
+		{[]string{"-n", "2", "-nn", "3"}, "generate: unknown flag -nn; did you mean -n? (resourcedir generate -help lists every flag)"},
 	}
 	for _, tt := range tests {
+		// The error is all: Main prints it, once; nothing else is written.
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), append([]string{"generate"}, tt.args...), nil, &out, &errOut)
-		if err == nil || err.Error() != tt.want || out.Len() != 0 {
-			t.Errorf("generate %q: %v, stdout %q; want %s", tt.args, err, out.Bytes(), tt.want)
+		if err == nil || err.Error() != tt.want || out.Len() != 0 || errOut.Len() != 0 {
+			t.Errorf("generate %q: %v, stdout %q, stderr %q; want %s alone", tt.args, err, out.Bytes(), errOut.Bytes(), tt.want)
 		}
 	}
 }
@@ -76,7 +80,7 @@ func TestGenerateUsage(t *testing.T) {
 func TestGenerateSeedsAServer(t *testing.T) {
 	t.Parallel()
 	c := startServer(t, defaultConfig(), nil)
-	r := c.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "2000", "-seed", "9")))
+	r := c.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "2000", "-rand-seed", "9")))
 	var seeded struct {
 		Total int
 		Ids   []string
@@ -102,7 +106,7 @@ func TestGenerateSeedsAServer(t *testing.T) {
 // clients.
 func TestGenerateEdgeCases(t *testing.T) {
 	t.Parallel()
-	items := genDecode(t, genRun(t, "-n", "500", "-seed", "4"))
+	items := genDecode(t, genRun(t, "-n", "500", "-rand-seed", "4"))
 	str := func(item map[string]any, key string) (string, bool) {
 		s, ok := item[key].(string)
 		return s, ok
@@ -206,7 +210,7 @@ func TestAdminGenerate(t *testing.T) {
 		t.Fatalf("generate answered %s", r.Body)
 	}
 	// The same resources as the command writes for the same seed, in order.
-	want := genDecode(t, genRun(t, "-n", "25", "-seed", "7"))
+	want := genDecode(t, genRun(t, "-n", "25", "-rand-seed", "7"))
 	all := c.all()
 	if len(all) != 25 {
 		t.Fatalf("%d resources after generate, want 25", len(all))
@@ -265,7 +269,7 @@ func TestGenerateItemsMatchSeedFormat(t *testing.T) {
 	for f := field(0); f < numStringFields; f++ {
 		props[fieldNames[f]] = true
 	}
-	for i, item := range genDecode(t, genRun(t, "-n", "200", "-seed", "11")) {
+	for i, item := range genDecode(t, genRun(t, "-n", "200", "-rand-seed", "11")) {
 		for key := range item {
 			if !props[key] || key == "Id" {
 				t.Errorf("item %d has %q, which is not a property a seed item may carry", i, key)

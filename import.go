@@ -157,6 +157,10 @@ func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]ma
 			seen[strings.ToLower(id)] = true
 			all = append(all, item)
 		}
+		if page == 1 && p.TotalResults == 0 && len(p.ResourceList) == 0 {
+			fmt.Fprintln(progress, "import: the directory holds no resources")
+			return all, nil
+		}
 		fmt.Fprintf(progress, "\rimport: page %d of %d, %d of %d resources", page, p.TotalPages, len(all), p.TotalResults)
 		if page >= p.TotalPages {
 			break
@@ -401,7 +405,6 @@ func (o *importOptions) reader(environ []string) (*directoryReader, error) {
 func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	var o importOptions
 	fs := flag.NewFlagSet("resourcedir import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	importFlags(fs, &o)
 	fs.BoolVar(&o.scrub, "scrub", false, "replace personal values (names, e-mail, phones, address) with made-up ones of the same shape")
 	fs.StringVar(&o.out, "o", "", "write the seed file to `file` (atomically) instead of standard output")
@@ -411,11 +414,11 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 			"service's order. Without -scrub the file holds the directory's personal data.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("import: unexpected argument %q", fs.Arg(0))
+	if err := parseSubcommand(fs, args, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("import: %w", err)
 	}
 	d, err := o.reader(environ)
 	if err != nil {

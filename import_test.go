@@ -50,7 +50,7 @@ func impAll(t *testing.T, c *testClient, hdr ...string) []map[string]any {
 func TestImport(t *testing.T) {
 	t.Parallel()
 	src := startServer(t, defaultConfig(), nil)
-	src.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "2501", "-seed", "5")))
+	src.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "2501", "-rand-seed", "5")))
 	src.expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
 	want := impAll(t, src)
 
@@ -115,7 +115,7 @@ func TestImport(t *testing.T) {
 func TestImportScrub(t *testing.T) {
 	t.Parallel()
 	src := startServer(t, defaultConfig(), nil)
-	src.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "600", "-seed", "6")))
+	src.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "600", "-rand-seed", "6")))
 	src.seed(`[{"FirstName":"Ada","Surname":"Lovelace","DisplayName":"ADA LOVELACE","Email":"ada.lovelace@example.org","Phone":"+44 (0)20 7946-0000","Company":"Analytical Engines","Address":{"Line1":"12 St. James's Square","Number":12,"Flat":null}}]`)
 	want := impAll(t, src)
 	out, stderr, err := impRun(t, nil, "-from", src.base, "-rate", "0", "-scrub")
@@ -365,4 +365,18 @@ func FuzzSeedItem(f *testing.F) {
 			t.Fatalf("importSeedItem(%s) = %s, not a JSON object: %v", text, out, err)
 		}
 	})
+}
+
+// An empty tenant once read as "page 1 of 0": import says it found
+// nothing and writes an empty seed file, which seeds an empty directory.
+func TestImportEmptyTenant(t *testing.T) {
+	t.Parallel()
+	tenant := startServer(t, defaultConfig(), nil)
+	out, stderr, err := impRun(t, nil, "-from", tenant.base, "-rate", "0")
+	if err != nil || string(out) != "[\n]\n" || stderr != "import: the directory holds no resources\n" {
+		t.Errorf("import: %v, stdout %q, stderr %q", err, out, stderr)
+	}
+	if rs, err := decodeSeed(out); err != nil || len(rs) != 0 {
+		t.Errorf("the file does not seed an empty directory: %d %v", len(rs), err)
+	}
 }

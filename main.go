@@ -132,7 +132,7 @@ func newFlagSet(o *options) *flag.FlagSet {
   resourcedir [flags]                        serve until SIGINT or SIGTERM
   resourcedir [flags] -- COMMAND [ARGS...]   serve while COMMAND runs, with RESOURCEDIR_URL
                                              set to the served URL; exit with its status
-  resourcedir generate -n N [-seed S]        write N realistic resources as a seed file
+  resourcedir generate -n N [-rand-seed S]        write N realistic resources as a seed file
   resourcedir import -from URL [-scrub] ...  read a real directory into a seed file (GETs only)
   resourcedir compare -from URL ...          check resourcedir's answers against a real directory
   resourcedir SUBCOMMAND -h                  that subcommand's flags
@@ -275,7 +275,8 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 }
 
 // flagError rewords the flag package's parse errors that leave a user
-// guessing: an unknown flag names the closest one.
+// guessing: an unknown flag names the closest one, and the generator's
+// seed, once spelt -seed, its new name.
 func flagError(fs *flag.FlagSet, err error) error {
 	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !unknown {
@@ -283,8 +284,30 @@ func flagError(fs *flag.FlagSet, err error) error {
 	}
 	var names []string
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if name == "seed" && slices.Contains(names, "rand-seed") {
+		return errors.New("-seed is the server's seed file; this subcommand's integer seed is -rand-seed")
+	}
 	closest, _ := closestName(name, names)
-	return fmt.Errorf("unknown flag -%s; did you mean -%s? (resourcedir -help lists every flag)", name, closest)
+	return fmt.Errorf("unknown flag -%s; did you mean -%s? (%s -help lists every flag)", name, closest, fs.Name())
+}
+
+// parseSubcommand parses a subcommand's flags. Its errors are one line,
+// which Main prints once (the flag package's own print the error and then
+// the whole usage, in which it is lost); -help prints the usage.
+func parseSubcommand(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fs.Usage()
+			return err
+		}
+		return flagError(fs, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
 }
 
 // durationFlag is a time.Duration flag whose error, for a number without
