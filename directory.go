@@ -105,7 +105,8 @@ func ConnectT(t TB) *Directory {
 
 // Attach returns a handle on the directory at base, a server's URL (its
 // default namespace) or a namespace's base URL (.../ns/NAME), without
-// creating anything.
+// creating anything. An https URL is trusted through the CA file that
+// RESOURCEDIR_CA_FILE names, when set (resourcedir -tls -- go test ./...).
 func Attach(t TB, base string) *Directory {
 	t.Helper()
 	base = strings.TrimSuffix(base, "/")
@@ -113,9 +114,17 @@ func Attach(t TB, base string) *Directory {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		t.Fatalf("resourcedir: %q is not a server's URL, such as http://127.0.0.1:8080", base)
 	}
-	d := &Directory{URL: base, Name: defaultNamespace, t: t, root: u.Scheme + "://" + u.Host,
-		// Above the longest wait a journal query may ask for.
-		client: &http.Client{Timeout: maxJournalWait + 30*time.Second}}
+	// A server run with -tls: its CA, as resourcedir -- go test ./... gives it.
+	caFile := ""
+	if u.Scheme == "https" {
+		caFile = os.Getenv(caFileVar)
+	}
+	// Above the longest wait a journal query may ask for.
+	client, err := clientTrusting(caFile, maxJournalWait+30*time.Second)
+	if err != nil {
+		t.Fatalf("resourcedir: %s=%s: %v", caFileVar, caFile, err)
+	}
+	d := &Directory{URL: base, Name: defaultNamespace, t: t, root: u.Scheme + "://" + u.Host, client: client}
 	if name, ok := strings.CutPrefix(u.Path, namespacePrefix); ok && name != "" {
 		d.Name = name
 	}

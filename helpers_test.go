@@ -841,7 +841,7 @@ type binaryProc struct {
 }
 
 // binaryServingLine is the "serving" line of the text log format.
-var binaryServingLine = regexp.MustCompile(`msg=serving addr=(http://\S+)`)
+var binaryServingLine = regexp.MustCompile(`msg=serving addr=(https?://\S+)`)
 
 // startBinary runs bin (builtBinary's, or another commit's to compare) in
 // dir with args after a port of its choosing and the text log format, and

@@ -104,6 +104,9 @@ func (e *exitError) Unwrap() error { return e.err }
 type options struct {
 	addr             string
 	addrFile         string
+	tls              bool
+	tlsCert, tlsKey  string
+	tlsCAFile        string
 	snapshotPath     string // "" when snapshots are off
 	snapshotInterval time.Duration
 	seedFile         string
@@ -147,6 +150,10 @@ Flags:
 	fs.StringVar(&o.snapshotPath, "snapshot", "resourcedir.gob", "snapshot `file`; \"off\" or \"\" keeps everything in memory only (a file named off is ./off)")
 	o.snapshotInterval = 10 * time.Second
 	fs.Var(durationFlag{&o.snapshotInterval}, "snapshot-interval", "how often to write the snapshot when something changed (a `duration`: 10s, 500ms, 1m)")
+	fs.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate generated at start for localhost, 127.0.0.1, ::1 and the -allowed-hosts names")
+	fs.StringVar(&o.tlsCAFile, "tls-ca-file", "", "`file` to write the generated certificate's CA to (default: beside the snapshot, else a temporary folder)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `file` (with -tls-key) instead of a generated one")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key `file` of -tls-cert")
 	fs.StringVar(&o.seedFile, "seed", "", "JSON `file` with an array of resources to load into an empty store at boot (at most -max-seed-body bytes)")
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
@@ -267,6 +274,9 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	if o.snapshotPath == snapshotOff {
 		o.snapshotPath = ""
 	}
+	if o.tlsCert != "" || o.tlsKey != "" {
+		o.tls = true
+	}
 	if o.cfg.JournalSize == 0 {
 		o.cfg.JournalSize = journalOff // 0 is Config's default
 	}
@@ -370,9 +380,9 @@ func unknownEnvVars(environ []string) []string {
 	var warnings []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		// RESOURCEDIR_URL is what resourcedir -- COMMAND sets, and so
-		// what a resourcedir started by that command finds.
-		if !strings.HasPrefix(name, "RESOURCEDIR_") || name == urlVar {
+		// RESOURCEDIR_URL and RESOURCEDIR_CA_FILE are what resourcedir --
+		// COMMAND sets, and so what a resourcedir started by it finds.
+		if !strings.HasPrefix(name, "RESOURCEDIR_") || name == urlVar || name == caFileVar {
 			continue
 		}
 		// RESOURCEDIR_FROM_AUTH is import's and compare's, not a server flag.
@@ -508,33 +518,56 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	srv.droppedLogLines = logs.droppedLines
 	srv.requestLog = newRequestLog(o.logFormat, o.logLevel, logs)
 
+	scheme, commandVars := "http", []string{}
+	var serving *serverTLS
+	if o.tls {
+		if serving, err = newServerTLS(o); err != nil {
+			return err
+		}
+		if serving.removeCA != nil {
+			defer serving.removeCA()
+		}
+		scheme = "https"
+		if serving.caFile != "" {
+			commandVars = append(commandVars, caFileVar+"="+serving.caFile)
+		}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return listenError(o.addr, err)
 	}
-	url := "http://" + ln.Addr().String()
+	served := servedURL(ln.Addr(), scheme)
 	if o.addrFile != "" {
 		// The listener queues connections from now on, so the URL is
 		// good as soon as the file appears.
-		if err := writeAddrFile(o.addrFile, ln.Addr()); err != nil {
+		if err := writeAddrFile(o.addrFile, served); err != nil {
 			ln.Close()
 			return err
 		}
-		defer removeAddrFile(o.addrFile, ln.Addr(), logger)
+		defer removeAddrFile(o.addrFile, served, logger)
 	}
 	httpSrv := newHTTPServer(srv, logger)
 	httpSrv.RegisterOnShutdown(srv.beginShutdown)
-	logger.Info("serving", "addr", url)
-
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpSrv.Serve(ln) }()
+	if serving != nil {
+		httpSrv.TLSConfig = serving.config
+		logger.Info("serving", "addr", scheme+"://"+ln.Addr().String(), "ca_file", serving.caFile)
+		go func() { serveErr <- httpSrv.ServeTLS(ln, "", "") }()
+	} else {
+		logger.Info("serving", "addr", scheme+"://"+ln.Addr().String())
+		go func() { serveErr <- httpSrv.Serve(ln) }()
+	}
 	// serving ends when the server stops: at ctx's end, or when the
 	// command after -- exits.
 	if o.command != nil {
 		// Whatever the level: where to look when COMMAND fails.
-		served := servedURL(ln.Addr())
-		fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/\n", served, o.command[0], served)
-		code, cmdErr := runCommand(ctx, o.command, environ, served, stdout, stderr, serveErr)
+		trust := ""
+		if serving != nil && serving.caFile != "" {
+			trust = "; CA certificate " + serving.caFile
+		}
+		fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", served, o.command[0], served, trust)
+		commandVars = append(commandVars, urlVar+"="+served)
+		code, cmdErr := runCommand(ctx, o.command, environ, commandVars, stdout, stderr, serveErr)
 		return commandResult(code, errors.Join(cmdErr, stopServer(httpSrv, srv, logger)))
 	}
 	select {
@@ -559,22 +592,24 @@ func stopServer(httpSrv *http.Server, srv *Server, logger *slog.Logger) error {
 	return errors.Join(shutdownErr, srv.Close())
 }
 
-// runCommand runs command with urlVar set to url and its standard streams
+// runCommand runs command with vars ("NAME=value": urlVar, and caFileVar
+// with -tls) set in its environment and its standard streams
 // passed through, and returns its exit status once it exits (128 plus the
 // signal's number when a signal ended it; 127 when it could not start).
 // The signals that main receives (under signalsKey in ctx) are passed on
 // to it, and SIGTERM when ctx ends otherwise: it decides when to end, and
 // the server serves until then. A server that fails meanwhile is
 // reported, and the command is asked to stop with SIGTERM.
-func runCommand(ctx context.Context, command, environ []string, url string, stdout, stderr io.Writer, serveErr <-chan error) (int, error) {
+func runCommand(ctx context.Context, command, environ, vars []string, stdout, stderr io.Writer, serveErr <-chan error) (int, error) {
 	if err := context.Cause(ctx); err != nil {
 		return 1, fmt.Errorf("%s was not run: the server was stopped first (%w)", command[0], err)
 	}
 	signals, _ := ctx.Value(signalsKey{}).(<-chan os.Signal) // nil: none come
 	cmd := exec.Command(command[0], command[1:]...)
+	// An outer resourcedir -- COMMAND's variables are replaced, not doubled.
 	cmd.Env = append(slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
-		return strings.HasPrefix(kv, urlVar+"=")
-	}), urlVar+"="+url)
+		return strings.HasPrefix(kv, urlVar+"=") || strings.HasPrefix(kv, caFileVar+"=")
+	}), vars...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	if err := cmd.Start(); err != nil {
 		// Their text repeats the name.
@@ -648,18 +683,18 @@ func listenError(addr string, err error) error {
 
 // servedURL is the URL a client on this machine reaches addr by: a
 // listener on every interface is reached on the loopback address.
-func servedURL(addr net.Addr) string {
+func servedURL(addr net.Addr, scheme string) string {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok || !tcp.IP.IsUnspecified() {
-		return "http://" + addr.String()
+		return scheme + "://" + addr.String()
 	}
-	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
 // writeAddrFile writes the served URL, one line, atomically: a reader sees
 // no file or the whole line, never a part.
-func writeAddrFile(path string, addr net.Addr) error {
-	line := servedURL(addr) + "\n"
+func writeAddrFile(path, served string) error {
+	line := served + "\n"
 	_, err := writeFileAtomic(path, func(w io.Writer) error {
 		_, err := io.WriteString(w, line)
 		return err
@@ -673,8 +708,8 @@ func writeAddrFile(path string, addr net.Addr) error {
 // removeAddrFile removes the -addr-file at exit, so that its presence means
 // a server is serving there, unless another server has written its own URL
 // there since.
-func removeAddrFile(path string, addr net.Addr, logger *slog.Logger) {
-	if b, err := os.ReadFile(path); err != nil || string(b) != servedURL(addr)+"\n" {
+func removeAddrFile(path, served string, logger *slog.Logger) {
+	if b, err := os.ReadFile(path); err != nil || string(b) != served+"\n" {
 		return
 	}
 	if err := os.Remove(path); err != nil {

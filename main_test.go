@@ -278,6 +278,10 @@ var runFlagCases = []runFlagCase{
 	{"cors", "*", "http://app.test", func(o *options) any { return o.cfg.CORSOrigin }, "*", "http://app.test"},
 	{"max-namespaces", "3", "4", func(o *options) any { return o.cfg.MaxNamespaces }, 3, 4},
 	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, string(dialectKendo), string(dialectAssetic)},
+	{"tls", "true", "false", func(o *options) any { return o.tls }, true, false},
+	{"tls-ca-file", "a.pem", "b.pem", func(o *options) any { return o.tlsCAFile }, "a.pem", "b.pem"},
+	{"tls-cert", "a.crt", "b.crt", func(o *options) any { return o.tlsCert }, "a.crt", "b.crt"},
+	{"tls-key", "a.key", "b.key", func(o *options) any { return o.tlsKey }, "a.key", "b.key"},
 	{"allowed-hosts", "a.test", "b.test,c.test", func(o *options) any { return strings.Join(o.cfg.AllowedHosts, "|") }, "a.test", "b.test|c.test"},
 }
 

@@ -306,7 +306,7 @@ func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 		if !isNew {
 			continue
 		}
-		return created{struct{ Name, BaseURL string }{name, "http://" + requestHost(r) + namespacePrefix + name}}, nil
+		return created{struct{ Name, BaseURL string }{name, requestScheme(r) + "://" + requestHost(r) + namespacePrefix + name}}, nil
 	}
 	return nil, fmt.Errorf("create a namespace: every name drawn with the prefix %q was taken", prefix)
 }

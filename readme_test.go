@@ -253,6 +253,50 @@ func TestReadmeExamples(t *testing.T) {
 		})
 	})
 
+	t.Run("TLS", func(t *testing.T) {
+		// Each client of the README's HTTPS section, through the binary.
+		work := filepath.Join(tmp, "tls")
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(readmeSnippet(t, "tls")), "\n") {
+			if out := run(t, work, line); !strings.Contains(out, `{"Status":"ok","Resources":0}`) {
+				t.Errorf("%s:\n%s", line, out)
+			}
+		}
+		// The Go handle trusts the CA by itself; the client under test
+		// through the README's trustingClient.
+		mod := filepath.Join(tmp, "go-tls")
+		readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.26\n")
+		readmeWrite(t, filepath.Join(mod, "tls_test.go"), `package client_test
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/resourcedir/resourcedir"
+)
+`+readmeSnippet(t, "tls-go")+`
+func TestOverTLS(t *testing.T) {
+	dir := resourcedir.ConnectT(t)
+	resp, err := trustingClient(t).Get(dir.URL + "/api/v2/resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || len(dir.Requests(resourcedir.RequestFilter{})) != 1 {
+		t.Fatalf("%d", resp.StatusCode)
+	}
+}
+`)
+		run(t, mod, strings.ReplaceAll(readmeSnippet(t, "go-setup"), "../resourcedir", checkout), goEnv...)
+		out := run(t, mod, "resourcedir -tls -- go test -count=1 -v ./...", goEnv...)
+		wantCounts(t, out, map[string]int{"--- PASS: TestOverTLS": 1, "--- FAIL": 0})
+	})
+
 	t.Run("Node", func(t *testing.T) {
 		if _, err := exec.LookPath("node"); err != nil {
 			t.Skip("node is not on the PATH")

@@ -1,0 +1,179 @@
+package resourcedir
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// caFileVar is the variable that gives the command after -- the file of
+// the certificate authority that signed the server's certificate (-tls).
+const caFileVar = "RESOURCEDIR_CA_FILE"
+
+// tlsValidity is how long a generated certificate is good for: a test
+// double's run, not a deployment's.
+const tlsValidity = 7 * 24 * time.Hour
+
+// serverTLS is what -tls serves with: the certificate, and the file of the
+// CA that signed it ("" when the user brought their own).
+type serverTLS struct {
+	config *tls.Config
+	caFile string
+	// removeCA removes a CA file written in a temporary folder; nil when
+	// the file stays.
+	removeCA func()
+}
+
+// newServerTLS loads -tls-cert and -tls-key, or generates a CA and a
+// certificate it signs for localhost, the loopback addresses and the
+// -allowed-hosts names, and writes the CA's certificate to caFile, or
+// beside the snapshot, or in a temporary folder.
+func newServerTLS(o *options) (*serverTLS, error) {
+	if o.tlsCert != "" || o.tlsKey != "" {
+		if o.tlsCert == "" || o.tlsKey == "" {
+			return nil, errors.New("-tls-cert and -tls-key go together: give both files")
+		}
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.tlsCert, o.tlsKey, err)
+		}
+		return &serverTLS{config: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}, nil
+	}
+	caPEM, cert, err := generateCertificates(append([]string{"localhost", "127.0.0.1", "::1"}, o.cfg.AllowedHosts...))
+	if err != nil {
+		return nil, fmt.Errorf("-tls: %w", err)
+	}
+	st := &serverTLS{config: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, caFile: o.tlsCAFile}
+	if st.caFile == "" && o.snapshotPath != "" {
+		st.caFile = filepath.Join(filepath.Dir(o.snapshotPath), "resourcedir-ca.pem")
+	}
+	if st.caFile == "" {
+		dir, err := os.MkdirTemp("", "resourcedir-tls-")
+		if err != nil {
+			return nil, fmt.Errorf("-tls: a folder for the CA file: %w", err)
+		}
+		st.caFile = filepath.Join(dir, "ca.pem")
+		st.removeCA = func() { os.RemoveAll(dir) }
+	}
+	if _, err := writeFileAtomic(st.caFile, func(w io.Writer) error {
+		_, err := w.Write(caPEM)
+		return err
+	}); err != nil {
+		if st.removeCA != nil {
+			st.removeCA()
+		}
+		return nil, fmt.Errorf("-tls: write the CA file: %w", err)
+	}
+	return st, nil
+}
+
+// generateCertificates makes a CA and a server certificate it signs for
+// names, both ECDSA P-256: the CA's certificate as PEM, for clients to
+// trust, and the server's certificate with its key.
+func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	now := time.Now()
+	ca := &x509.Certificate{
+		SerialNumber:          serialNumber(),
+		Subject:               pkix.Name{CommonName: "resourcedir test CA", Organization: []string{"resourcedir"}},
+		NotBefore:             now.Add(-time.Hour), // a client whose clock is a little behind
+		NotAfter:              now.Add(tlsValidity),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		MaxPathLenZero:        true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	if ca, err = x509.ParseCertificate(caDER); err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	leaf := &x509.Certificate{
+		SerialNumber: serialNumber(),
+		Subject:      pkix.Name{CommonName: "resourcedir", Organization: []string{"resourcedir"}},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(tlsValidity),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, name := range names {
+		switch ip := net.ParseIP(strings.Trim(name, "[]")); {
+		case name == "*" || name == "":
+			// -allowed-hosts * admits any Host; no certificate names them all.
+		case ip != nil:
+			leaf.IPAddresses = append(leaf.IPAddresses, ip)
+		default:
+			leaf.DNSNames = append(leaf.DNSNames, name)
+		}
+	}
+	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	return caPEM, tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}, nil
+}
+
+// serialNumber is a random 128-bit serial, as RFC 5280 asks of a CA.
+func serialNumber() *big.Int {
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
+	if err != nil {
+		return big.NewInt(time.Now().UnixNano()) // crypto/rand does not fail on Linux; unique enough
+	}
+	return n
+}
+
+// requestScheme is the scheme the client used: https when the request came
+// over TLS.
+func requestScheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// clientTrusting returns an HTTP client that trusts the CA in caFile
+// besides the system's, for a server run with -tls; the default client
+// when caFile is "".
+func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) {
+	if caFile == "" {
+		return &http.Client{Timeout: timeout}, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return &http.Client{Timeout: timeout, Transport: transport}, nil
+}
