@@ -308,6 +308,10 @@ func TestOverTLS(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^(# |ℹ )pass 2$`).MatchString(out) || !regexp.MustCompile(`(?m)^(# |ℹ )fail 0$`).MatchString(out) {
 			t.Errorf("node --test did not pass 2 tests:\n%s", out)
 		}
+		// A test that fails keeps its namespace and says where it is.
+		readmeWrite(t, filepath.Join(dir, "test", "directory.test.mjs"), readmeSnippet(t, "node")+
+			"directoryTest('fails on purpose', async (t, base) => { assert.fail('on purpose'); });\n")
+		readmeWantKept(t, ctx, env, dir, readmeCommand(t, "-- node --test"), "node-")
 	})
 
 	t.Run("Python", func(t *testing.T) {
@@ -321,6 +325,9 @@ func TestOverTLS(t *testing.T) {
 		if !strings.Contains(out, "Ran 2 tests") || !strings.HasSuffix(out, "\nOK\n") {
 			t.Errorf("python3 -m unittest did not pass 2 tests:\n%s", out)
 		}
+		code := strings.Replace(readmeSnippet(t, "python"), "\n\nif __name__", "\n    def test_fails_on_purpose(self):\n        self.fail(\"on purpose\")\n\n\nif __name__", 1)
+		readmeWrite(t, filepath.Join(dir, "test_directory.py"), code)
+		readmeWantKept(t, ctx, env, dir, readmeCommand(t, "-- python3 -m unittest"), "py-")
 	})
 
 	readmeShell := readmeSnippet(t, "shell")
@@ -392,6 +399,20 @@ func TestOverTLS(t *testing.T) {
 			t.Errorf("output:\n%s\nwant:\n%s", out, want)
 		}
 	})
+}
+
+// readmeWantKept runs a recipe's command whose suite has a failing test:
+// it must fail, and say that the failed test's namespace (a name starting
+// with prefix) is kept, with its console's address.
+func readmeWantKept(t *testing.T, ctx context.Context, env []string, dir, line, prefix string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	kept := regexp.MustCompile(`resourcedir: the failed test's namespace (` + prefix + `[0-9a-f]{16}) is kept: console http://127\.0\.0\.1:[0-9]+/ns/` + prefix + `[0-9a-f]{16}/`)
+	if err == nil || len(kept.FindAllString(string(out), -1)) != 1 {
+		t.Errorf("%s with a failing test: %v; want a failure and one kept namespace:\n%s", line, err, out)
+	}
 }
 
 // readmePath puts dir first on the PATH of env.
