@@ -181,6 +181,7 @@ Flags:
 		}
 		return nil
 	})
+	fs.Var(durationFlag{&o.cfg.NamespaceIdle}, "namespace-idle", "remove namespaces (default aside) that no request touched for this `duration`; 0 keeps them")
 	fs.IntVar(&o.cfg.MaxNamespaces, "max-namespaces", o.cfg.MaxNamespaces, "how many namespaces (/ns/{name}) may exist at once")
 	fs.Func("filters", "filter `dialect`: assetic (the default: only what the real service documents) or kendo (Kendo's whole grammar: unary operators, null, mixed ~and~ and ~or~)", func(v string) error {
 		d, err := parseDialect(v)
@@ -266,6 +267,8 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-journal-size must be 0 or more, not %d", o.cfg.JournalSize)
 	case o.cfg.Auth != "" && !strings.Contains(o.cfg.Auth, ":"):
 		return nil, errors.New("-auth must be user:token")
+	case o.cfg.NamespaceIdle < 0:
+		return nil, fmt.Errorf("-namespace-idle must be 0 (off) or positive, not %s", o.cfg.NamespaceIdle)
 	case o.snapshotInterval <= 0:
 		return nil, fmt.Errorf("-snapshot-interval must be positive, not %s", o.snapshotInterval)
 	case o.logFormat != "text" && o.logFormat != "json":

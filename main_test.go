@@ -276,6 +276,7 @@ var runFlagCases = []runFlagCase{
 	{"journal-size", "0", "5", func(o *options) any { return o.cfg.JournalSize }, journalOff, 5},
 	{"auth", "u:t", "v:w:x", func(o *options) any { return o.cfg.Auth }, "u:t", "v:w:x"},
 	{"cors", "*", "http://app.test", func(o *options) any { return o.cfg.CORSOrigin }, "*", "http://app.test"},
+	{"namespace-idle", "1h", "90s", func(o *options) any { return o.cfg.NamespaceIdle }, time.Hour, 90 * time.Second},
 	{"max-namespaces", "3", "4", func(o *options) any { return o.cfg.MaxNamespaces }, 3, 4},
 	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, string(dialectKendo), string(dialectAssetic)},
 	{"tls", "true", "false", func(o *options) any { return o.tls }, true, false},

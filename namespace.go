@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Namespaces: /ns/{name}/... is a directory of its own, with its own
@@ -33,6 +35,20 @@ type namespace struct {
 	store   *store
 	journal *journal
 	faults  faultList
+	// created, and the Unix nanoseconds of the last request that was not
+	// the console's (0: none): what GET /__admin/namespaces shows of a
+	// namespace's life, and what -namespace-idle reads.
+	created     time.Time
+	lastRequest atomic.Int64
+}
+
+// idleSince is when the namespace was last used: its last request, or
+// its creation.
+func (ns *namespace) idleSince() time.Time {
+	if last := ns.lastRequest.Load(); last != 0 {
+		return time.Unix(0, last)
+	}
+	return ns.created
 }
 
 // namespaces holds every namespace by name. Each has its own locks, so a
@@ -116,7 +132,7 @@ func (s *Server) lookupNamespace(name string) *namespace {
 }
 
 func (s *Server) newNamespace(name string, store *store) *namespace {
-	return &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize)}
+	return &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize), created: time.Now()}
 }
 
 // sortedNamespaces returns every namespace, by name.
@@ -136,8 +152,10 @@ func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	type entry struct {
-		Name      string
-		Resources int
+		Name        string
+		Resources   int
+		Created     time.Time
+		LastRequest *time.Time // null until a client's first request
 	}
 	all := s.sortedNamespaces()
 	out := struct {
@@ -145,9 +163,49 @@ func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
 		Total      int
 	}{Namespaces: make([]entry, len(all)), Total: len(all)}
 	for i, ns := range all {
-		out.Namespaces[i] = entry{ns.name, ns.store.count()}
+		out.Namespaces[i] = entry{Name: ns.name, Resources: ns.store.count(), Created: ns.created.UTC()}
+		if last := ns.lastRequest.Load(); last != 0 {
+			at := time.Unix(0, last).UTC()
+			out.Namespaces[i].LastRequest = &at
+		}
 	}
 	return out, nil
+}
+
+// removeIdleNamespaces removes the namespaces, default aside, that no
+// client request touched since before cutoff: a shared server whose tests
+// leaked namespaces does not fill up with them (-namespace-idle).
+func (s *Server) removeIdleNamespaces(cutoff time.Time) {
+	s.spaces.mu.Lock()
+	var removed []string
+	for name, ns := range s.spaces.byName {
+		if name != defaultNamespace && ns.idleSince().Before(cutoff) {
+			delete(s.spaces.byName, name)
+			removed = append(removed, name)
+		}
+	}
+	if len(removed) > 0 {
+		s.spaces.changed = nextGeneration()
+	}
+	s.spaces.mu.Unlock()
+	for _, name := range removed {
+		s.log.Info("removed an idle namespace", "namespace", name, "idle", s.cfg.NamespaceIdle.String())
+	}
+}
+
+// reapIdleNamespaces removes idle namespaces until stop is closed, checking
+// a few times per -namespace-idle so that none outlives it by much.
+func (s *Server) reapIdleNamespaces(stop <-chan struct{}) {
+	tick := time.NewTicker(min(max(s.cfg.NamespaceIdle/4, 10*time.Millisecond), time.Minute))
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-tick.C:
+			s.removeIdleNamespaces(now.Add(-s.cfg.NamespaceIdle))
+		}
+	}
 }
 
 func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // nsList is GET /__admin/namespaces.
@@ -609,5 +611,95 @@ func TestNamespaceCreateLifecycle(t *testing.T) {
 	slices.SortFunc(want, func(x, y nsEntry) int { return strings.Compare(x.Name, y.Name) })
 	if got := e.namespaces(); !slices.Equal(got, want) {
 		t.Errorf("namespaces %v, want %v", got, want)
+	}
+}
+
+// GET /__admin/namespaces says when each namespace was created and last
+// used by a client (the console's own requests aside), so that leaked ones
+// stand out on a shared server.
+func TestNamespaceListTimes(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, defaultConfig(), nil)
+	type entry struct {
+		Name        string
+		Resources   int
+		Created     time.Time
+		LastRequest *time.Time
+	}
+	list := func() map[string]entry {
+		var out struct{ Namespaces []entry }
+		if err := json.Unmarshal(e.expect(http.StatusOK, http.MethodGet, "/__admin/namespaces", "").Body, &out); err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]entry{}
+		for _, ns := range out.Namespaces {
+			m[ns.Name] = ns
+		}
+		return m
+	}
+	before := time.Now()
+	e.expect(http.StatusCreated, http.MethodPost, "/__admin/namespaces", `{"Prefix": "idle"}`)
+	e.in("used").createPerson("Used")
+	e.in("watched").health()
+	all := list()
+	var idle entry
+	for name, ns := range all {
+		if strings.HasPrefix(name, "idle-") {
+			idle = ns
+		}
+	}
+	// A console's look creates nothing and touches nothing.
+	e.expect(http.StatusOK, http.MethodGet, "/ns/watched/api/v2/resource", "", consoleHeader, "1")
+	used, watched := all["used"], list()["watched"]
+	switch {
+	case idle.Name == "" || idle.LastRequest != nil || idle.Created.Before(before.Add(-time.Second)):
+		t.Errorf("a namespace nobody used: %+v", idle)
+	case used.LastRequest == nil || used.LastRequest.Before(used.Created) || used.Resources != 1:
+		t.Errorf("a used namespace: %+v", used)
+	case watched.LastRequest == nil || !watched.LastRequest.Equal(*all["watched"].LastRequest):
+		t.Errorf("the console's request moved LastRequest: %+v, was %+v", watched, all["watched"])
+	}
+}
+
+// -namespace-idle removes the namespaces no client touched since the
+// cutoff, never default, and not one in use.
+func TestNamespaceIdleRemoved(t *testing.T) {
+	t.Parallel()
+	cfg := defaultConfig()
+	e := startServer(t, cfg, nil)
+	e.in("old").health()
+	e.in("fresh").health()
+	e.health()
+	// Every namespace is older than a cutoff just after "fresh" is touched
+	// again; only "old" has not been touched since.
+	cutoff := time.Now()
+	for !time.Now().After(cutoff) {
+	}
+	e.in("fresh").health()
+	e.srv.removeIdleNamespaces(cutoff.Add(time.Nanosecond))
+	var names []string
+	for _, ns := range e.namespaces() {
+		names = append(names, ns.Name)
+	}
+	if !slices.Equal(names, []string{"default", "fresh"}) {
+		t.Errorf("after removing idle ones: %v, want default and fresh", names)
+	}
+
+	// The flag's ticker does it by itself, polled with a deadline.
+	cfg.NamespaceIdle = 20 * time.Millisecond
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c := clientAt(t, ts.URL)
+	c.in("leaked").health()
+	eventually(t, 10*time.Second, "the leaked namespace to go", func() bool {
+		return len(c.namespaces()) == 1
+	})
+	if got := c.namespaces(); got[0].Name != "default" {
+		t.Errorf("left: %+v", got)
 	}
 }

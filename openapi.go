@@ -407,11 +407,13 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"Status": obj{"type": "string", "enum": []string{"reset"}}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
 				"400": errorResp("An unknown query parameter.")}, false))},
 		"/__admin/namespaces": obj{
-			"get": op("listNamespaces", "Namespaces", "Every namespace with its resource count.", "Admin",
+			"get": op("listNamespaces", "Namespaces", "Every namespace with its resource count, when it was created and when a client last sent it a request (the console's own requests aside).", "Admin",
 				common(obj{"200": ok("The namespaces, by name.", closed(obj{
 					"Namespaces": obj{"type": "array", "items": closed(obj{
-						"Name":      obj{"type": "string", "pattern": namespacePattern},
-						"Resources": obj{"type": "integer", "minimum": 0}}, "Name", "Resources")},
+						"Name":        obj{"type": "string", "pattern": namespacePattern},
+						"Resources":   obj{"type": "integer", "minimum": 0},
+						"Created":     obj{"type": "string", "format": "date-time"},
+						"LastRequest": obj{"type": []string{"string", "null"}, "format": "date-time", "description": "null until a client's first request."}}, "Name", "Resources", "Created", "LastRequest")},
 					"Total": obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
 					"400": errorResp("An unknown query parameter.")}, false)),
 			"post": obj{"operationId": "createNamespace", "summary": "Create a namespace", "tags": []string{"Admin"},

@@ -74,6 +74,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.startJournal(x, r)
 	}
+	if x.ns != nil && !x.observer {
+		x.ns.lastRequest.Store(time.Now().UnixNano())
+	}
 	if s.applyFault(x, r) {
 		return
 	}

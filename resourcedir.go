@@ -60,6 +60,10 @@ type Config struct {
 	CORSOrigin   string   // origin a browser may call from, "*" for any (-cors); "" for none
 	AllowedHosts []string // Host names admitted besides loopback ones on a loopback listener (-allowed-hosts)
 
+	// NamespaceIdle, when positive, removes the namespaces (default aside)
+	// that no request touched for that long (-namespace-idle).
+	NamespaceIdle time.Duration
+
 	// Snapshot names the snapshot file, loaded by New and written every
 	// SnapshotInterval (default 10s) when something changed and by Close;
 	// "" keeps everything in memory only.
@@ -149,6 +153,9 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srv := newServer(cfg, newStore(cfg.IDSeed), logger)
+	if cfg.NamespaceIdle > 0 {
+		go srv.reapIdleNamespaces(srv.closing)
+	}
 	if cfg.SeedFile != "" {
 		logger.Info("seed read: every namespace starts from it, and every reset goes back to it",
 			"path", cfg.SeedFile, "resources", count)
