@@ -27,9 +27,10 @@ import (
 //     namespace starts recording an /api/v2 request before it, so that a
 //     request refused for its credentials is recorded too;
 //  7. a new namespace is created (after auth, so that strangers cannot fill
-//     the server with namespaces; not for an anonymous health probe; and
-//     only for a path some route answers, so that a mistyped URL leaves
-//     nothing behind), and its journal starts recording an /api/v2 request;
+//     the server with namespaces; not for an anonymous health probe; not
+//     for OPTIONS, which only CORS answers; and only for a path some route
+//     answers, so that a mistyped URL leaves nothing behind), and its
+//     journal starts recording an /api/v2 request;
 //  8. injected faults;
 //  9. the route's handler, whose value or error one adapter writes.
 //
@@ -66,6 +67,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if x.ns == nil && !x.anonymous {
 		if !s.routed(r) {
 			s.writeError(x, errNoRoute(x.path))
+			return
+		}
+		// No route answers OPTIONS but with a 405, and a preflight that
+		// CORS did not answer comes from a page it does not admit: neither
+		// may leave a namespace behind.
+		if r.Method == http.MethodOptions {
+			s.mux.ServeHTTP(x, r)
 			return
 		}
 		if x.ns, err = s.namespace(nsName); err != nil {
