@@ -41,7 +41,7 @@ type journalEntry struct {
 	time       time.Time
 	requestID  string
 	method     string
-	path       string // as sent
+	path       string // as sent, masked (maskPath)
 	route      string // path as the routes spell it, for the path filter
 	rawQuery   string
 	header     http.Header
@@ -466,7 +466,7 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	b = append(b, `,"Method":`...)
 	b = appendJSONString(b, e.method)
 	b = append(b, `,"Path":`...)
-	b = appendJSONString(b, maskPath(e.path))
+	b = appendJSONString(b, e.path) // masked by the pipeline
 	b = append(b, `,"Query":`...)
 	query := maskQuery(e.rawQuery)
 	b = appendJSONString(b, query)
@@ -540,18 +540,35 @@ func appendMultiMap(b []byte, m map[string][]string) []byte {
 // secretName picks are masked (the README's journal section lists them).
 // An empty value stays empty: it is no secret, and may be the bug.
 var (
-	secretNames     = []string{"cookie", "set-cookie", "key", "sig", "auth", "pwd"}
-	secretNameParts = []string{"authorization", "token", "secret", "password", "passwd", "api-key", "apikey",
-		"subscription-key", "signature", "session"}
+	// secretWords are names, or words of a name between '-', that carry a
+	// credential: X-Auth, X-Auth-Key, X-Functions-Key, Authentication.
+	secretWords = []string{"auth", "authentication", "key", "sig", "pwd"}
+	// secretNameParts carry one wherever they are in a name: Cookie2,
+	// X-Auth-Token, jsessionid, client_secret.
+	secretNameParts = []string{"authoriz", "token", "secret", "password", "passwd", "apikey", "signature", "session",
+		"cookie", "credential"}
+	// notSecretNames are word-shaped like a credential but are none, and a
+	// test checks what its client sent in them.
+	notSecretNames = []string{"idempotency-key", "x-idempotency-key"}
 )
 
-// secretName reports whether a header or parameter name is one of
-// secretNames or holds one of secretNameParts, in lower case with '_' read
-// as '-'.
+// secretName reports whether a header or parameter name is credential-
+// shaped: in lower case with '_' read as '-', one of its words is in
+// secretWords, or it holds one of secretNameParts.
 func secretName(name string) bool {
 	name = strings.ReplaceAll(strings.ToLower(name), "_", "-")
-	return slices.Contains(secretNames, name) ||
-		slices.ContainsFunc(secretNameParts, func(part string) bool { return strings.Contains(name, part) })
+	if slices.ContainsFunc(secretNameParts, func(part string) bool { return strings.Contains(name, part) }) {
+		return true
+	}
+	if slices.Contains(notSecretNames, name) {
+		return false
+	}
+	for word := range strings.SplitSeq(name, "-") {
+		if slices.Contains(secretWords, word) {
+			return true
+		}
+	}
+	return false
 }
 
 // maskHeaders returns h with secret values masked: credentials keep their
@@ -598,13 +615,30 @@ func maskCredential(v string) string {
 	return scheme + " ***"
 }
 
-// maskPath masks what follows a '?' in a path as a query: the path is
-// decoded, so a client that escaped the '?' (%3F) sent its query in it.
+// maskPath masks a path's secrets by maskQuery's rule: what follows a '?'
+// (the path is decoded, so a client that escaped its '?' as %3F sent its
+// query in it), and the ;name=value parameters of a segment (a servlet's
+// ;jsessionid=). The pipeline masks the path once, before anything
+// repeats it (begin, routedRequest), so that the answers, the journal and
+// the log show the same text.
 func maskPath(p string) string {
-	if path, query, ok := strings.Cut(p, "?"); ok {
+	if !strings.ContainsAny(p, "?;") {
+		return p
+	}
+	path, query, hasQuery := strings.Cut(p, "?")
+	if strings.Contains(path, ";") {
+		segs := strings.Split(path, "/")
+		for i, seg := range segs {
+			if head, params, ok := strings.Cut(seg, ";"); ok {
+				segs[i] = head + ";" + maskQuery(params)
+			}
+		}
+		path = strings.Join(segs, "/")
+	}
+	if hasQuery {
 		return path + "?" + maskQuery(query)
 	}
-	return p
+	return path
 }
 
 // maskQuery returns a raw query with the values of secret parameters

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -1132,5 +1133,88 @@ func TestJournalIgnoresConsole(t *testing.T) {
 	got := e.readJournal("").Requests
 	if len(got) != 2 || got[0].Delivered != 503 || *got[0].Fault != id || got[1].Delivered != 200 || got[1].Fault != nil {
 		t.Errorf("journal %+v, want the client's 503 and 200", got)
+	}
+}
+
+// TestSecretsNeverRepeated: a secret in a path (a query escaped into it as
+// %3F, a ;jsessionid= parameter, a namespace name) or in a credential-
+// shaped header is masked by the journal's rule everywhere the request is
+// repeated: the answer's message, the journal's Path and Response, and the
+// log line of the built binary.
+func TestSecretsNeverRepeated(t *testing.T) {
+	p := limStart(t, builtBinary(t))
+	const secret = "S3CRETV4LUE"
+	tests := []struct {
+		method, path string
+		header       []string
+		status       int
+		message      string // what the answer's Message holds
+	}{
+		{http.MethodGet, "/api/v2/resource/abc%3Faccess_token=" + secret, nil, 405, "/api/v2/resource/abc?access_token=***"},
+		{http.MethodPut, "/api/v2/resource/abc%3Faccess_token=" + secret, nil, 400, "abc?access_token=***"},
+		{http.MethodPut, "/api/v2/resource/abc;jsessionid=" + secret, nil, 400, "abc;jsessionid=***"},
+		{http.MethodGet, "/api/v2/resources%3Ftoken=" + secret + "&x=1", nil, 404, "/api/v2/resources?token=***&x=1"},
+		{http.MethodGet, "/api/v2/resource;jsessionid=" + secret + "/x", nil, 404, "/api/v2/resource;jsessionid=***/x"},
+		{http.MethodGet, "/ns/a%3Ftoken=" + secret + "/api/v2/resource", nil, 400, "a?token=***"},
+		{http.MethodGet, "/api/v2/resource", []string{"X-Auth-Key", secret, "X-Functions-Key", secret, "Authentication", secret,
+			"X-Auth", secret, "Cookie2", secret, "Idempotency-Key", "k-1"}, 200, ""},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(tt.method, p.url+tt.path, strings.NewReader(`{"Company":"Acme"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(tt.header); i += 2 {
+			req.Header.Set(tt.header[i], tt.header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != tt.status || strings.Contains(string(body), secret) || !strings.Contains(string(body), tt.message) {
+			t.Errorf("%s %s: %d %s, want %d with %s and no secret", tt.method, tt.path, resp.StatusCode, body, tt.status, tt.message)
+		}
+	}
+	status, journal := p.send(t, http.MethodGet, "/__admin/requests", nil)
+	var a journalAnswer
+	if err := json.Unmarshal(journal, &a); status != http.StatusOK || err != nil {
+		t.Fatalf("journal: %d %v %s", status, err, journal)
+	}
+	if strings.Contains(string(journal), secret) {
+		t.Errorf("the journal repeats the secret: %s", journal)
+	}
+	wantPaths := []string{"/api/v2/resource/abc?access_token=***", "/api/v2/resource/abc?access_token=***",
+		"/api/v2/resource/abc;jsessionid=***", "/api/v2/resources?token=***&x=1", "/api/v2/resource;jsessionid=***/x", "/api/v2/resource"}
+	var paths []string
+	for _, en := range a.Requests {
+		paths = append(paths, en.Path)
+	}
+	if !slices.Equal(paths, wantPaths) {
+		t.Errorf("journal Paths %q, want %q", paths, wantPaths)
+	}
+	if n := len(a.Requests); n == len(wantPaths) {
+		h := a.Requests[n-1].Headers
+		for _, name := range []string{"X-Auth-Key", "X-Functions-Key", "Authentication", "X-Auth", "Cookie2"} {
+			if h[name] != "***" {
+				t.Errorf("journal header %s: %v, want ***", name, h[name])
+			}
+		}
+		if h["Idempotency-Key"] != "k-1" {
+			t.Errorf("journal header Idempotency-Key: %v, want k-1 (no secret)", h["Idempotency-Key"])
+		}
+	}
+	p.stop(syscall.SIGTERM)
+	log := p.stdout.String() + p.stderr.String()
+	if strings.Contains(log, secret) {
+		t.Errorf("the log repeats the secret:\n%s", log)
+	}
+	if !strings.Contains(log, `path="/api/v2/resource/abc?access_token=***"`) {
+		t.Errorf("the log lacks the masked path:\n%s", log)
 	}
 }

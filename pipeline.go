@@ -95,7 +95,7 @@ type exchange struct {
 	http.ResponseWriter
 	requestID string
 	start     time.Time
-	path      string     // as the client sent it
+	path      string     // as the client sent it, its secrets masked (maskPath)
 	apiPath   string     // path without its /ns/{name} prefix, as the namespace's journal shows it
 	route     string     // apiPath as the routes spell it (canonicalAPIPath)
 	ns        *namespace // nil until authentication has passed
@@ -249,7 +249,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 	}
 	w.Header()["X-Request-Id"] = []string{id} // canonical already: Set would check it again
 	_, observer := r.Header[consoleHeader]
-	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path, observer: observer, srv: s, req: r}
+	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: maskPath(r.URL.Path), observer: observer, srv: s, req: r}
 }
 
 // consoleHeader marks the console's own requests (any value; the console
@@ -323,8 +323,12 @@ func (s *Server) record(x *exchange) {
 // (ServeMux would answer it with an HTML redirect), OPTIONS * (net/http's
 // own plain answer otherwise), or a server-wide control under a namespace.
 // GET /ns/{name} is redirected to /ns/{name}/, where its console is.
+//
+// The routes see the path with its secrets masked (maskPath): a path that
+// holds one is no route's, and every message that repeats it (a 400 naming
+// an id or a namespace, a 404, a 405) must not repeat the secret.
 func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) {
-	p := r.URL.Path
+	p := x.path
 	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
 		return nil, "", errNoRoute(p)
 	}
@@ -334,7 +338,7 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 		// not a segment break: name it rather than answer 404 for "sl".
 		if rawName, _, ok := splitNamespace(r.URL.RawPath); ok {
 			if decoded, err := url.PathUnescape(rawName); err == nil {
-				name = decoded
+				name = maskPath(decoded)
 			}
 		}
 		if !validNamespaceName(name) {
@@ -354,7 +358,7 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 	}
 	canonical := canonicalAPIPath(rest)
 	x.apiPath, x.route = rest, canonical
-	if canonical == p && r.Body == http.NoBody {
+	if canonical == r.URL.Path && r.Body == http.NoBody {
 		return r, name, nil
 	}
 	// A shallow copy: the journal and faults replace its Body, and after
@@ -363,7 +367,7 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 	// 100 Continue. Without a body, nothing is replaced.
 	r2 := new(http.Request)
 	*r2 = *r
-	if canonical != p {
+	if canonical != r.URL.Path {
 		u := *r.URL
 		u.Path, u.RawPath = canonical, ""
 		r2.URL = &u
