@@ -12,12 +12,10 @@ import (
 	"net/url"
 	"reflect"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -737,51 +735,23 @@ func TestJournalReadIsStreamed(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	// A low GC target, so that what the heap holds is what the reads keep,
-	// not garbage the collector has not come to yet.
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
 	var wg sync.WaitGroup
 	sizes := make([]int64, 4)
 	errs := make([]error, 4)
-	for i := range 4 {
-		wg.Go(func() {
-			resp, err := ts.Client().Get(ts.URL + "/__admin/requests")
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer resp.Body.Close()
-			sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
-		})
-	}
-	wg.Wait()
-	close(stop)
-	<-sampled
+	grew, base := heapGrowthDuring(func() {
+		for i := range 4 {
+			wg.Go(func() {
+				resp, err := ts.Client().Get(ts.URL + "/__admin/requests")
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer resp.Body.Close()
+				sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
+			})
+		}
+		wg.Wait()
+	})
 	for i := range 4 {
 		if errs[i] != nil {
 			t.Fatal(errs[i])
@@ -790,7 +760,6 @@ func TestJournalReadIsStreamed(t *testing.T) {
 			t.Fatalf("read %d bytes, want over %d", sizes[i], want)
 		}
 	}
-	grew := int64(peak.Load()) - int64(base)
 	t.Logf("4 concurrent reads of %d MB each: heap in use grew by at most %d MiB over %d MiB",
 		sizes[0]>>20, grew>>20, base>>20)
 	// An answer built whole holds one answer's size (4 of them at once);

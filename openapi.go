@@ -385,11 +385,11 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"get": op("listFaults", "Faults in force", "In the order they are tried, each with how often it Fired.", "Admin",
 				common(obj{"200": ok("The faults.", ref("FaultList")), "400": errorResp("An unknown query parameter.")}, false)),
 			"post": obj{"operationId": "addFaults", "summary": "Add faults", "tags": []string{"Admin"},
-				"description": fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room). ", t.maxFaults) +
+				"description": fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room), and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (64 MiB by default). ", t.maxFaults) +
 					"A fault's answer carries any headers the fault sets (Headers), so the /api/v2 operations declare Retry-After on their 429, 503 and default answers.",
 				"requestBody": jsonBody(obj{"oneOf": []any{ref("FaultSpec"), obj{"type": "array", "items": ref("FaultSpec")}}}, "A fault, or an array of faults."),
 				"responses": common(obj{"200": ok("The faults added, with their Ids.", ref("FaultList")),
-					"400": errorResp("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), or too many faults."), "413": respRef("PayloadTooLarge")}, false)},
+					"400": errorResp("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), too many faults, or bodies over -max-fault-bodies."), "413": respRef("PayloadTooLarge")}, false)},
 			"delete": op("clearFaults", "Clear every fault", "", "Admin",
 				common(obj{"200": ok("Cleared; Cleared is how many faults there were.", counter("Cleared")), "400": errorResp("An unknown query parameter.")}, false)),
 		},

@@ -53,6 +53,10 @@ type Config struct {
 	MaxSeedBody   int64 // largest seed, file or POST /__admin/resources body (-max-seed-body, 64 MiB)
 	JournalSize   int   // requests each journal keeps; 0 means 1000, negative turns it off (-journal-size)
 	MaxNamespaces int   // namespaces that may exist at once (-max-namespaces, 1000)
+	// MaxFaultBodies bounds the bytes the bodies and headers of every
+	// namespace's faults hold together; a POST /__admin/faults beyond it
+	// is a 400 (-max-fault-bodies, 64 MiB).
+	MaxFaultBodies int64
 
 	Auth         string   // "user:token" to require as HTTP Basic credentials (-auth); "" for none
 	CORSOrigin   string   // origin a browser may call from, "*" for any (-cors); "" for none
@@ -77,7 +81,8 @@ type Config struct {
 
 // defaultConfig is the configuration of the binary with no flags.
 func defaultConfig() Config {
-	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces, Filters: string(dialectAssetic)}
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces,
+		MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic)}
 }
 
 // journalOff is JournalSize's value for no journal: 0 means the default.
@@ -105,6 +110,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxNamespaces < 1 {
 		c.MaxNamespaces = d.MaxNamespaces
+	}
+	if c.MaxFaultBodies < 1 {
+		c.MaxFaultBodies = d.MaxFaultBodies
 	}
 	if c.Filters == "" {
 		c.Filters = d.Filters

@@ -80,6 +80,10 @@ type Server struct {
 	stopTimer context.CancelFunc
 	timerDone chan struct{}
 
+	// faultAdds: one POST /__admin/faults at a time checks and takes room
+	// under -max-fault-bodies, which bounds every namespace's together.
+	faultAdds sync.Mutex
+
 	requestIDPrefix string
 	requestSeq      atomic.Uint64
 
