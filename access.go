@@ -151,6 +151,7 @@ func (s *Server) authenticate(x *exchange, r *http.Request) bool {
 		x.anonymous = true
 		return true
 	}
+	x.refused = true
 	x.Header().Set("WWW-Authenticate", `Basic realm="resourcedir"`)
 	s.writeError(x, &apiError{Status: http.StatusUnauthorized, Message: "Authentication is required: send HTTP Basic credentials (user name and API token)."})
 	return false

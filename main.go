@@ -163,6 +163,7 @@ Flags:
 	fs.Int64Var(&o.cfg.MaxBody, "max-body", o.cfg.MaxBody, "largest request body in `bytes`")
 	fs.Int64Var(&o.cfg.MaxSeedBody, "max-seed-body", o.cfg.MaxSeedBody, "largest POST /__admin/resources body and -seed file in `bytes`")
 	fs.IntVar(&o.cfg.JournalSize, "journal-size", o.cfg.JournalSize, "how many /api/v2 requests /__admin/requests keeps; 0 turns the journal off")
+	fs.Int64Var(&o.cfg.JournalBudget, "journal-budget", o.cfg.JournalBudget, "`bytes` the journals of all namespaces may hold together; the oldest entries go first")
 	fs.StringVar(&o.cfg.Auth, "auth", "", "`user:token` required as HTTP Basic credentials on every path")
 	fs.StringVar(&o.cfg.CORSOrigin, "cors", "", "`origin` allowed to call from a browser (\"*\" for any); off when empty")
 	fs.Func("allowed-hosts", "comma-separated host `names` admitted besides loopback ones when listening on loopback (\"*\" for any)", func(v string) error {

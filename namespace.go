@@ -113,7 +113,7 @@ func (s *Server) lookupNamespace(name string) *namespace {
 }
 
 func (s *Server) newNamespace(name string, store *store) *namespace {
-	return &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize)}
+	return &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize, &s.journals)}
 }
 
 // sortedNamespaces returns every namespace, by name.

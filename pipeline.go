@@ -137,6 +137,9 @@ type exchange struct {
 
 	// anonymous: no credentials were sent, and the route answers without them.
 	anonymous bool
+	// refused: answered 401 for its credentials; the journal keeps only
+	// its request line and status.
+	refused bool
 	// silenced: an After fault answers instead, so the handler's answer is
 	// measured but not sent.
 	silenced bool

@@ -80,6 +80,9 @@ type Server struct {
 	stopTimer context.CancelFunc
 	timerDone chan struct{}
 
+	// journals bounds what every namespace's journal holds together.
+	journals journalBudget
+
 	// faultAdds: one POST /__admin/faults at a time checks and takes room
 	// under -max-fault-bodies, which bounds every namespace's together.
 	faultAdds sync.Mutex
@@ -108,6 +111,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(),
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
+	s.journals.limit = s.cfg.JournalBudget
 	// The seed is frozen once and shared by every namespace.
 	seed, err := newBase(cfg.seedResources, cfg.IDSeed)
 	if err != nil {
