@@ -273,6 +273,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"405": respRef("MethodNotAllowed"),
 			"429": respRef("NamespaceLimitReached"),
 			"500": respRef("InternalError"),
+			"503": respRef("ServiceUnavailable"),
 		}
 		if api {
 			out["429"] = respRef("TooManyRequests")
@@ -315,7 +316,8 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		"NamespaceLimitReached": errorResp("Through a /ns/{name} base URL only: creating this namespace would exceed -max-namespaces."),
 		"TooManyRequests": faultResp("Either an injected fault answering 429 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
 			"or, through a /ns/{name} base URL, creating this namespace would exceed -max-namespaces."),
-		"ServiceUnavailable": faultResp("An injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
+		"ServiceUnavailable": faultResp("The request bodies being served hold -max-request-bytes already (Retry-After: 1); " +
+			"on /api/v2 also an injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
 			"or a request held by a fault's DelayMs when the server shuts down."),
 		"InternalError": errorResp("Something unexpected; the Message gives a request id, never a stack trace."),
 		"InjectedFault": faultResp("An injected fault (see /__admin/faults) answers with its own status and headers (any it sets, such as Retry-After), " +

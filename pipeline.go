@@ -144,6 +144,9 @@ type exchange struct {
 	// measured but not sent.
 	silenced bool
 	scratch  http.Header
+
+	// held is what the request's body holds of -max-request-bytes.
+	held int64
 }
 
 // exchangeOf returns the exchange that the pipeline passes to handlers as
@@ -277,6 +280,7 @@ func (e *movedError) Error() string { return e.apiError.Error() }
 // finish turns a panic into a JSON 500 (or a cut connection when part of
 // the answer is out), then records the journal entry and the log line.
 func (s *Server) finish(x *exchange, r *http.Request) {
+	defer x.release()
 	if p := recover(); p != nil {
 		if p == http.ErrAbortHandler {
 			x.cut = true

@@ -82,6 +82,8 @@ type Server struct {
 
 	// journals bounds what every namespace's journal holds together.
 	journals journalBudget
+	// requestBytes bounds the bodies held by the requests being served.
+	requestBytes requestBytes
 
 	// faultAdds: one POST /__admin/faults at a time checks and takes room
 	// under -max-fault-bodies, which bounds every namespace's together.
@@ -112,6 +114,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
 	s.journals.limit = s.cfg.JournalBudget
+	s.requestBytes.limit = s.cfg.MaxRequestBytes
 	// The seed is frozen once and shared by every namespace.
 	seed, err := newBase(cfg.seedResources, cfg.IDSeed)
 	if err != nil {
