@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -18,7 +19,7 @@ import (
 // on loopback, and a state-changing request from a foreign Origin (a form
 // posted to /__admin/reset). It reports whether the request may go on.
 func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
-	if s.cfg.loopbackOnly && !s.hostAllowed(r.Host) {
+	if s.cfg.loopbackOnly && !s.hostAllowed(r.Host) && !(r.Host == "" && fromLoopback(r)) {
 		s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
 			"The Host %q is not a loopback name; this server listens on loopback only. Start it with -allowed-hosts %s to admit that name.",
 			r.Host, hostName(r.Host))})
@@ -50,6 +51,14 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 		"A %s from the web page at %s is refused: only the server's own origin and the -cors origin may change its state.",
 		r.Method, origin)})
 	return false
+}
+
+// fromLoopback reports whether r came over a loopback connection. A
+// browser always sends a Host, so a request without one (HTTP/1.0 allows
+// it) is no web page's and is served when it came from this machine.
+func fromLoopback(r *http.Request) bool {
+	ip, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && ip.Addr().IsLoopback()
 }
 
 // hostName is a Host header without its port.
@@ -142,6 +151,7 @@ func (s *Server) authenticate(x *exchange, r *http.Request) bool {
 		x.anonymous = true
 		return true
 	}
+	x.refused = true
 	x.Header().Set("WWW-Authenticate", `Basic realm="resourcedir"`)
 	s.writeError(x, &apiError{Status: http.StatusUnauthorized, Message: "Authentication is required: send HTTP Basic credentials (user name and API token)."})
 	return false

@@ -478,3 +478,40 @@ func TestAuthAnonymousCreatesNothing(t *testing.T) {
 	e.expect(http.StatusCreated, http.MethodPost, "/__admin/namespaces", "", auth...)
 	e.expect(http.StatusTooManyRequests, http.MethodPost, "/__admin/namespaces", "", auth...)
 }
+
+// TestAccessHTTP10WithoutHost: HTTP/1.0 lets a client leave Host out; one
+// that came over loopback is this machine's, not a web page's (a browser
+// always sends Host), and is served.
+func TestAccessHTTP10WithoutHost(t *testing.T) {
+	p := runStart(t, runArgs(), nil)
+	resp, body, err := rawExchange(t, strings.TrimPrefix(p.url, "http://"), "GET /__admin/health HTTP/1.0\r\n\r\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"Status":"ok"`) {
+		t.Errorf("HTTP/1.0 without Host over loopback: %d %s, want 200 ok", resp.StatusCode, body)
+	}
+}
+
+// TestCORSForeignPreflightCreatesNothing: a preflight from a page that
+// -cors does not admit, without Sec-Fetch-Site (a browser that sends
+// none), must not leave a namespace behind, with -cors set or not.
+func TestCORSForeignPreflightCreatesNothing(t *testing.T) {
+	for _, args := range [][]string{runArgs(), runArgs("-cors", "http://app.test")} {
+		p := runStart(t, args, nil)
+		e := clientAt(t, p.url)
+		for i, acrm := range []string{"POST", "DELETE", ""} {
+			hdr := []string{"Origin", "http://evil.test"}
+			if acrm != "" {
+				hdr = append(hdr, "Access-Control-Request-Method", acrm)
+			}
+			path := fmt.Sprintf("/ns/preflight-%d/api/v2/resource", i)
+			r := e.expect(http.StatusMethodNotAllowed, http.MethodOptions, path, "", hdr...)
+			checkErrorShape(t, "OPTIONS "+path, r.Header, r.Body)
+		}
+		if ns := e.namespaces(); len(ns) != 1 || ns[0].Name != "default" {
+			t.Errorf("%q: namespaces %+v after foreign preflights, want default alone", args, ns)
+		}
+		p.stopClean()
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,7 +38,8 @@ const (
 	discardTimeout = 10 * time.Second
 )
 
-// readBody reads a request body of at most limit bytes.
+// readBody reads a request body of at most limit bytes, within the bytes
+// that every request may hold at once (requestBytes).
 func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(x, r, limit)
@@ -47,10 +49,28 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength >= 0 {
 		// Declared: read exactly that, into a buffer of that size (net/http
 		// ends the body there, and a short one is an error).
+		if !x.hold(r.ContentLength) {
+			return nil, tooBusy(x)
+		}
 		body = make([]byte, r.ContentLength)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, limit+1))
+		// Chunked: the buffer is held as it grows.
+		for err == nil && int64(len(body)) <= limit {
+			if len(body) == cap(body) {
+				grown := min(max(2*int64(cap(body)), 64<<10), limit+1)
+				if !x.hold(grown - int64(cap(body))) {
+					return nil, tooBusy(x)
+				}
+				body = append(make([]byte, 0, grown), body...)
+			}
+			var n int
+			n, err = r.Body.Read(body[len(body):cap(body)])
+			body = body[:len(body)+n]
+		}
+		if err == io.EOF {
+			err = nil
+		}
 		if int64(len(body)) > limit {
 			return nil, tooLarge(x, r, limit)
 		}
@@ -80,6 +100,49 @@ func tooLarge(x *exchange, r *http.Request, limit int64) error {
 		rc.SetReadDeadline(time.Time{}) //nolint:errcheck // best effort
 	}
 	return errBodyTooLarge(limit)
+}
+
+// requestBytes bounds the request bytes that every request being served
+// holds at once (Config.MaxRequestBytes): 2,500 slow uploads of 1 MiB held
+// 2.6 GB for up to the read timeout. A body is held from the moment its
+// buffer is made until its request is answered.
+type requestBytes struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// hold takes n more bytes for x's body, or reports false when the total
+// would pass the limit.
+func (x *exchange) hold(n int64) bool {
+	g := &x.srv.requestBytes
+	for {
+		used := g.used.Load()
+		if used+n > g.limit {
+			return false
+		}
+		if g.used.CompareAndSwap(used, used+n) {
+			x.held += n
+			return true
+		}
+	}
+}
+
+// release gives back what x held, once its answer is done.
+func (x *exchange) release() {
+	x.srv.requestBytes.used.Add(-x.held)
+	x.held = 0
+}
+
+// tooBusy is the 503 for a body that would pass the total: answered at
+// once, without waiting for the body (nor for the journal's part of it),
+// and the connection closed, so that its unread bytes are not read.
+func tooBusy(x *exchange) error {
+	x.capture.truncated = true
+	h := x.Header()
+	h.Set("Retry-After", "1")
+	h.Set("Connection", "close")
+	return &apiError{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf(
+		"The server holds as many request bytes as it may at once (-max-request-bytes, %d); retry after a second.", x.srv.cfg.MaxRequestBytes)}
 }
 
 // readJSONBody is readBody for the API, whose bodies must be declared as

@@ -759,3 +759,134 @@ func padJSON(doc string, n int64) []byte {
 	}
 	return b
 }
+
+// TestRequestBytesBounded: the bodies of the requests being served hold at
+// most -max-request-bytes at once. Three slow uploads of 1 MiB hold a
+// total of 3 MiB; a fourth body, declared or chunked, is answered 503 with
+// Retry-After at once, in the error shape, and journaled; once a slow
+// upload ends, its room is free again.
+func TestRequestBytesBounded(t *testing.T) {
+	t.Parallel()
+	cfg := defaultConfig()
+	cfg.MaxRequestBytes = 3 << 20
+	srv := newServer(cfg, newStore(nil), nil)
+	addr := serveProduction(t, srv, nil)
+	held := func() int64 { return srv.requestBytes.used.Load() }
+	head := func(length string) string {
+		return "POST /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + length + "\r\n\r\n"
+	}
+	var slow []net.Conn
+	for range 3 {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		if _, err := io.WriteString(conn, head("Content-Length: 1048576")+`{"Company":"`); err != nil {
+			t.Fatal(err)
+		}
+		slow = append(slow, conn)
+	}
+	eventually(t, 10*time.Second, "three slow uploads to hold 3 MiB", func() bool { return held() == 3<<20 })
+	for _, tt := range []struct{ name, length, body string }{
+		{"declared", "Content-Length: 18", `{"Company":"Acme"}`},
+		{"chunked", "Transfer-Encoding: chunked", "12\r\n{\"Company\":\"Acme\"}\r\n0\r\n\r\n"},
+	} {
+		resp, body, err := rawExchange(t, addr, head(tt.length), strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+			t.Errorf("%s body past the total: %d, Retry-After %q; want 503 with Retry-After 1", tt.name, resp.StatusCode, resp.Header.Get("Retry-After"))
+		}
+		if e := checkErrorShape(t, tt.name, resp.Header, body); !strings.Contains(e.Message, "-max-request-bytes") {
+			t.Errorf("%s: Message %q does not name -max-request-bytes", tt.name, e.Message)
+		}
+	}
+	entries := journalEntries(t, srv)
+	if len(entries) != 2 || entries[0].Status != 503 || entries[1].Status != 503 {
+		t.Errorf("journal %+v, want the two 503s", entries)
+	}
+	slow[0].Close()
+	eventually(t, 10*time.Second, "a closed upload to give its room back", func() bool { return held() == 2<<20 })
+	resp, body, err := rawExchange(t, addr, head("Content-Length: 18"), strings.NewReader(`{"Company":"Acme"}`))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a create with room: %v %v %s", resp, err, body)
+	}
+	if held() != 2<<20 {
+		t.Errorf("after the create, %d bytes held, want the two slow uploads' 2 MiB", held())
+	}
+}
+
+// TestRequestBytesMemory: 2,500 connections each upload a 1 MiB body, all
+// but its last byte, and send that byte only once every connection has
+// sent the rest, so that every body the server accepts is held at once
+// (2,500 such uploads held 2.6 GB). On the built binary with
+// -max-request-bytes 64 MiB, at most 64 are served, the others are
+// refused at once, and the peak resident memory stays within an idle
+// server's and a few times the total.
+func TestRequestBytesMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 2,500 connections and measures the binary's memory")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("VmHWM is read from Linux's /proc")
+	}
+	const total, uploads, size = 64 * limMiB, 2500, limMiB
+	p := limStart(t, limBinary(t), "-max-request-bytes", strconv.Itoa(total), "-journal-size", "0")
+	addr := strings.TrimPrefix(p.url, "http://")
+	body := []byte(`{"Company":"` + strings.Repeat("x", size-14) + `"}`)
+	head := fmt.Sprintf("POST /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", size)
+	conns := make([]net.Conn, uploads)
+	for i := range conns {
+		conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(time.Minute)) //nolint:errcheck // a fresh conn
+		conns[i] = conn
+	}
+	var sent, done sync.WaitGroup
+	release := make(chan struct{})
+	statuses := make([]int, uploads) // 0: the connection ended without an answer
+	for i, conn := range conns {
+		sent.Add(1)
+		done.Go(func() {
+			_, err := io.WriteString(conn, head)
+			if err == nil {
+				_, err = conn.Write(body[:size-1])
+			}
+			sent.Done()
+			if err == nil {
+				<-release
+				conn.Write(body[size-1:]) //nolint:errcheck // the answer says what happened
+			}
+			if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+				statuses[i] = resp.StatusCode
+				resp.Body.Close()
+			}
+		})
+	}
+	sent.Wait()
+	close(release)
+	done.Wait()
+	peak := p.peak(t)
+	counts := map[int]int{}
+	for _, s := range statuses {
+		counts[s]++
+	}
+	t.Logf("%d uploads of 1 MiB at once: statuses %v; peak resident memory %d MiB", uploads, counts, peak>>20)
+	if served := counts[http.StatusBadRequest]; served == 0 || served > total/size {
+		t.Errorf("%d uploads were served (400: Company is too long), want at least 1 and at most %d", served, total/size)
+	}
+	if counts[http.StatusServiceUnavailable] == 0 {
+		t.Errorf("no upload was answered 503")
+	}
+	// What the server may hold: the accepted bodies, twice over while the
+	// collector lets the heap grow, and each connection's buffers and
+	// goroutine (some 32 KiB).
+	if limit := int64(limBaseline + 2*total + uploads*32<<10); peak > limit {
+		t.Errorf("peak resident memory %d MiB, over %d MiB: the uploads are not bounded by -max-request-bytes", peak>>20, limit>>20)
+	}
+}

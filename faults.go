@@ -71,13 +71,38 @@ type faultList struct {
 	mu     sync.Mutex
 	faults []*fault
 	lastID int
+	held   int64 // what the faults' bodies and headers hold (fault.held)
 }
 
+// listFaults streams the listing fault by fault: built whole, a listing of
+// faults with large bodies took several times what the faults hold.
 func (s *Server) listFaults(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
-	return struct{ Faults []fault }{x.ns.faults.list()}, nil
+	faults := x.ns.faults.list()
+	return jsonStream(func(w io.Writer) error {
+		if _, err := io.WriteString(w, `{"Faults":[`); err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		for i := range faults {
+			buf.Reset()
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := enc.Encode(&faults[i]); err != nil {
+				return err
+			}
+			if _, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))); err != nil {
+				return err
+			}
+		}
+		_, err := io.WriteString(w, "]}")
+		return err
+	}), nil
 }
 
 func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
@@ -89,11 +114,45 @@ func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The bound is on every namespace's faults together: one add at a
+	// time checks it, so that two cannot both take the last room.
+	s.faultAdds.Lock()
+	defer s.faultAdds.Unlock()
+	var held, adding int64
+	for _, ns := range s.sortedNamespaces() {
+		held += ns.faults.heldBytes()
+	}
+	for _, f := range parsed {
+		adding += f.held()
+	}
+	if held+adding > s.cfg.MaxFaultBodies {
+		return nil, badRequest("The bodies and headers of all faults together may hold at most %d bytes (-max-fault-bodies); %d are held and this adds %d. Clear faults (DELETE /__admin/faults) to make room.",
+			s.cfg.MaxFaultBodies, held, adding)
+	}
 	added, err := x.ns.faults.add(parsed)
 	if err != nil {
 		return nil, err
 	}
 	return struct{ Faults []fault }{added}, nil
+}
+
+// held is what a fault keeps beyond its fixed fields: its body as given
+// and as sent (one slice when it is JSON) and its headers.
+func (f *fault) held() int64 {
+	n := len(f.Body)
+	if len(f.body) > 0 && &f.body[0] != &f.Body[0] {
+		n += len(f.body)
+	}
+	for name, value := range f.Headers {
+		n += len(name) + len(value)
+	}
+	return int64(n)
+}
+
+func (l *faultList) heldBytes() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held
 }
 
 func (s *Server) clearFaults(x *exchange, r *http.Request) (any, error) {
@@ -187,12 +246,12 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			err = json.Unmarshal(raw, &f.Headers)
 		case "Body":
 			var text string
+			f.Body = compactJSON(raw)
 			if json.Unmarshal(raw, &text) == nil {
 				f.body, f.contentType = []byte(text), "text/plain; charset=utf-8"
 			} else {
-				f.body, f.contentType = compactJSON(raw), jsonMediaType
+				f.body, f.contentType = f.Body, jsonMediaType // one copy: nothing writes to either
 			}
-			f.Body = compactJSON(raw)
 		case "DelayMs":
 			err = json.Unmarshal(raw, &f.DelayMs)
 		case "After":
@@ -325,6 +384,7 @@ func (l *faultList) add(parsed []*fault) ([]fault, error) {
 	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
 		if excess > 0 && f.spent() {
 			excess--
+			l.held -= f.held()
 			return true
 		}
 		return false
@@ -334,6 +394,7 @@ func (l *faultList) add(parsed []*fault) ([]fault, error) {
 		l.lastID++
 		f.ID = l.lastID
 		l.faults = append(l.faults, f)
+		l.held += f.held()
 		added[i] = *f
 	}
 	return added, nil
@@ -353,7 +414,7 @@ func (l *faultList) clear() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.faults)
-	l.faults = nil
+	l.faults, l.held = nil, 0
 	return n
 }
 
@@ -361,7 +422,13 @@ func (l *faultList) remove(id int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.faults)
-	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool { return f.ID == id })
+	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
+		if f.ID == id {
+			l.held -= f.held()
+			return true
+		}
+		return false
+	})
 	return len(l.faults) < n
 }
 

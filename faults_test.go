@@ -10,9 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1144,5 +1149,103 @@ func TestFaultJournaledBeforeDelivery(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// heapGrowthDuring runs f with a low GC target, so that what the heap holds
+// is what f keeps rather than garbage the collector has not come to yet,
+// and returns by how much the heap in use grew at most while f ran, and
+// what it was before.
+func heapGrowthDuring(f func()) (grew, base int64) {
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			if m.HeapInuse > peak.Load() {
+				peak.Store(m.HeapInuse)
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(stop)
+	<-sampled
+	return int64(peak.Load()) - int64(ms.HeapInuse), int64(ms.HeapInuse)
+}
+
+// TestFaultListingIsStreamed: faults with 1 MB bodies up to the bound on
+// what they hold together (-max-fault-bodies, 64 MiB by default), listed
+// four times at once. Built whole, each listing held several times the
+// faults' bodies (400 such faults: 1.4 GB more per listing); streamed, the
+// heap grows by a few bodies whatever the faults hold. A fault past the
+// bound is a 400 naming the flag.
+func TestFaultListingIsStreamed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills 64 MiB of faults and measures the heap")
+	}
+	srv := newServer(defaultConfig(), newStore(nil), nil)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	e := &testClient{t: t, srv: srv, base: ts.URL, client: ts.Client()}
+	spec := `{"Path": "/api/v2/resource", "Status": 503, "Body": {"Pad": "` + strings.Repeat("x", 1_000_000) + `"}}`
+	n := 0
+	for ; ; n++ {
+		r := e.do(http.MethodPost, "/__admin/faults", spec)
+		if r.Status == http.StatusOK {
+			continue
+		}
+		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "-max-fault-bodies") {
+			t.Fatalf("fault %d: %d %.300s, want 200, or a 400 naming -max-fault-bodies", n+1, r.Status, r.Body)
+		}
+		break
+	}
+	if want := int(defaultConfig().MaxFaultBodies / 1_000_012); n != want {
+		t.Fatalf("%d faults of 1 MB were added before the 400, want %d", n, want)
+	}
+	sizes := make([]int64, 4)
+	errs := make([]error, 4)
+	grew, base := heapGrowthDuring(func() {
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				resp, err := ts.Client().Get(ts.URL + "/__admin/faults")
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer resp.Body.Close()
+				sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
+			})
+		}
+		wg.Wait()
+	})
+	for i := range 4 {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if want := int64(n) * 1_000_000; sizes[i] < want {
+			t.Fatalf("a listing of %d bytes, want over %d", sizes[i], want)
+		}
+	}
+	t.Logf("4 concurrent listings of %d faults (%d MB each): heap in use grew by at most %d MiB over %d MiB",
+		n, sizes[0]>>20, grew>>20, base>>20)
+	// Built whole, four listings hold four answers; streamed, a few bodies
+	// each and the garbage of a busy machine (see TestJournalReadIsStreamed).
+	if limit := sizes[0] / 4; grew > limit {
+		t.Errorf("heap in use grew by %d MiB during the listings, over %d MiB: the listing is built whole", grew>>20, limit>>20)
 	}
 }

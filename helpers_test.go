@@ -40,21 +40,22 @@ import (
 
 // wireEntry is a journal entry as GET /__admin/requests shows it.
 type wireEntry struct {
-	Seq           uint64
-	Time          time.Time
-	RequestID     string `json:"RequestId"`
-	Method        string
-	Path          string
-	Query         string
-	Params        map[string]any
-	Headers       map[string]any
-	Body          json.RawMessage
-	BodyTruncated bool
-	Status        int
-	DurationMs    float64
-	Fault         *int
-	Delivered     int
-	Response      *struct {
+	Seq              uint64
+	Time             time.Time
+	RequestID        string `json:"RequestId"`
+	Method           string
+	Path             string
+	Query            string
+	Params           map[string]any
+	Headers          map[string]any
+	HeadersTruncated bool
+	Body             json.RawMessage
+	BodyTruncated    bool
+	Status           int
+	DurationMs       float64
+	Fault            *int
+	Delivered        int
+	Response         *struct {
 		Headers map[string]any
 		Body    json.RawMessage
 	}

@@ -28,23 +28,37 @@ const maxJournalBody = 64 << 10
 // little.
 const maxJournalResponse = 16 << 10
 
+// maxJournalHeaders is how much of each request's headers (names and
+// values) the journal keeps, and of each answer's: a client may send 64 KiB
+// of them, which no test needs to read back whole.
+const maxJournalHeaders = 8 << 10
+
+// journalEntryOverhead is what an entry costs beyond its strings and
+// bodies, for the budget: the struct, its maps and slices.
+const journalEntryOverhead = 512
+
 // maxJournalWait bounds GET /__admin/requests?wait=.
 const maxJournalWait = 60 * time.Second
 
 // journalEntry is one /api/v2 request as the client sent it. An entry is
-// never changed once added, so that readers take the ring's pointers under
-// the lock and read the entries outside it. header is the request's own
-// map, not a copy: nothing writes to it once the request is answered, and
-// net/http reads every request into a new map.
+// never changed once added (but for its place in the budget's list, which
+// readers do not read), so that readers take the ring's pointers under the
+// lock and read the entries outside it. header is the request's own map,
+// not a copy, unless it was cut: nothing writes to it once the request is
+// answered, and net/http reads every request into a new map.
 type journalEntry struct {
 	seq        uint64
 	time       time.Time
 	requestID  string
 	method     string
-	path       string // as sent
+	path       string // as sent, masked (maskPath)
 	route      string // path as the routes spell it, for the path filter
 	rawQuery   string
 	header     http.Header
+	headersCut bool // header holds part of what was sent (maxJournalHeaders)
+	// refused: the request was refused for its credentials (401), and
+	// only its request line and status are kept.
+	refused    bool
 	host       string
 	body       []byte
 	truncated  bool
@@ -56,17 +70,67 @@ type journalEntry struct {
 	respHeader    http.Header
 	respBody      []byte
 	respTruncated bool
+
+	// size is what the entry holds, for the budget; owner is its journal,
+	// and older and newer its neighbours in the budget's list.
+	size         int64
+	owner        *journal
+	older, newer *journalEntry
 }
 
-// journal is a ring of the last size entries: its memory is bounded by
-// size × (maxJournalBody + headers) whatever the load.
+// journalBudget bounds what the journals of every namespace hold together:
+// each namespace's ring bounds its count, and the budget their bytes, the
+// oldest entries going first whichever namespace holds them. Its lock
+// guards every journal's ring: an entry that leaves one (the ring turns, a
+// clear, the budget) leaves the list at once, so that the bytes counted are
+// the bytes held.
+type journalBudget struct {
+	mu         sync.Mutex
+	limit      int64
+	used       int64
+	head, tail *journalEntry // every journal's entries, oldest first
+}
+
+func (b *journalBudget) link(e *journalEntry) {
+	e.older, e.newer = b.tail, nil
+	if b.tail != nil {
+		b.tail.newer = e
+	} else {
+		b.head = e
+	}
+	b.tail = e
+	b.used += e.size
+}
+
+func (b *journalBudget) unlink(e *journalEntry) {
+	if e.older != nil {
+		e.older.newer = e.newer
+	} else {
+		b.head = e.newer
+	}
+	if e.newer != nil {
+		e.newer.older = e.older
+	} else {
+		b.tail = e.older
+	}
+	e.older, e.newer = nil, nil
+	b.used -= e.size
+}
+
+// journal is a ring of the last size entries, within the budget it shares
+// with every namespace's journal.
 type journal struct {
-	mu      sync.Mutex
-	size    int
+	budget *journalBudget
+	size   int
+	// The ring, guarded by budget.mu: count entries from
+	// (next-count) mod size, oldest first; the other slots are nil.
 	ring    []*journalEntry // grows to size, so that an idle namespace costs little
 	next    int             // where the next entry goes
 	count   int
 	lastSeq uint64 // never reset, so Seq is never reused
+
+	// mu guards waits. It is taken before budget.mu, never after.
+	mu sync.Mutex
 	// waits are the long polls by the route their filter names exactly (""
 	// for a pattern or none), then by filter: an entry is checked against
 	// the filters of its own route and of "", once each however many wait
@@ -112,11 +176,11 @@ func (ws *waiters) Pop() any {
 }
 
 // newJournal returns nil when size is 0: the journal is off.
-func newJournal(size int) *journal {
+func newJournal(size int, budget *journalBudget) *journal {
 	if size <= 0 {
 		return nil
 	}
-	return &journal{size: size}
+	return &journal{size: size, budget: budget}
 }
 
 // startJournal begins recording an /api/v2 request: its body is captured as
@@ -134,27 +198,31 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 }
 
 func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
-	x.capture.drain()
 	e := &journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
-		rawQuery: r.URL.RawQuery, header: r.Header, host: r.Host, body: x.capture.buf,
-		truncated: x.capture.truncated, status: x.recordedStatus(), delivered: x.deliveredStatus(), faultID: x.faultID,
-		durationMs:    float64(now.Sub(x.start).Microseconds()) / 1000,
-		respHeader:    x.respHeader,
-		respBody:      x.respBody,
-		respTruncated: x.respTruncated,
+		rawQuery: r.URL.RawQuery, host: r.Host, status: x.recordedStatus(), delivered: x.deliveredStatus(), faultID: x.faultID,
+		durationMs: float64(now.Sub(x.start).Microseconds()) / 1000, owner: j,
 	}
+	if x.refused {
+		// A stranger may send as many of these as it likes: only what
+		// says what was refused is kept, and the entry says what was cut.
+		e.refused, e.headersCut, e.respTruncated = true, len(r.Header) > 0, x.respHeader != nil
+		e.truncated = r.ContentLength != 0
+	} else {
+		x.capture.drain()
+		e.header, e.headersCut = capHeaders(r.Header)
+		e.body, e.truncated = x.capture.buf, x.capture.truncated
+		if x.respHeader != nil {
+			var cut bool
+			e.respHeader, cut = capHeaders(x.respHeader)
+			e.respBody, e.respTruncated = x.respBody, x.respTruncated || cut
+		}
+	}
+	e.size = journalEntryOverhead + int64(len(e.requestID)+len(e.path)+len(e.route)+len(e.rawQuery)+len(e.host)+
+		len(e.body)+len(e.respBody)+headerBytes(e.header)+headerBytes(e.respHeader))
+	j.insert(e)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.lastSeq++
-	e.seq = j.lastSeq
-	if len(j.ring) < j.size {
-		j.ring = append(j.ring, e)
-	} else {
-		j.ring[j.next] = e
-	}
-	j.next = (j.next + 1) % j.size
-	j.count = min(j.count+1, j.size)
 	if len(j.waits) == 0 {
 		return
 	}
@@ -172,6 +240,66 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 			j.forget(f, ws)
 		}
 	}
+}
+
+// insert puts e in the ring and the budget, and drops the oldest entries,
+// of any journal, while the budget is exceeded; e itself stays, so that a
+// journal always shows its last request.
+func (j *journal) insert(e *journalEntry) {
+	b := j.budget
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	j.lastSeq++
+	e.seq = j.lastSeq
+	if len(j.ring) < j.size {
+		j.ring = append(j.ring, e)
+	} else {
+		if old := j.ring[j.next]; old != nil { // the oldest: the ring is full
+			b.unlink(old)
+			j.count--
+		}
+		j.ring[j.next] = e
+	}
+	j.next = (j.next + 1) % j.size
+	j.count++
+	b.link(e)
+	for b.used > b.limit && b.head != e {
+		oldest := b.head
+		o := oldest.owner
+		// The list's oldest entry of a journal is that ring's oldest.
+		o.ring[(o.next-o.count+o.size)%o.size] = nil
+		o.count--
+		b.unlink(oldest)
+	}
+}
+
+// headerBytes is what a header map holds, roughly: its names and values
+// and a string header each.
+func headerBytes(h http.Header) int {
+	n := 0
+	for name, values := range h {
+		n += len(name) + 16
+		for _, v := range values {
+			n += len(v) + 16
+		}
+	}
+	return n
+}
+
+// capHeaders returns h when it is within maxJournalHeaders, else a copy
+// of the names (in order) that fit, each with all its values, and true.
+func capHeaders(h http.Header) (http.Header, bool) {
+	if headerBytes(h) <= maxJournalHeaders {
+		return h, false
+	}
+	out := http.Header{}
+	room := maxJournalHeaders
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		if n := headerBytes(http.Header{name: h[name]}); n <= room {
+			out[name], room = h[name], room-n
+		}
+	}
+	return out, true
 }
 
 // route is the route f names exactly; "" when it names a pattern or none.
@@ -196,11 +324,12 @@ func (j *journal) forget(f journalFilter, ws *waiters) {
 // kept returns the entries the ring holds, oldest first: pointers, copied
 // under the lock so that the entries are read outside it.
 func (j *journal) kept() []*journalEntry {
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.budget.mu.Lock()
+	defer j.budget.mu.Unlock()
 	return j.keptLocked()
 }
 
+// keptLocked is kept with budget.mu held.
 func (j *journal) keptLocked() []*journalEntry {
 	out := make([]*journalEntry, j.count)
 	start := (j.next - j.count + j.size) % j.size
@@ -236,12 +365,18 @@ func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	w := &waiter{filter: q.journalFilter, index: -1}
+	// The entries, under budget.mu; an entry added meanwhile is in them or
+	// counted for the waiter (add inserts before it counts, and counts
+	// under mu), or both, which wakes the waiter to look again.
+	j.budget.mu.Lock()
+	kept, lastSeq := j.keptLocked(), j.lastSeq
+	j.budget.mu.Unlock()
 	if q.count > j.size {
-		return j.keptLocked(), w
+		return kept, w
 	}
 	// Every entry to come has a larger Seq than since: waiters that differ
 	// only there share a filter.
-	if w.filter.since <= j.lastSeq {
+	if w.filter.since <= lastSeq {
 		w.filter.since = 0
 	}
 	filters := j.waits[w.filter.route()]
@@ -259,7 +394,7 @@ func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 	}
 	w.target, w.ready = ws.matched+uint64(q.count), make(chan struct{})
 	heap.Push(ws, w)
-	return j.keptLocked(), w
+	return kept, w
 }
 
 // found lowers w's target by the n entries that matched when it began.
@@ -327,9 +462,14 @@ func (j *journal) clear() int {
 	if j == nil {
 		return 0
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	j.budget.mu.Lock()
+	defer j.budget.mu.Unlock()
 	n := j.count
+	for _, e := range j.ring {
+		if e != nil {
+			j.budget.unlink(e)
+		}
+	}
 	j.ring = nil
 	j.next, j.count = 0, 0
 	return n
@@ -466,7 +606,7 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	b = append(b, `,"Method":`...)
 	b = appendJSONString(b, e.method)
 	b = append(b, `,"Path":`...)
-	b = appendJSONString(b, maskPath(e.path))
+	b = appendJSONString(b, e.path) // masked by the pipeline
 	b = append(b, `,"Query":`...)
 	query := maskQuery(e.rawQuery)
 	b = appendJSONString(b, query)
@@ -475,8 +615,12 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	b = appendMultiMap(b, params)
 	b = append(b, `,"Headers":`...)
 	headers := maskHeaders(e.header)
-	headers["Host"] = []string{e.host}
+	if !e.refused {
+		headers["Host"] = []string{e.host}
+	}
 	b = appendMultiMap(b, headers)
+	b = append(b, `,"HeadersTruncated":`...)
+	b = strconv.AppendBool(b, e.headersCut)
 	b = append(b, `,"Body":`...)
 	b = appendJournalBody(b, e.body, e.truncated)
 	b = append(b, `,"BodyTruncated":`...)
@@ -540,18 +684,35 @@ func appendMultiMap(b []byte, m map[string][]string) []byte {
 // secretName picks are masked (the README's journal section lists them).
 // An empty value stays empty: it is no secret, and may be the bug.
 var (
-	secretNames     = []string{"cookie", "set-cookie", "key", "sig", "auth", "pwd"}
-	secretNameParts = []string{"authorization", "token", "secret", "password", "passwd", "api-key", "apikey",
-		"subscription-key", "signature", "session"}
+	// secretWords are names, or words of a name between '-', that carry a
+	// credential: X-Auth, X-Auth-Key, X-Functions-Key, Authentication.
+	secretWords = []string{"auth", "authentication", "key", "sig", "pwd"}
+	// secretNameParts carry one wherever they are in a name: Cookie2,
+	// X-Auth-Token, jsessionid, client_secret.
+	secretNameParts = []string{"authoriz", "token", "secret", "password", "passwd", "apikey", "signature", "session",
+		"cookie", "credential"}
+	// notSecretNames are word-shaped like a credential but are none, and a
+	// test checks what its client sent in them.
+	notSecretNames = []string{"idempotency-key", "x-idempotency-key"}
 )
 
-// secretName reports whether a header or parameter name is one of
-// secretNames or holds one of secretNameParts, in lower case with '_' read
-// as '-'.
+// secretName reports whether a header or parameter name is credential-
+// shaped: in lower case with '_' read as '-', one of its words is in
+// secretWords, or it holds one of secretNameParts.
 func secretName(name string) bool {
 	name = strings.ReplaceAll(strings.ToLower(name), "_", "-")
-	return slices.Contains(secretNames, name) ||
-		slices.ContainsFunc(secretNameParts, func(part string) bool { return strings.Contains(name, part) })
+	if slices.ContainsFunc(secretNameParts, func(part string) bool { return strings.Contains(name, part) }) {
+		return true
+	}
+	if slices.Contains(notSecretNames, name) {
+		return false
+	}
+	for word := range strings.SplitSeq(name, "-") {
+		if slices.Contains(secretWords, word) {
+			return true
+		}
+	}
+	return false
 }
 
 // maskHeaders returns h with secret values masked: credentials keep their
@@ -598,13 +759,30 @@ func maskCredential(v string) string {
 	return scheme + " ***"
 }
 
-// maskPath masks what follows a '?' in a path as a query: the path is
-// decoded, so a client that escaped the '?' (%3F) sent its query in it.
+// maskPath masks a path's secrets by maskQuery's rule: what follows a '?'
+// (the path is decoded, so a client that escaped its '?' as %3F sent its
+// query in it), and the ;name=value parameters of a segment (a servlet's
+// ;jsessionid=). The pipeline masks the path once, before anything
+// repeats it (begin, routedRequest), so that the answers, the journal and
+// the log show the same text.
 func maskPath(p string) string {
-	if path, query, ok := strings.Cut(p, "?"); ok {
+	if !strings.ContainsAny(p, "?;") {
+		return p
+	}
+	path, query, hasQuery := strings.Cut(p, "?")
+	if strings.Contains(path, ";") {
+		segs := strings.Split(path, "/")
+		for i, seg := range segs {
+			if head, params, ok := strings.Cut(seg, ";"); ok {
+				segs[i] = head + ";" + maskQuery(params)
+			}
+		}
+		path = strings.Join(segs, "/")
+	}
+	if hasQuery {
 		return path + "?" + maskQuery(query)
 	}
-	return p
+	return path
 }
 
 // maskQuery returns a raw query with the values of secret parameters

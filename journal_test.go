@@ -12,12 +12,11 @@ import (
 	"net/url"
 	"reflect"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -100,7 +99,7 @@ func TestJournalEntryExact(t *testing.T) {
 		`"Path":"/API/V2/Resource/","Query":"requestParams.page=1&tag=a&tag=b&empty=&odd=%%2F%%26",`+
 		`"Params":{"empty":"","odd":"/&","requestParams.page":"1","tag":["a","b"]},`+
 		`"Headers":{"Authorization":"Basic svc:***","Connection":"close","Content-Length":"%d","Content-Type":"application/json",`+
-		`"Host":"127.0.0.1","X-Request-Id":"journal-exact-1","X-Trace":["one","two"]},`+
+		`"Host":"127.0.0.1","X-Request-Id":"journal-exact-1","X-Trace":["one","two"]},"HeadersTruncated":false,`+
 		`"Body":{"FirstName":"Ada","Surname":"Lovelace"},"BodyTruncated":false,"Status":200,"DurationMs":%s,"Fault":null,"Delivered":200,`+
 		`"Response":{"Headers":{"Content-Length":"%d","Content-Type":"application/json; charset=utf-8","X-Request-Id":"journal-exact-1"},`+
 		`"Body":%s},"ResponseTruncated":false}],`+
@@ -112,8 +111,7 @@ func TestJournalEntryExact(t *testing.T) {
 }
 
 // TestJournalMasksSecrets: what the journal shows of credentials, cookies,
-// keys and tokens, in headers and in the query, for requests refused for
-// their credentials (401) as for those served.
+// keys and tokens, in headers and in the query.
 func TestJournalMasksSecrets(t *testing.T) {
 	basic := func(userPass string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(userPass)) }
 	good := basic("svc:s3cret")
@@ -130,23 +128,23 @@ func TestJournalMasksSecrets(t *testing.T) {
 			map[string]any{"Authorization": "Basic svc:***"}, "", map[string]any{}},
 		{"lower-case scheme", "", []string{"Authorization", "basic " + good[6:]}, 200,
 			map[string]any{"Authorization": "basic svc:***"}, "", map[string]any{}},
-		{"a wrong password", "", []string{"Authorization", basic("svc:tok3n")}, 401,
+		{"a wrong password", "", []string{"Authorization", basic("svc:tok3n")}, 200,
 			map[string]any{"Authorization": "Basic svc:***"}, "", map[string]any{}},
-		{"a token as the user name, as curl -u $TOKEN: sends it", "", []string{"Authorization", basic("tok3n:")}, 401,
+		{"a token as the user name, as curl -u $TOKEN: sends it", "", []string{"Authorization", basic("tok3n:")}, 200,
 			map[string]any{"Authorization": "Basic ***"}, "", map[string]any{}},
-		{"a user name and no colon", "", []string{"Authorization", basic("tok3n")}, 401,
+		{"a user name and no colon", "", []string{"Authorization", basic("tok3n")}, 200,
 			map[string]any{"Authorization": "Basic ***"}, "", map[string]any{}},
-		{"no user name", "", []string{"Authorization", basic(":tok3n")}, 401,
+		{"no user name", "", []string{"Authorization", basic(":tok3n")}, 200,
 			map[string]any{"Authorization": "Basic :***"}, "", map[string]any{}},
-		{"not base64", "", []string{"Authorization", "Basic tok3n!!"}, 401,
+		{"not base64", "", []string{"Authorization", "Basic tok3n!!"}, 200,
 			map[string]any{"Authorization": "Basic ***"}, "", map[string]any{}},
-		{"Bearer", "", []string{"Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.e30.tok3n"}, 401,
+		{"Bearer", "", []string{"Authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.e30.tok3n"}, 200,
 			map[string]any{"Authorization": "Bearer ***"}, "", map[string]any{}},
-		{"another scheme", "", []string{"Authorization", `Digest username="svc", response="tok3n"`}, 401,
+		{"another scheme", "", []string{"Authorization", `Digest username="svc", response="tok3n"`}, 200,
 			map[string]any{"Authorization": "Digest ***"}, "", map[string]any{}},
-		{"no scheme", "", []string{"Authorization", "tok3n"}, 401,
+		{"no scheme", "", []string{"Authorization", "tok3n"}, 200,
 			map[string]any{"Authorization": "***"}, "", map[string]any{}},
-		{"empty", "", []string{"Authorization", ""}, 401,
+		{"empty", "", []string{"Authorization", ""}, 200,
 			map[string]any{"Authorization": ""}, "", map[string]any{}},
 		{"proxy and other credentials", "", []string{"Authorization", good, "Proxy-Authorization", basic("proxy:tok3n"),
 			"X-Authorization", "Bearer tok3n"}, 200,
@@ -154,7 +152,7 @@ func TestJournalMasksSecrets(t *testing.T) {
 			"", map[string]any{}},
 		{"cookies, keys and tokens", "", []string{"Cookie", "sid=tok3n; theme=dark", "X-Api-Key", "tok3n", "Api-Key", "tok3n",
 			"X-Auth-Token", "tok3n", "X-Csrf-Token", "tok3n", "Ocp-Apim-Subscription-Key", "tok3n", "X-Client-Secret", "tok3n",
-			"X-Session-Id", "tok3n", "X-Password", "tok3n", "X-Api-Key-Empty", ""}, 401,
+			"X-Session-Id", "tok3n", "X-Password", "tok3n", "X-Api-Key-Empty", ""}, 200,
 			map[string]any{"Cookie": "***", "X-Api-Key": "***", "Api-Key": "***", "X-Auth-Token": "***", "X-Csrf-Token": "***",
 				"Ocp-Apim-Subscription-Key": "***", "X-Client-Secret": "***", "X-Session-Id": "***", "X-Password": "***",
 				"X-Api-Key-Empty": ""}, "", map[string]any{}},
@@ -172,16 +170,15 @@ func TestJournalMasksSecrets(t *testing.T) {
 				"key": "***", "auth": "***", "access_token": "***", "client_secret": "***", "signature": "***", "passwd": "***",
 				"secret": "***", "apikey": "***", "subscription-key": "***", "refresh_token": "***", "pwd": "***",
 				"session": "***", "monkey": "m", "tokens_left": "***"}},
-		{"encoded, repeated and empty", "?api%5Fkey=tok3n&token=tok3n&token=tok%26en&token=&x=%41", nil, 401, map[string]any{},
+		{"encoded, repeated and empty", "?api%5Fkey=tok3n&token=tok3n&token=tok%26en&token=&x=%41", nil, 200, map[string]any{},
 			"api%5Fkey=***&token=***&token=***&token=&x=%41",
 			map[string]any{"api_key": "***", "token": []any{"***", "***", ""}, "x": "A"}},
-		{"after a semicolon", "?x=1;token=tok3n", nil, 401, map[string]any{}, "x=1;token=***", map[string]any{}},
+		{"after a semicolon", "?x=1;token=tok3n", nil, 200, map[string]any{}, "x=1;token=***", map[string]any{}},
 		// The Path is decoded: an escaped '?' puts a query in it.
-		{"in the path", "%3Fx=1&token=tok3n", nil, 401, map[string]any{}, "", map[string]any{}},
+		{"in the path", "%3Fx=1&token=tok3n", nil, 404, map[string]any{}, "", map[string]any{}},
 	}
-	cfg := defaultConfig()
-	cfg.Auth = "svc:s3cret"
-	e := startServer(t, cfg, nil)
+	// Without -auth: a refused request keeps no headers (TestJournalRefusedKeepsRequestLine).
+	e := startServer(t, defaultConfig(), nil)
 	// A fault's answer sets a cookie and a token: the Response shows neither.
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/faults", `{"Method": "DELETE", "Path": "/api/v2/resource",
 		"Status": 503, "Headers": {"Set-Cookie": "sid=tok3n", "X-Auth-Token": "tok3n", "Retry-After": "2"}}`, "Authorization", good)
@@ -226,10 +223,6 @@ func TestJournalMasksSecrets(t *testing.T) {
 		if en.Path != want {
 			t.Errorf("%s: Path %q, want %q", tt.name, en.Path, want)
 		}
-	}
-	refused := a.Requests[3].Response
-	if refused == nil || refused.Headers["Www-Authenticate"] != `Basic realm="resourcedir"` {
-		t.Errorf("the 401's Response %+v, want its WWW-Authenticate as sent", refused)
 	}
 	faulted := a.Requests[len(tests)].Response
 	if faulted == nil {
@@ -736,51 +729,23 @@ func TestJournalReadIsStreamed(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	// A low GC target, so that what the heap holds is what the reads keep,
-	// not garbage the collector has not come to yet.
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapInuse
-
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(2 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
 	var wg sync.WaitGroup
 	sizes := make([]int64, 4)
 	errs := make([]error, 4)
-	for i := range 4 {
-		wg.Go(func() {
-			resp, err := ts.Client().Get(ts.URL + "/__admin/requests")
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer resp.Body.Close()
-			sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
-		})
-	}
-	wg.Wait()
-	close(stop)
-	<-sampled
+	grew, base := heapGrowthDuring(func() {
+		for i := range 4 {
+			wg.Go(func() {
+				resp, err := ts.Client().Get(ts.URL + "/__admin/requests")
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer resp.Body.Close()
+				sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
+			})
+		}
+		wg.Wait()
+	})
 	for i := range 4 {
 		if errs[i] != nil {
 			t.Fatal(errs[i])
@@ -789,7 +754,6 @@ func TestJournalReadIsStreamed(t *testing.T) {
 			t.Fatalf("read %d bytes, want over %d", sizes[i], want)
 		}
 	}
-	grew := int64(peak.Load()) - int64(base)
 	t.Logf("4 concurrent reads of %d MB each: heap in use grew by at most %d MiB over %d MiB",
 		sizes[0]>>20, grew>>20, base>>20)
 	// An answer built whole holds one answer's size (4 of them at once);
@@ -936,9 +900,9 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 		if rec.Code != http.StatusBadRequest {
 			t.Fatalf("request %d: status %d, want 400", i, rec.Code)
 		}
-		srv.defaultNS().journal.mu.Lock()
+		srv.journals.mu.Lock()
 		kept, ring := srv.defaultNS().journal.count, len(srv.defaultNS().journal.ring)
-		srv.defaultNS().journal.mu.Unlock()
+		srv.journals.mu.Unlock()
 		if kept > size || ring > size {
 			t.Fatalf("after %d requests the journal holds %d entries in a ring of %d, more than %d", i+1, kept, ring, size)
 		}
@@ -1132,5 +1096,247 @@ func TestJournalIgnoresConsole(t *testing.T) {
 	got := e.readJournal("").Requests
 	if len(got) != 2 || got[0].Delivered != 503 || *got[0].Fault != id || got[1].Delivered != 200 || got[1].Fault != nil {
 		t.Errorf("journal %+v, want the client's 503 and 200", got)
+	}
+}
+
+// TestSecretsNeverRepeated: a secret in a path (a query escaped into it as
+// %3F, a ;jsessionid= parameter, a namespace name) or in a credential-
+// shaped header is masked by the journal's rule everywhere the request is
+// repeated: the answer's message, the journal's Path and Response, and the
+// log line of the built binary.
+func TestSecretsNeverRepeated(t *testing.T) {
+	p := limStart(t, builtBinary(t))
+	const secret = "S3CRETV4LUE"
+	tests := []struct {
+		method, path string
+		header       []string
+		status       int
+		message      string // what the answer's Message holds
+	}{
+		{http.MethodGet, "/api/v2/resource/abc%3Faccess_token=" + secret, nil, 405, "/api/v2/resource/abc?access_token=***"},
+		{http.MethodPut, "/api/v2/resource/abc%3Faccess_token=" + secret, nil, 400, "abc?access_token=***"},
+		{http.MethodPut, "/api/v2/resource/abc;jsessionid=" + secret, nil, 400, "abc;jsessionid=***"},
+		{http.MethodGet, "/api/v2/resources%3Ftoken=" + secret + "&x=1", nil, 404, "/api/v2/resources?token=***&x=1"},
+		{http.MethodGet, "/api/v2/resource;jsessionid=" + secret + "/x", nil, 404, "/api/v2/resource;jsessionid=***/x"},
+		{http.MethodGet, "/ns/a%3Ftoken=" + secret + "/api/v2/resource", nil, 400, "a?token=***"},
+		{http.MethodGet, "/api/v2/resource", []string{"X-Auth-Key", secret, "X-Functions-Key", secret, "Authentication", secret,
+			"X-Auth", secret, "Cookie2", secret, "Idempotency-Key", "k-1"}, 200, ""},
+	}
+	for _, tt := range tests {
+		req, err := http.NewRequest(tt.method, p.url+tt.path, strings.NewReader(`{"Company":"Acme"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(tt.header); i += 2 {
+			req.Header.Set(tt.header[i], tt.header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != tt.status || strings.Contains(string(body), secret) || !strings.Contains(string(body), tt.message) {
+			t.Errorf("%s %s: %d %s, want %d with %s and no secret", tt.method, tt.path, resp.StatusCode, body, tt.status, tt.message)
+		}
+	}
+	status, journal := p.send(t, http.MethodGet, "/__admin/requests", nil)
+	var a journalAnswer
+	if err := json.Unmarshal(journal, &a); status != http.StatusOK || err != nil {
+		t.Fatalf("journal: %d %v %s", status, err, journal)
+	}
+	if strings.Contains(string(journal), secret) {
+		t.Errorf("the journal repeats the secret: %s", journal)
+	}
+	wantPaths := []string{"/api/v2/resource/abc?access_token=***", "/api/v2/resource/abc?access_token=***",
+		"/api/v2/resource/abc;jsessionid=***", "/api/v2/resources?token=***&x=1", "/api/v2/resource;jsessionid=***/x", "/api/v2/resource"}
+	var paths []string
+	for _, en := range a.Requests {
+		paths = append(paths, en.Path)
+	}
+	if !slices.Equal(paths, wantPaths) {
+		t.Errorf("journal Paths %q, want %q", paths, wantPaths)
+	}
+	if n := len(a.Requests); n == len(wantPaths) {
+		h := a.Requests[n-1].Headers
+		for _, name := range []string{"X-Auth-Key", "X-Functions-Key", "Authentication", "X-Auth", "Cookie2"} {
+			if h[name] != "***" {
+				t.Errorf("journal header %s: %v, want ***", name, h[name])
+			}
+		}
+		if h["Idempotency-Key"] != "k-1" {
+			t.Errorf("journal header Idempotency-Key: %v, want k-1 (no secret)", h["Idempotency-Key"])
+		}
+	}
+	p.stop(syscall.SIGTERM)
+	log := p.stdout.String() + p.stderr.String()
+	if strings.Contains(log, secret) {
+		t.Errorf("the log repeats the secret:\n%s", log)
+	}
+	if !strings.Contains(log, `path="/api/v2/resource/abc?access_token=***"`) {
+		t.Errorf("the log lacks the masked path:\n%s", log)
+	}
+}
+
+// TestJournalRefusedKeepsRequestLine: under -auth, a request refused for
+// its credentials keeps its request line and status alone (a stranger may
+// send thousands, each with 64 KiB of body and headers), and says what was
+// cut; an accepted one keeps its headers, cut at 8 KiB with
+// HeadersTruncated.
+func TestJournalRefusedKeepsRequestLine(t *testing.T) {
+	t.Parallel()
+	cfg := defaultConfig()
+	cfg.Auth = "svc:s3cret"
+	e := startServer(t, cfg, nil)
+	good := "Basic " + base64.StdEncoding.EncodeToString([]byte("svc:s3cret"))
+	pad := strings.Repeat("p", 4<<10)
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Authorization", good) // the namespace exists
+	e.expect(http.StatusUnauthorized, http.MethodPost, "/api/v2/resource?x=1", `{"Company":"Refused"}`, "X-Pad", pad)
+	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?x=2", "", "Authorization", good, "X-Pad-1", pad, "X-Pad-2", pad, "X-Pad-3", pad)
+	var a journalAnswer
+	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", "Authorization", good).decode(t, &a)
+	if len(a.Requests) != 3 {
+		t.Fatalf("%d entries, want 3", len(a.Requests))
+	}
+	plain, refused, cut := a.Requests[0], a.Requests[1], a.Requests[2]
+	if refused.Method != http.MethodPost || refused.Path != "/api/v2/resource" || refused.Query != "x=1" || refused.Status != 401 ||
+		refused.Delivered != 401 || len(refused.Headers) != 0 || !refused.HeadersTruncated || string(refused.Body) != "null" ||
+		!refused.BodyTruncated || refused.Response != nil || !refused.ResponseTruncated {
+		t.Errorf("the refused request's entry: %+v; want its request line and status, nothing else, and what was cut", refused)
+	}
+	if !cut.HeadersTruncated || cut.Headers["Authorization"] != "Basic svc:***" || cut.Status != 200 {
+		t.Errorf("entry with 12 KiB of headers: HeadersTruncated %v, Authorization %v, Status %d", cut.HeadersTruncated, cut.Headers["Authorization"], cut.Status)
+	}
+	kept := 0
+	for name, v := range cut.Headers {
+		if s, ok := v.(string); ok {
+			kept += len(name) + len(s)
+		}
+	}
+	if kept > maxJournalHeaders || cut.Headers["X-Pad-1"] != pad || cut.Headers["X-Pad-3"] != nil {
+		t.Errorf("kept %d bytes of headers (X-Pad-1 %t, X-Pad-3 %t), want at most %d: whole headers, in order, while they fit",
+			kept, cut.Headers["X-Pad-1"] != nil, cut.Headers["X-Pad-3"] != nil, maxJournalHeaders)
+	}
+	if plain.HeadersTruncated || plain.Headers["Authorization"] != "Basic svc:***" {
+		t.Errorf("an entry with a few headers says HeadersTruncated")
+	}
+}
+
+// TestJournalBudgetAcrossNamespaces: the journals of every namespace share
+// -journal-budget; past it the oldest entries go first, whichever
+// namespace holds them, and a clear gives the room back at once.
+func TestJournalBudgetAcrossNamespaces(t *testing.T) {
+	t.Parallel()
+	cfg := defaultConfig()
+	cfg.JournalBudget = 1 << 20
+	e := startServer(t, cfg, nil)
+	body := `{"Company":"` + strings.Repeat("x", 60<<10) + `"}`
+	for _, ns := range []string{"a", "b"} {
+		for range 10 {
+			e.in(ns).expect(http.StatusBadRequest, http.MethodPost, "/api/v2/resource", body)
+		}
+	}
+	used := func() int64 {
+		e.srv.journals.mu.Lock()
+		defer e.srv.journals.mu.Unlock()
+		return e.srv.journals.used
+	}
+	if u := used(); u > cfg.JournalBudget || u < cfg.JournalBudget*3/4 {
+		t.Errorf("the journals hold %d bytes, want at most the budget of %d and near it", u, cfg.JournalBudget)
+	}
+	a, b := len(e.in("a").journal()), len(e.in("b").journal())
+	// Each entry holds its 60 KiB body and a small answer: the budget has
+	// room for 16 of the 20, and b's are the newest.
+	if b != 10 || a >= 10 || a+b < 14 {
+		t.Errorf("a keeps %d entries and b %d; want b's 10 and what room is left for a's newest", a, b)
+	}
+	if first := e.in("a").journal()[0].Seq; first != uint64(10-a+1) {
+		t.Errorf("a's oldest kept entry is Seq %d, want %d: the oldest go first", first, 10-a+1)
+	}
+	e.in("b").expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
+	if u := used(); u > cfg.JournalBudget/2 {
+		t.Errorf("after b's clear the journals hold %d bytes, want a's alone", u)
+	}
+	e.in("a").expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
+	if u := used(); u != 0 {
+		t.Errorf("after both clears the journals hold %d bytes, want 0", u)
+	}
+}
+
+// TestJournalBudgetMemory: twelve namespaces fill journals of 200 entries,
+// each request with a 64 KiB body and 16 KiB of headers (some 190 MB kept
+// without a budget; 12 namespaces of 1,000 such entries took 2.4 GB), on the
+// built binary with -journal-budget 32 MiB: its peak resident memory stays
+// within an idle server's and a few times the budget.
+func TestJournalBudgetMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 190 MB and measures the binary's memory")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("VmHWM is read from Linux's /proc")
+	}
+	const budget, namespaces, size = 32 * limMiB, 12, 200
+	p := limStart(t, limBinary(t), "-journal-budget", strconv.Itoa(budget), "-journal-size", strconv.Itoa(size))
+	body := []byte(`{"Company":"` + strings.Repeat("x", maxJournalBody-14) + `"}`)
+	pad := strings.Repeat("p", 16<<10)
+	client := &http.Client{Timeout: time.Minute}
+	jobs := make(chan string)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for path := range jobs {
+				req, err := http.NewRequest(http.MethodPut, p.url+path, bytes.NewReader(body))
+				if err != nil {
+					errs <- err
+					return
+				}
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-Pad", pad)
+				resp, err := client.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				io.Copy(io.Discard, resp.Body) //nolint:errcheck // the status is what counts
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusBadRequest {
+					errs <- fmt.Errorf("PUT %s: %d, want 400", path, resp.StatusCode)
+					return
+				}
+			}
+		})
+	}
+	for i := range namespaces * size {
+		jobs <- fmt.Sprintf("/ns/budget-%d/api/v2/resource/%s", i%namespaces, "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c")
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	peak := p.peak(t)
+	kept := 0
+	for i := range namespaces {
+		status, answer := p.send(t, http.MethodGet, fmt.Sprintf("/ns/budget-%d/__admin/requests", i), nil)
+		var a journalAnswer
+		if err := json.Unmarshal(answer, &a); status != http.StatusOK || err != nil {
+			t.Fatalf("journal of budget-%d: %d %v", i, status, err)
+		}
+		kept += len(a.Requests)
+	}
+	t.Logf("%d requests of 80 KiB into %d namespaces: %d entries kept; peak resident memory %d MiB", namespaces*size, namespaces, kept, peak>>20)
+	// Each entry keeps its 64 KiB body and 8 KiB of headers: the budget has
+	// room for some 490, and the newest fill it.
+	if kept < 400 || kept > 600 {
+		t.Errorf("%d entries kept, want what 32 MiB holds of 72 KiB entries (about 490)", kept)
+	}
+	if limit := int64(limBaseline + 3*budget); peak > limit {
+		t.Errorf("peak resident memory %d MiB, over %d MiB: the journals are not bounded by -journal-budget", peak>>20, limit>>20)
 	}
 }

@@ -278,6 +278,9 @@ var runFlagCases = []runFlagCase{
 	{"cors", "*", "http://app.test", func(o *options) any { return o.cfg.CORSOrigin }, "*", "http://app.test"},
 	{"namespace-idle", "1h", "90s", func(o *options) any { return o.cfg.NamespaceIdle }, time.Hour, 90 * time.Second},
 	{"max-namespaces", "3", "4", func(o *options) any { return o.cfg.MaxNamespaces }, 3, 4},
+	{"max-request-bytes", "900", "1000", func(o *options) any { return o.cfg.MaxRequestBytes }, int64(900), int64(1000)},
+	{"journal-budget", "700", "800", func(o *options) any { return o.cfg.JournalBudget }, int64(700), int64(800)},
+	{"max-fault-bodies", "500", "600", func(o *options) any { return o.cfg.MaxFaultBodies }, int64(500), int64(600)},
 	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, string(dialectKendo), string(dialectAssetic)},
 	{"tls", "true", "false", func(o *options) any { return o.tls }, true, false},
 	{"tls-ca-file", "a.pem", "b.pem", func(o *options) any { return o.tlsCAFile }, "a.pem", "b.pem"},
@@ -344,7 +347,8 @@ func TestMainDefaults(t *testing.T) {
 	}
 	want := options{
 		addr: "127.0.0.1:8080", snapshotPath: "resourcedir.gob", snapshotInterval: 10 * time.Second, logFormat: "text",
-		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000, Filters: string(dialectAssetic)},
+		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
+			JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic)},
 	}
 	want.cfg.loopbackOnly = true
 	if !reflect.DeepEqual(*o, want) {
@@ -1011,7 +1015,7 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 	if got := (Config{JournalSize: journalOff}).withDefaults().JournalSize; got != 0 {
 		t.Errorf("JournalSize %d becomes %d, want 0 (off)", journalOff, got)
 	}
-	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigin: "*", MaxNamespaces: 5, Filters: string(dialectKendo), SnapshotInterval: time.Second}
+	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigin: "*", MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: string(dialectKendo), SnapshotInterval: time.Second}
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set values: %+v", got)
 	}

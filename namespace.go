@@ -132,7 +132,7 @@ func (s *Server) lookupNamespace(name string) *namespace {
 }
 
 func (s *Server) newNamespace(name string, store *store) *namespace {
-	return &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize), created: time.Now()}
+	return &namespace{name: name, store: store, journal: newJournal(s.cfg.JournalSize, &s.journals), created: time.Now()}
 }
 
 // sortedNamespaces returns every namespace, by name.

@@ -273,6 +273,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"405": respRef("MethodNotAllowed"),
 			"429": respRef("NamespaceLimitReached"),
 			"500": respRef("InternalError"),
+			"503": respRef("ServiceUnavailable"),
 		}
 		if api {
 			out["429"] = respRef("TooManyRequests")
@@ -315,7 +316,8 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		"NamespaceLimitReached": errorResp("Through a /ns/{name} base URL only: creating this namespace would exceed -max-namespaces."),
 		"TooManyRequests": faultResp("Either an injected fault answering 429 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
 			"or, through a /ns/{name} base URL, creating this namespace would exceed -max-namespaces."),
-		"ServiceUnavailable": faultResp("An injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
+		"ServiceUnavailable": faultResp("The request bodies being served hold -max-request-bytes already (Retry-After: 1); " +
+			"on /api/v2 also an injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
 			"or a request held by a fault's DelayMs when the server shuts down."),
 		"InternalError": errorResp("Something unexpected; the Message gives a request id, never a stack trace."),
 		"InjectedFault": faultResp("An injected fault (see /__admin/faults) answers with its own status and headers (any it sets, such as Retry-After), " +
@@ -385,11 +387,11 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"get": op("listFaults", "Faults in force", "In the order they are tried, each with how often it Fired.", "Admin",
 				common(obj{"200": ok("The faults.", ref("FaultList")), "400": errorResp("An unknown query parameter.")}, false)),
 			"post": obj{"operationId": "addFaults", "summary": "Add faults", "tags": []string{"Admin"},
-				"description": fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room). ", t.maxFaults) +
+				"description": fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room), and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (64 MiB by default). ", t.maxFaults) +
 					"A fault's answer carries any headers the fault sets (Headers), so the /api/v2 operations declare Retry-After on their 429, 503 and default answers.",
 				"requestBody": jsonBody(obj{"oneOf": []any{ref("FaultSpec"), obj{"type": "array", "items": ref("FaultSpec")}}}, "A fault, or an array of faults."),
 				"responses": common(obj{"200": ok("The faults added, with their Ids.", ref("FaultList")),
-					"400": errorResp("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), or too many faults."), "413": respRef("PayloadTooLarge")}, false)},
+					"400": errorResp("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), too many faults, or bodies over -max-fault-bodies."), "413": respRef("PayloadTooLarge")}, false)},
 			"delete": op("clearFaults", "Clear every fault", "", "Admin",
 				common(obj{"200": ok("Cleared; Cleared is how many faults there were.", counter("Cleared")), "400": errorResp("An unknown query parameter.")}, false)),
 		},
@@ -528,7 +530,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"Total": obj{"type": "integer", "minimum": 0},
 			"Ids":   obj{"type": "array", "items": obj{"type": "string", "format": "uuid"}, "description": "The new Ids, in the order given."}}},
 		"JournalEntry": obj{"type": "object", "additionalProperties": false,
-			"required": []string{"Seq", "Time", "RequestId", "Method", "Path", "Query", "Params", "Headers", "Body", "BodyTruncated", "Status", "DurationMs", "Fault", "Delivered", "Response", "ResponseTruncated"},
+			"required": []string{"Seq", "Time", "RequestId", "Method", "Path", "Query", "Params", "Headers", "HeadersTruncated", "Body", "BodyTruncated", "Status", "DurationMs", "Fault", "Delivered", "Response", "ResponseTruncated"},
 			"properties": obj{
 				"Seq":       obj{"type": "integer", "minimum": 1, "description": "Only grows; never reused, even after a clear."},
 				"Time":      obj{"type": "string", "format": "date-time"},
@@ -540,11 +542,12 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 					"additionalProperties": ref("StringOrList")},
 				"Headers": obj{"type": "object", "description": "As received, canonical names, each to its value or to a list when repeated; secrets masked: credentials keep their scheme (Basic svc:***, Bearer ***), Cookie, X-Api-Key, X-Auth-Token and the like are ***.",
 					"additionalProperties": ref("StringOrList")},
-				"Body":          obj{"description": "The body as JSON when it was JSON, else a string; null when empty."},
-				"BodyTruncated": obj{"type": "boolean", "description": "The body was cut at 64 KiB."},
-				"Status":        obj{"type": "integer", "description": "What the server did: with an After fault, the status of the real answer."},
-				"DurationMs":    obj{"type": "number", "minimum": 0},
-				"Fault":         obj{"type": []string{"integer", "null"}, "description": "The Id of the fault that answered."},
+				"HeadersTruncated": obj{"type": "boolean", "description": "Headers were left out: they came to more than 8 KiB, or the request was refused for its credentials (401), of which only the request line and status are kept."},
+				"Body":             obj{"description": "The body as JSON when it was JSON, else a string; null when empty."},
+				"BodyTruncated":    obj{"type": "boolean", "description": "The body was cut at 64 KiB, or left out of a request refused for its credentials (401)."},
+				"Status":           obj{"type": "integer", "description": "What the server did: with an After fault, the status of the real answer."},
+				"DurationMs":       obj{"type": "number", "minimum": 0},
+				"Fault":            obj{"type": []string{"integer", "null"}, "description": "The Id of the fault that answered."},
 				"Delivered": obj{"type": "integer", "minimum": 0,
 					"description": "What the client received: the status of the answer sent; 0 when the connection ended without one (reset, empty, garbage, hang)."},
 				"Response": obj{"type": []string{"object", "null"}, "additionalProperties": false, "required": []string{"Headers", "Body"},
@@ -554,7 +557,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 							"additionalProperties": ref("StringOrList")},
 						"Body": obj{"description": "The answer's body as JSON when it was JSON, else a string; null when empty."},
 					}},
-				"ResponseTruncated": obj{"type": "boolean", "description": "The answer's body was cut at 16 KiB."},
+				"ResponseTruncated": obj{"type": "boolean", "description": "The answer's body was cut at 16 KiB or its headers at 8 KiB, or the answer to a request refused for its credentials (401) was left out."},
 			}},
 		"Journal": obj{"type": "object", "required": []string{"Requests", "Count", "Journal"}, "additionalProperties": false, "properties": obj{
 			"Requests": obj{"type": "array", "items": ref("JournalEntry")},

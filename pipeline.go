@@ -27,9 +27,10 @@ import (
 //     namespace starts recording an /api/v2 request before it, so that a
 //     request refused for its credentials is recorded too;
 //  7. a new namespace is created (after auth, so that strangers cannot fill
-//     the server with namespaces; not for an anonymous health probe; and
-//     only for a path some route answers, so that a mistyped URL leaves
-//     nothing behind), and its journal starts recording an /api/v2 request;
+//     the server with namespaces; not for an anonymous health probe; not
+//     for OPTIONS, which only CORS answers; and only for a path some route
+//     answers, so that a mistyped URL leaves nothing behind), and its
+//     journal starts recording an /api/v2 request;
 //  8. injected faults;
 //  9. the route's handler, whose value or error one adapter writes.
 //
@@ -68,6 +69,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.writeError(x, errNoRoute(x.path))
 			return
 		}
+		// No route answers OPTIONS but with a 405, and a preflight that
+		// CORS did not answer comes from a page it does not admit: neither
+		// may leave a namespace behind.
+		if r.Method == http.MethodOptions {
+			s.mux.ServeHTTP(x, r)
+			return
+		}
 		if x.ns, err = s.namespace(nsName); err != nil {
 			s.writeError(x, err)
 			return
@@ -90,7 +98,7 @@ type exchange struct {
 	http.ResponseWriter
 	requestID string
 	start     time.Time
-	path      string     // as the client sent it
+	path      string     // as the client sent it, its secrets masked (maskPath)
 	apiPath   string     // path without its /ns/{name} prefix, as the namespace's journal shows it
 	route     string     // apiPath as the routes spell it (canonicalAPIPath)
 	ns        *namespace // nil until authentication has passed
@@ -132,10 +140,16 @@ type exchange struct {
 
 	// anonymous: no credentials were sent, and the route answers without them.
 	anonymous bool
+	// refused: answered 401 for its credentials; the journal keeps only
+	// its request line and status.
+	refused bool
 	// silenced: an After fault answers instead, so the handler's answer is
 	// measured but not sent.
 	silenced bool
 	scratch  http.Header
+
+	// held is what the request's body holds of -max-request-bytes.
+	held int64
 }
 
 // exchangeOf returns the exchange that the pipeline passes to handlers as
@@ -244,7 +258,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 	}
 	w.Header()["X-Request-Id"] = []string{id} // canonical already: Set would check it again
 	_, observer := r.Header[consoleHeader]
-	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: r.URL.Path, observer: observer, srv: s, req: r}
+	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: maskPath(r.URL.Path), observer: observer, srv: s, req: r}
 }
 
 // consoleHeader marks the console's own requests (any value; the console
@@ -269,6 +283,7 @@ func (e *movedError) Error() string { return e.apiError.Error() }
 // finish turns a panic into a JSON 500 (or a cut connection when part of
 // the answer is out), then records the journal entry and the log line.
 func (s *Server) finish(x *exchange, r *http.Request) {
+	defer x.release()
 	if p := recover(); p != nil {
 		if p == http.ErrAbortHandler {
 			x.cut = true
@@ -318,8 +333,12 @@ func (s *Server) record(x *exchange) {
 // (ServeMux would answer it with an HTML redirect), OPTIONS * (net/http's
 // own plain answer otherwise), or a server-wide control under a namespace.
 // GET /ns/{name} is redirected to /ns/{name}/, where its console is.
+//
+// The routes see the path with its secrets masked (maskPath): a path that
+// holds one is no route's, and every message that repeats it (a 400 naming
+// an id or a namespace, a 404, a 405) must not repeat the secret.
 func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) {
-	p := r.URL.Path
+	p := x.path
 	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
 		return nil, "", errNoRoute(p)
 	}
@@ -329,7 +348,7 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 		// not a segment break: name it rather than answer 404 for "sl".
 		if rawName, _, ok := splitNamespace(r.URL.RawPath); ok {
 			if decoded, err := url.PathUnescape(rawName); err == nil {
-				name = decoded
+				name = maskPath(decoded)
 			}
 		}
 		if !validNamespaceName(name) {
@@ -349,7 +368,7 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 	}
 	canonical := canonicalAPIPath(rest)
 	x.apiPath, x.route = rest, canonical
-	if canonical == p && r.Body == http.NoBody {
+	if canonical == r.URL.Path && r.Body == http.NoBody {
 		return r, name, nil
 	}
 	// A shallow copy: the journal and faults replace its Body, and after
@@ -358,7 +377,7 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 	// 100 Continue. Without a body, nothing is replaced.
 	r2 := new(http.Request)
 	*r2 = *r
-	if canonical != p {
+	if canonical != r.URL.Path {
 		u := *r.URL
 		u.Path, u.RawPath = canonical, ""
 		r2.URL = &u

@@ -50,11 +50,23 @@ type Config struct {
 	// real service documents) or "kendo" (-filters).
 	Filters string
 
-	MaxPageSize   int   // largest list pageSize; larger ones are clamped (-max-page-size, 500)
-	MaxBody       int64 // largest request body in bytes; larger ones are a 413 (-max-body, 1 MiB)
-	MaxSeedBody   int64 // largest seed, file or POST /__admin/resources body (-max-seed-body, 64 MiB)
-	JournalSize   int   // requests each journal keeps; 0 means 1000, negative turns it off (-journal-size)
-	MaxNamespaces int   // namespaces that may exist at once (-max-namespaces, 1000)
+	MaxPageSize int   // largest list pageSize; larger ones are clamped (-max-page-size, 500)
+	MaxBody     int64 // largest request body in bytes; larger ones are a 413 (-max-body, 1 MiB)
+	MaxSeedBody int64 // largest seed, file or POST /__admin/resources body (-max-seed-body, 64 MiB)
+	// MaxRequestBytes bounds the request bodies that every request being
+	// served holds at once; a body beyond it is answered 503 with
+	// Retry-After (-max-request-bytes, 256 MiB).
+	MaxRequestBytes int64
+	JournalSize     int // requests each journal keeps; 0 means 1000, negative turns it off (-journal-size)
+	// JournalBudget bounds the bytes that the journals of every namespace
+	// hold together; beyond it the oldest entries go first, whichever
+	// namespace holds them (-journal-budget, 256 MiB).
+	JournalBudget int64
+	MaxNamespaces int // namespaces that may exist at once (-max-namespaces, 1000)
+	// MaxFaultBodies bounds the bytes the bodies and headers of every
+	// namespace's faults hold together; a POST /__admin/faults beyond it
+	// is a 400 (-max-fault-bodies, 64 MiB).
+	MaxFaultBodies int64
 
 	Auth         string   // "user:token" to require as HTTP Basic credentials (-auth); "" for none
 	CORSOrigin   string   // origin a browser may call from, "*" for any (-cors); "" for none
@@ -85,7 +97,8 @@ type Config struct {
 
 // defaultConfig is the configuration of the binary with no flags.
 func defaultConfig() Config {
-	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces, Filters: string(dialectAssetic)}
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces,
+		JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic)}
 }
 
 // journalOff is JournalSize's value for no journal: 0 means the default.
@@ -113,6 +126,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxNamespaces < 1 {
 		c.MaxNamespaces = d.MaxNamespaces
+	}
+	if c.MaxRequestBytes < 1 {
+		c.MaxRequestBytes = d.MaxRequestBytes
+	}
+	if c.JournalBudget < 1 {
+		c.JournalBudget = d.JournalBudget
+	}
+	if c.MaxFaultBodies < 1 {
+		c.MaxFaultBodies = d.MaxFaultBodies
 	}
 	if c.Filters == "" {
 		c.Filters = d.Filters

@@ -80,6 +80,15 @@ type Server struct {
 	stopTimer context.CancelFunc
 	timerDone chan struct{}
 
+	// journals bounds what every namespace's journal holds together.
+	journals journalBudget
+	// requestBytes bounds the bodies held by the requests being served.
+	requestBytes requestBytes
+
+	// faultAdds: one POST /__admin/faults at a time checks and takes room
+	// under -max-fault-bodies, which bounds every namespace's together.
+	faultAdds sync.Mutex
+
 	requestIDPrefix string
 	requestSeq      atomic.Uint64
 
@@ -104,6 +113,8 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(),
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
+	s.journals.limit = s.cfg.JournalBudget
+	s.requestBytes.limit = s.cfg.MaxRequestBytes
 	// The seed is frozen once and shared by every namespace.
 	seed, err := cfg.seedBase, error(nil)
 	if seed == nil {
