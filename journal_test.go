@@ -1265,6 +1265,16 @@ func TestJournalBudgetAcrossNamespaces(t *testing.T) {
 	if u := used(); u != 0 {
 		t.Errorf("after both clears the journals hold %d bytes, want 0", u)
 	}
+	// A namespace removed, by hand or for idleness, gives its entries'
+	// room back at once rather than when they come to be the oldest.
+	for _, ns := range []string{"c", "d"} {
+		e.in(ns).expect(http.StatusBadRequest, http.MethodPost, "/api/v2/resource", body)
+	}
+	e.expect(http.StatusOK, http.MethodDelete, "/__admin/namespaces/c", "")
+	e.srv.removeIdleNamespaces(time.Now().Add(time.Hour))
+	if u := used(); u != 0 {
+		t.Errorf("after removing the namespaces the journals hold %d bytes, want 0", u)
+	}
 }
 
 // TestJournalBudgetMemory: twelve namespaces fill journals of 200 entries,

@@ -181,6 +181,7 @@ func (s *Server) removeIdleNamespaces(cutoff time.Time) {
 	for name, ns := range s.spaces.byName {
 		if name != defaultNamespace && ns.idleSince().Before(cutoff) {
 			delete(s.spaces.byName, name)
+			ns.journal.clear() // its entries' room in the journal budget, now
 			removed = append(removed, name)
 		}
 	}
@@ -229,6 +230,8 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 	if ns == nil {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No namespace is named %q.", name)}
 	}
+	ns.journal.clear() // its entries' room in the journal budget, now
+
 	return struct {
 		Deleted   string
 		Resources int
