@@ -135,6 +135,8 @@ func newFlagSet(o *options) *flag.FlagSet {
   resourcedir generate -n N [-seed S]        write N realistic resources as a seed file
   resourcedir import -from URL [-scrub] ...  read a real directory into a seed file (GETs only)
   resourcedir compare -from URL ...          check resourcedir's answers against a real directory
+  resourcedir health [URL]                   exit 0 when the server at URL (http://127.0.0.1:8080)
+                                             answers its health check, 1 with the reason otherwise
   resourcedir SUBCOMMAND -h                  that subcommand's flags
 Every flag can also be set as RESOURCEDIR_<FLAG>, such as RESOURCEDIR_SNAPSHOT_INTERVAL=30s.
 
@@ -393,12 +395,24 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// versionText is what -version prints: the module version (devel when built
-// from a work tree without one), the VCS revision and time when the build
-// recorded them, and the Go version.
+// The release build stamps these with -ldflags -X (see .goreleaser.yaml):
+// a binary built from an archive's source tree has no VCS information, and
+// a tag's name is not the module version that go build records.
+var (
+	buildVersion string
+	buildCommit  string
+	buildDate    string
+)
+
+// versionText is what -version prints: the stamped version, else the module
+// version (devel when built from a work tree without one); the VCS
+// revision and time when stamped or recorded by the build; and the Go
+// version.
 func versionText() string {
 	version, revision, at, modified := "devel", "", "", false
-	if info, ok := debug.ReadBuildInfo(); ok {
+	if buildVersion != "" {
+		version, revision, at = buildVersion, buildCommit, buildDate
+	} else if info, ok := debug.ReadBuildInfo(); ok {
 		if v := info.Main.Version; v != "" && v != "(devel)" {
 			version = v
 		}
@@ -444,6 +458,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			return runImport(ctx, args[1:], environ, stdout, stderr)
 		case "compare":
 			return runCompare(ctx, args[1:], environ, stdout, stderr)
+		case "health":
+			return runHealth(ctx, args[1:], environ, stdout, stderr)
 		}
 	}
 	o, err := parseOptions(args, environ, stderr)
