@@ -69,12 +69,16 @@ func healthBase(arg string, env map[string]string) string {
 	case env[urlVar] != "":
 		return env[urlVar]
 	}
-	if _, port, err := net.SplitHostPort(env[envName("addr")]); err == nil && port != "0" {
-		// Whatever it listens on, the probe runs beside it: loopback
-		// reaches every interface and passes the loopback Host check.
-		return "http://" + net.JoinHostPort("127.0.0.1", port)
+	host, port, err := net.SplitHostPort(env[envName("addr")])
+	if err != nil || port == "0" {
+		return defaultHealthURL
 	}
-	return defaultHealthURL
+	// The probe runs beside the server: every interface is reached on
+	// loopback, which also passes the loopback Host check.
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // probeHealth asks target once and says why its answer is not a healthy

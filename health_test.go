@@ -107,6 +107,10 @@ func TestHealthBase(t *testing.T) {
 		{"localhost:9000", nil, "http://localhost:9000"},
 		{"", map[string]string{urlVar: "http://u:2", "RESOURCEDIR_ADDR": ":3"}, "http://u:2"},
 		{"", map[string]string{"RESOURCEDIR_ADDR": "0.0.0.0:9090"}, "http://127.0.0.1:9090"},
+		{"", map[string]string{"RESOURCEDIR_ADDR": ":9090"}, "http://127.0.0.1:9090"},
+		{"", map[string]string{"RESOURCEDIR_ADDR": "[::]:9090"}, "http://127.0.0.1:9090"},
+		{"", map[string]string{"RESOURCEDIR_ADDR": "[::1]:9090"}, "http://[::1]:9090"},
+		{"", map[string]string{"RESOURCEDIR_ADDR": "localhost:9090"}, "http://localhost:9090"},
 		{"", map[string]string{"RESOURCEDIR_ADDR": "127.0.0.1:0"}, "http://127.0.0.1:8080"},
 	} {
 		if got := healthBase(tc.arg, tc.env); got != tc.want {
