@@ -606,7 +606,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 			"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare.")
 		fs.PrintDefaults()
 	}
-	if err := parseSubcommand(fs, args, stderr); err != nil {
+	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

@@ -334,7 +334,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(fs.Output(), "usage: resourcedir generate -n N [-rand-seed S] > seed.json\n\nWrites N realistic resources as a seed file (the POST /__admin/resources format) to standard output.")
 		fs.PrintDefaults()
 	}
-	if err := parseSubcommand(fs, args, stderr); err != nil {
+	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

@@ -1,5 +1,5 @@
 module github.com/resourcedir/resourcedir
 
-go 1.26.8
+go 1.26.0
 
 require github.com/google/uuid v1.6.0

@@ -414,7 +414,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 			"service's order. Without -scrub the file holds the directory's personal data.")
 		fs.PrintDefaults()
 	}
-	if err := parseSubcommand(fs, args, stderr); err != nil {
+	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

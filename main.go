@@ -135,9 +135,11 @@ func newFlagSet(o *options) *flag.FlagSet {
   resourcedir [flags]                        serve until SIGINT or SIGTERM
   resourcedir [flags] -- COMMAND [ARGS...]   serve while COMMAND runs, with RESOURCEDIR_URL
                                              set to the served URL; exit with its status
-  resourcedir generate -n N [-rand-seed S]        write N realistic resources as a seed file
+  resourcedir generate -n N [-rand-seed S]   write N realistic resources as a seed file
   resourcedir import -from URL [-scrub] ...  read a real directory into a seed file (GETs only)
   resourcedir compare -from URL ...          check resourcedir's answers against a real directory
+  resourcedir health [URL]                   exit 0 when the server at URL (http://127.0.0.1:8080)
+                                             answers its health check, 1 with the reason otherwise
   resourcedir SUBCOMMAND -h                  that subcommand's flags
 Every flag can also be set as RESOURCEDIR_<FLAG>, such as RESOURCEDIR_SNAPSHOT_INTERVAL=30s.
 
@@ -307,10 +309,11 @@ func flagError(fs *flag.FlagSet, err error) error {
 	return fmt.Errorf("unknown flag -%s; did you mean -%s? (%s -help lists every flag)", name, closest, fs.Name())
 }
 
-// parseSubcommand parses a subcommand's flags. Its errors are one line,
-// which Main prints once (the flag package's own print the error and then
-// the whole usage, in which it is lost); -help prints the usage.
-func parseSubcommand(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+// parseSubcommand parses a subcommand's flags, then at most positional
+// arguments. Its errors are one line, which Main prints once (the flag
+// package's own print the error and then the whole usage, in which it is
+// lost); -help prints the usage.
+func parseSubcommand(fs *flag.FlagSet, args []string, positional int, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -320,8 +323,8 @@ func parseSubcommand(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 		}
 		return flagError(fs, err)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if fs.NArg() > positional {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(positional))
 	}
 	return nil
 }
@@ -435,12 +438,24 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// versionText is what -version prints: the module version (devel when built
-// from a work tree without one), the VCS revision and time when the build
-// recorded them, and the Go version.
+// The release build stamps these with -ldflags -X (see .goreleaser.yaml):
+// a binary built from an archive's source tree has no VCS information, and
+// a tag's name is not the module version that go build records.
+var (
+	buildVersion string
+	buildCommit  string
+	buildDate    string
+)
+
+// versionText is what -version prints: the stamped version, else the module
+// version (devel when built from a work tree without one); the VCS
+// revision and time when stamped or recorded by the build; and the Go
+// version.
 func versionText() string {
 	version, revision, at, modified := "devel", "", "", false
-	if info, ok := debug.ReadBuildInfo(); ok {
+	if buildVersion != "" {
+		version, revision, at = buildVersion, buildCommit, buildDate
+	} else if info, ok := debug.ReadBuildInfo(); ok {
 		if v := info.Main.Version; v != "" && v != "(devel)" {
 			version = v
 		}
@@ -486,6 +501,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 			return runImport(ctx, args[1:], environ, stdout, stderr)
 		case "compare":
 			return runCompare(ctx, args[1:], environ, stdout, stderr)
+		case "health":
+			return runHealth(ctx, args[1:], environ, stdout, stderr)
 		}
 	}
 	o, err := parseOptions(args, environ, stderr)

@@ -1600,7 +1600,7 @@ func TestHelpListsSubcommands(t *testing.T) {
 	if err := run(context.Background(), []string{"-help"}, nil, &bytes.Buffer{}, &usage); err == nil {
 		t.Fatal("-help returned no error")
 	}
-	for _, want := range []string{"resourcedir generate -n N [-rand-seed S]", "resourcedir import -from URL", "resourcedir compare -from URL", "  -filters dialect"} {
+	for _, want := range []string{"resourcedir generate -n N [-rand-seed S]", "resourcedir import -from URL", "resourcedir compare -from URL", "resourcedir health [URL]", "  -filters dialect"} {
 		if !strings.Contains(usage.String(), want) {
 			t.Errorf("-help does not mention %q:\n%s", want, usage.String())
 		}

@@ -85,6 +85,11 @@ func TestTLSCommand(t *testing.T) {
 	if _, err := os.Stat(m[3]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the temporary CA file %s is left: %v", m[3], err)
 	}
+	// The health probe trusts the CA as the other clients do.
+	got = runBinary(t, t.TempDir(), nil, "", "-tls", "--", builtBinary(t), "health")
+	if got.code != 0 || !strings.HasPrefix(got.stdout, "ok https://127.0.0.1:") {
+		t.Errorf("health over TLS: exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
+	}
 }
 
 // -tls-cert and -tls-key serve one's own certificate; one without the
