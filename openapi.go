@@ -3,6 +3,7 @@ package resourcedir
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -256,8 +257,14 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		return s
 	}
 	fieldList := strings.Join(t.fields, ", ")
+	// jsonContent is a request body's content: the server reads text/json as
+	// it reads application/json (behaviour 1), so a validating proxy must
+	// find both declared.
+	jsonContent := func(schema obj) obj {
+		return obj{"application/json": obj{"schema": schema}, "text/json": obj{"schema": schema}}
+	}
 	jsonBody := func(schema obj, desc string) obj {
-		return obj{"required": true, "description": desc, "content": obj{"application/json": obj{"schema": schema}}}
+		return obj{"required": true, "description": desc, "content": jsonContent(schema)}
 	}
 	ok := func(desc string, schema obj) obj {
 		return obj{"description": desc, "headers": obj{"X-Request-Id": obj{"$ref": "#/components/headers/X-Request-Id"}},
@@ -355,7 +362,8 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 		},
 		"/api/v2/resource/{id}": obj{
 			"description": "One resource. Other methods: 405 with Allow.",
-			"parameters":  []any{obj{"name": "id", "in": "path", "required": true, "description": "The resource's GUID, in any case.", "schema": obj{"type": "string"}}},
+			"parameters": []any{obj{"name": "id", "in": "path", "required": true, "description": "The resource's GUID, in any case.", "schema": obj{"type": "string"},
+				"example": openAPIExampleID}},
 			"put": op("updateResource", "Replace a resource", "A full replacement: the body carries every editable property.", "Resources",
 				common(obj{"200": ok("The updated resource itself, not wrapped.", ref("Resource")),
 					"400": errorResp("The id is not a GUID, the body lacks an editable key, the body Id differs from the path, or a rule is broken."),
@@ -396,7 +404,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				common(obj{"200": ok("Cleared; Cleared is how many faults there were.", counter("Cleared")), "400": errorResp("An unknown query parameter.")}, false)),
 		},
 		"/__admin/faults/{id}": obj{
-			"parameters": []any{obj{"name": "id", "in": "path", "required": true, "schema": obj{"type": "integer", "minimum": 1}}},
+			"parameters": []any{obj{"name": "id", "in": "path", "required": true, "schema": obj{"type": "integer", "minimum": 1}, "example": 1}},
 			"delete": op("removeFault", "Remove one fault", "", "Admin",
 				common(obj{"200": ok("Removed; Deleted is the fault's Id.", counter("Deleted")), "400": errorResp("The id is not a number."), "404": errorResp("No fault has this id.")}, false)),
 		},
@@ -420,8 +428,8 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 					"400": errorResp("An unknown query parameter.")}, false)),
 			"post": obj{"operationId": "createNamespace", "summary": "Create a namespace", "tags": []string{"Admin"},
 				"description": "A new, empty namespace with a fresh name, for one test to use alone; its base URL is what the test's client is pointed at.",
-				"requestBody": obj{"required": false, "description": "Optional: what the name starts with.", "content": obj{"application/json": obj{"schema": closed(obj{
-					"Prefix": obj{"type": "string", "description": "The new name starts with it; a name is 1 to 64 of A-Z a-z 0-9 . _ -"}})}}},
+				"requestBody": obj{"required": false, "description": "Optional: what the name starts with.", "content": jsonContent(closed(obj{
+					"Prefix": obj{"type": "string", "description": "The new name starts with it; a name is 1 to 64 of A-Z a-z 0-9 . _ -"}}))},
 				"responses": common(obj{"201": ok("Created.", closed(obj{
 					"Name":    obj{"type": "string", "pattern": namespacePattern},
 					"BaseURL": obj{"type": "string", "description": "The namespace's base URL: /api/v2 and /__admin paths go after it."}}, "Name", "BaseURL")),
@@ -435,7 +443,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"400": errorResp("A Count out of range, or an unknown property.")}, false)}},
 		"/__admin/namespaces/{name}": obj{
 			"parameters": []any{obj{"name": "name", "in": "path", "required": true,
-				"schema": obj{"type": "string", "pattern": namespacePattern}}},
+				"schema": obj{"type": "string", "pattern": namespacePattern}, "example": openAPIExampleNamespace}},
 			"delete": op("deleteNamespace", "Remove a namespace", "The default namespace cannot be removed, only reset.", "Admin",
 				common(obj{"200": ok("Removed; Resources is how many it held.", closed(obj{
 					"Deleted": obj{"type": "string", "pattern": namespacePattern}, "Resources": obj{"type": "integer", "minimum": 0}}, "Deleted", "Resources")),
@@ -445,7 +453,8 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"description": "The console: one HTML page (its script and style sheet are under /__admin/console/) for watching and driving the directory in a browser.",
 			"responses":   common(obj{"200": obj{"description": "The page.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}}, false)}},
 		consoleAssetPrefix + "{file}": obj{
-			"parameters": []any{obj{"name": "file", "in": "path", "required": true, "schema": obj{"type": "string", "enum": consoleAssetNames()}}},
+			"parameters": []any{obj{"name": "file", "in": "path", "required": true, "schema": obj{"type": "string", "enum": consoleAssetNames()},
+				"example": consoleAssetNames()[0]}},
 			"get": obj{"operationId": "consoleAsset", "summary": "The console's script and style sheet", "tags": []string{"Admin"},
 				"description": "Served with ?v=<content hash> by the page, and then cacheable for good.",
 				"responses": common(obj{
@@ -582,6 +591,35 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 	updateOp["requestBody"] = jsonBody(ref("UpdateRequest"), "Every editable property.")
 	listOp := paths["/api/v2/resource"].(obj)["get"].(obj)
 	listOp["parameters"] = listParams
+	// Every path but the server-wide controls is served under /ns/{name}
+	// too. The second server says so, but validating proxies (Prism) and
+	// contract testers (Dredd) do not expand a server variable, so each
+	// such path is also listed with its namespace as a path parameter, and
+	// an operationId of its own for the generators.
+	nsParam := obj{"name": "namespace", "in": "path", "required": true, "example": openAPIExampleNamespace,
+		"description": "The namespace: " + namespaceNameHelp + ", created on first use.",
+		"schema":      obj{"type": "string", "pattern": namespacePattern}}
+	for p, item := range maps.Clone(paths) {
+		if slices.ContainsFunc(serverWide, func(c string) bool { return p == c || strings.HasPrefix(p, c+"/") }) {
+			continue
+		}
+		nsItem := obj{}
+		for k, v := range item.(obj) {
+			switch k {
+			case "description":
+				nsItem[k] = v
+			case "parameters":
+				nsItem[k] = append([]any{nsParam}, v.([]any)...)
+			default:
+				nsItem[k] = namespacedOperation(v.(obj), errorResp("The namespace name is not valid."))
+			}
+		}
+		if _, ok := nsItem["parameters"]; !ok {
+			nsItem["parameters"] = []any{nsParam}
+		}
+		paths[strings.TrimSuffix(namespacePrefix, "/")+"/{namespace}"+p] = nsItem
+	}
+
 	// Every GET is served for HEAD too (ServeMux does it): the same status
 	// and headers, no body.
 	for _, item := range paths {
@@ -651,6 +689,24 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 	}
 }
 
+// namespacedOperation is op as served under /ns/{name}: its own
+// operationId, and a 400 for a namespace name that is not valid.
+func namespacedOperation(op obj, badName obj) obj {
+	out := maps.Clone(op)
+	id := op["operationId"].(string)
+	out["operationId"] = "ns" + strings.ToUpper(id[:1]) + id[1:]
+	responses := maps.Clone(op["responses"].(obj))
+	if r, ok := responses["400"].(obj); ok {
+		r = maps.Clone(r)
+		r["description"] = r["description"].(string) + " Or the namespace name is not valid."
+		responses["400"] = r
+	} else {
+		responses["400"] = badName
+	}
+	out["responses"] = responses
+	return out
+}
+
 // filterDescription is the requestParams.filters description for the
 // dialect in force: a client generated from the document must learn from
 // it what this server accepts, not what the other dialect would.
@@ -707,6 +763,14 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 // openAPIGUIDPattern admits every GUID the server writes: canonical, lower case,
 // hyphenated, of any version (a seed may give any GUID).
 const openAPIGUIDPattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+
+// The path parameters' examples, for tools that fill paths in (Dredd
+// runs no transaction for a path it cannot fill): any GUID is an id, and
+// any valid name is a namespace.
+const (
+	openAPIExampleID        = "0b6f4ad2-5a57-4cc5-9a0f-7f3c1f7f0c11"
+	openAPIExampleNamespace = "example"
+)
 
 // namespacePattern is validNamespaceName as a pattern.
 var namespacePattern = fmt.Sprintf("^[A-Za-z0-9._-]{1,%d}$", maxNamespaceName)

@@ -260,7 +260,7 @@ func TestOpenAPIHeadWhereServed(t *testing.T) {
 		if !get {
 			continue
 		}
-		target := srv.URL + strings.Replace(p, "{file}", consoleAssetNames()[0], 1)
+		target := srv.URL + examplePath(t, doc, p)
 		g, err := http.Get(target)
 		if err != nil {
 			t.Fatal(err)
@@ -281,6 +281,190 @@ func TestOpenAPIHeadWhereServed(t *testing.T) {
 		if r.Header.Get("Content-Type") != g.Header.Get("Content-Type") {
 			t.Errorf("HEAD %s Content-Type = %q, GET's = %q", p, r.Header.Get("Content-Type"), g.Header.Get("Content-Type"))
 		}
+	}
+}
+
+// examplePath fills the path template p of doc with its parameters'
+// examples, as Dredd does.
+func examplePath(t *testing.T, doc map[string]any, p string) string {
+	t.Helper()
+	out := p
+	for _, param := range anySlice(at(t, doc, "paths", p).(map[string]any)["parameters"]) {
+		m := param.(map[string]any)
+		ex, ok := m["example"]
+		if !ok {
+			t.Fatalf("%s: the path parameter %s has no example", p, m["name"])
+		}
+		out = strings.Replace(out, "{"+m["name"].(string)+"}", fmt.Sprint(ex), 1)
+	}
+	if strings.Contains(out, "{") {
+		t.Fatalf("%s: a path parameter is not declared: %s", p, out)
+	}
+	return out
+}
+
+// TestOpenAPINamespacedPaths: every path served under /ns/{name} is listed
+// there too, with the same operations under ids of their own, for the tools
+// that do not expand the document's /ns/{namespace} server (Prism, Dredd);
+// the server-wide controls are not.
+func TestOpenAPINamespacedPaths(t *testing.T) {
+	t.Parallel()
+	doc := openAPIDoc(t)
+	paths := doc["paths"].(map[string]any)
+	ids := map[string]string{}
+	var plain, spaced int
+	for p, item := range paths {
+		for method, op := range item.(map[string]any) {
+			if method == "parameters" || method == "description" {
+				continue
+			}
+			id := at(t, op, "operationId").(string)
+			if other, dup := ids[id]; dup {
+				t.Errorf("operationId %s is both %s and %s %s", id, other, method, p)
+			}
+			ids[id] = method + " " + p
+		}
+		rest, ok := strings.CutPrefix(p, "/ns/{namespace}")
+		if ok {
+			spaced++
+			if _, ok := paths[rest]; !ok {
+				t.Errorf("%s has no unprefixed twin", p)
+			}
+			ns := at(t, item, "parameters", 0).(map[string]any)
+			if ns["name"] != "namespace" || ns["in"] != "path" || ns["required"] != true {
+				t.Errorf("%s: the first parameter is %v", p, ns)
+			}
+			if got := at(t, ns, "schema", "pattern"); got != namespacePattern {
+				t.Errorf("%s: namespace pattern %v", p, got)
+			}
+			continue
+		}
+		plain++
+		twin, ok := paths["/ns/{namespace}"+p]
+		if wide := p == "/__admin/snapshot" || strings.HasPrefix(p, "/__admin/namespaces"); wide {
+			if ok {
+				t.Errorf("the server-wide %s is listed under /ns/{namespace}, where it is not found", p)
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("%s is not listed under /ns/{namespace}", p)
+			continue
+		}
+		if got, want := keys(twin), sorted(append(keys(item), "parameters")); !slices.Equal(slices.Compact(got), slices.Compact(want)) {
+			t.Errorf("/ns/{namespace}%s has %v, %s has %v", p, got, p, keys(item))
+		}
+		upper := func(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+		for method, op := range item.(map[string]any) {
+			if method == "parameters" || method == "description" {
+				continue
+			}
+			want := "ns" + upper(at(t, op, "operationId").(string))
+			if method == "head" { // named after the namespaced GET
+				want = "head" + upper("ns"+upper(at(t, item, "get", "operationId").(string)))
+			}
+			if got := at(t, twin, method, "operationId"); got != want {
+				t.Errorf("%s /ns/{namespace}%s: operationId %v, want %s", method, p, got, want)
+			}
+			if _, ok := at(t, twin, method, "responses").(map[string]any)["400"]; !ok {
+				t.Errorf("%s /ns/{namespace}%s: no 400 for a bad namespace name", method, p)
+			}
+		}
+	}
+	if spaced != plain-3 {
+		t.Errorf("%d namespaced paths for %d paths, want all but the 3 server-wide ones", spaced, plain)
+	}
+	// The examples are valid: the namespaced list answers 200 in the
+	// example namespace, and a bad name is the 400 declared.
+	h := consoleHandler(t)
+	if rec := serve(h, http.MethodGet, examplePath(t, doc, "/ns/{namespace}/api/v2/resource"), nil); rec.Code != http.StatusOK {
+		t.Errorf("GET in the example namespace = %d %s", rec.Code, rec.Body)
+	}
+	if rec := serve(h, http.MethodGet, "/ns/bad!name/__admin/health", nil); rec.Code != http.StatusBadRequest {
+		t.Errorf("GET with a bad namespace name = %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestOpenAPIPathParameterExamples: every path parameter has an example
+// its own schema admits, so that Dredd fills every path in.
+func TestOpenAPIPathParameterExamples(t *testing.T) {
+	t.Parallel()
+	doc := openAPIDoc(t)
+	for p, item := range doc["paths"].(map[string]any) {
+		for _, param := range anySlice(item.(map[string]any)["parameters"]) {
+			m := param.(map[string]any)
+			ex, schema := m["example"], m["schema"].(map[string]any)
+			switch {
+			case ex == nil:
+				t.Errorf("%s: %s has no example", p, m["name"])
+			case schema["enum"] != nil:
+				if !slices.Contains(anySlice(schema["enum"]), ex) {
+					t.Errorf("%s: %s example %v not in %v", p, m["name"], ex, schema["enum"])
+				}
+			case schema["type"] == "integer":
+				if n, ok := ex.(float64); !ok || n < schema["minimum"].(float64) {
+					t.Errorf("%s: %s example %v is not an integer of at least %v", p, m["name"], ex, schema["minimum"])
+				}
+			case schema["pattern"] != nil:
+				if !regexp.MustCompile(schema["pattern"].(string)).MatchString(fmt.Sprint(ex)) {
+					t.Errorf("%s: %s example %v does not match %v", p, m["name"], ex, schema["pattern"])
+				}
+			}
+		}
+		for method, op := range item.(map[string]any) {
+			if method == "parameters" || method == "description" {
+				continue
+			}
+			for _, param := range anySlice(op.(map[string]any)["parameters"]) {
+				if param.(map[string]any)["in"] == "path" {
+					t.Errorf("%s %s: the path parameter %v is not declared on the path", method, p, param.(map[string]any)["name"])
+				}
+			}
+		}
+	}
+	if got := examplePath(t, doc, "/api/v2/resource/{id}"); !regexp.MustCompile("^/api/v2/resource/" + openAPIGUIDPattern[1:]).MatchString(got) {
+		t.Errorf("the example resource path %s has no GUID", got)
+	}
+}
+
+// TestOpenAPITextJSON: every request body is declared as application/json
+// and as text/json alike, since the server reads both as JSON, and it does.
+func TestOpenAPITextJSON(t *testing.T) {
+	t.Parallel()
+	doc := openAPIDoc(t)
+	bodies := 0
+	for p, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			if method == "parameters" || method == "description" {
+				continue
+			}
+			body, ok := op.(map[string]any)["requestBody"]
+			if !ok {
+				continue
+			}
+			bodies++
+			content := at(t, body, "content").(map[string]any)
+			if got := keys(content); !slices.Equal(got, []string{"application/json", "text/json"}) {
+				t.Errorf("%s %s: request body media types %v", method, p, got)
+			}
+			a, _ := json.Marshal(content["application/json"])
+			b, _ := json.Marshal(content["text/json"])
+			if !bytes.Equal(a, b) {
+				t.Errorf("%s %s: text/json is %s, application/json %s", method, p, b, a)
+			}
+		}
+	}
+	// create, update, seed, generate and faults, each also under
+	// /ns/{namespace}, and createNamespace.
+	if bodies != 11 {
+		t.Errorf("%d request bodies, want 11", bodies)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/ns/textjson/api/v2/resource", strings.NewReader(`{"Company":"Text"}`))
+	req.Header.Set("Content-Type", "text/json; charset=utf-8")
+	rec := httptest.NewRecorder()
+	consoleHandler(t).ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Errorf("a create sent as text/json = %d %s", rec.Code, rec.Body)
 	}
 }
 

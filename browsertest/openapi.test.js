@@ -262,15 +262,17 @@ test('every answer of every operation matches the document', async (t) => {
 
   await t.test('namespaces', async () => {
     // Through a /ns/{name} base URL the same operations answer; the document
-    // names that base in its servers.
+    // names that base in its servers, and lists the paths under it too.
     await send(s, 'POST', '/ns/t1/api/v2/resource', '/api/v2/resource', { body: { Company: 'Spaced' }, status: 200 });
+    await send(s, 'POST', '/ns/t1/api/v2/resource', '/ns/{namespace}/api/v2/resource', { body: { Company: 'Listed' }, status: 200 });
     const listed = await send(s, 'GET', '/__admin/namespaces', '/__admin/namespaces', { status: 200 });
     assert.deepEqual(listed.body.Namespaces.map((n) => n.Name), ['default', 't1']);
-    await send(s, 'GET', '/ns/t1/__admin/requests', '/__admin/requests', { status: 200 });
+    await send(s, 'GET', '/ns/t1/__admin/requests', '/ns/{namespace}/__admin/requests', { status: 200 });
     await send(s, 'DELETE', '/__admin/namespaces/t1', '/__admin/namespaces/{name}', { status: 200 });
     await send(s, 'DELETE', '/__admin/namespaces/t1', '/__admin/namespaces/{name}', { status: 404 });
     await send(s, 'DELETE', '/__admin/namespaces/default', '/__admin/namespaces/{name}', { status: 400 });
-    await send(s, 'GET', '/ns/bad!name/api/v2/resource', '/api/v2/resource', { status: 400 });
+    await send(s, 'GET', '/ns/bad!name/api/v2/resource', '/ns/{namespace}/api/v2/resource', { status: 400 });
+    await send(s, 'GET', '/ns/bad!name/__admin/health', '/ns/{namespace}/__admin/health', { status: 400 });
     await send(s, 'GET', '/__admin/namespaces?x=1', '/__admin/namespaces', { status: 400 });
     const crowded = await start(['-max-namespaces', '1']);
     try {
@@ -285,10 +287,13 @@ test('every answer of every operation matches the document', async (t) => {
     for (const [template, item] of Object.entries(doc.paths)) {
       if (!item.get) continue;
       assert.ok(item.head, `${template} has GET but no HEAD`);
-      const p = template.replace('{file}', doc.paths['/__admin/console/{file}'].parameters[0].schema.enum[0]);
+      // Every path parameter has an example (Dredd fills paths with them).
+      const p = (item.parameters || []).reduce((p, param) => p.replace(`{${param.name}}`, param.example), template);
+      assert.doesNotMatch(p, /[{}]/, `${template}: a path parameter without an example`);
       const get = await fetch(s + p);
       await get.arrayBuffer();
       const head = await fetch(s + p, { method: 'HEAD' });
+      assert.equal(get.status, 200, 'GET ' + p);
       assert.equal(head.status, get.status, 'HEAD ' + p);
       assert.equal(await head.text(), '', 'HEAD ' + p + ' has a body');
       assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), 'HEAD ' + p);
