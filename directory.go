@@ -203,7 +203,9 @@ func (d *Directory) logJournal() {
 type Fault struct {
 	ID      int               `json:"Id,omitempty"`
 	Method  string            `json:",omitempty"` // "" or "*" matches any
-	Path    string            `json:",omitempty"` // an /api/v2 path, exact or with {name} segments
+	Path    string            `json:",omitempty"` // an /api/v2 path, exact or with {name} segments; "*" for every one
+	Match   *FaultMatch       `json:",omitempty"` // narrows the requests it matches
+	Skip    int               `json:",omitempty"` // matching requests let through before it fires
 	Times   int               `json:",omitempty"` // requests it answers; 0: until cleared
 	Chance  float64           `json:",omitempty"` // 0 < p ≤ 1 that a match fires; 0 means 1
 	Seed    *int64            `json:",omitempty"` // of Chance's draws; nil: a random one
@@ -214,6 +216,16 @@ type Fault struct {
 	DelayMs int               `json:",omitempty"` // wait first; alone, the real answer comes late
 	After   bool              `json:",omitempty"` // serve for real first, then answer with the fault
 	Fired   int               `json:",omitempty"` // how often it answered
+}
+
+// FaultMatch narrows the requests a fault matches: each part given must
+// hold.
+type FaultMatch struct {
+	Query   map[string]string `json:",omitempty"` // query parameters present with these values
+	Headers map[string]string `json:",omitempty"` // request headers present with these values
+	// Body is a string the request body must contain, or a map of JSON
+	// properties it must have with these values.
+	Body any `json:",omitempty"`
 }
 
 // AddFault adds f after the directory's other faults and returns its Id.

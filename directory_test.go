@@ -95,6 +95,29 @@ func TestRunTControls(t *testing.T) {
 		t.Errorf("after Seed and Generate: %v %v %+v", ids, more, all)
 	}
 
+	// Only the create of one ExternalID fails, after one such went through.
+	only := dir.AddFault(resourcedir.Fault{Method: "POST", Path: "*", Status: 409, Skip: 1, Times: 1,
+		Match: &resourcedir.FaultMatch{Body: map[string]string{"ExternalID": "X-1"}, Headers: map[string]string{"X-Tenant": "blue"}}})
+	for i, want := range []int{200, 200, 409, 200} {
+		body := `{"Company": "C", "ExternalID": "X-1"}`
+		if i == 1 {
+			body = `{"Company": "C", "ExternalID": "X-2"}`
+		}
+		req, _ := http.NewRequest("POST", dir.URL+"/api/v2/resource", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Tenant", "blue")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("create %d: %d, want %d", i, resp.StatusCode, want)
+		}
+	}
+	if f := dir.Faults()[1]; f.ID != only || f.Skip != 1 || f.Fired != 1 || f.Match == nil || f.Match.Headers["X-Tenant"] != "blue" {
+		t.Errorf("the matched fault as listed: %+v", f)
+	}
 	dir.RemoveFault(id)
 	dir.AddFault(resourcedir.Fault{Path: "/api/v2/resource", Kind: "reset"})
 	dir.ClearFaults()

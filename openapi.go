@@ -467,7 +467,17 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 
 	fault := obj{
 		"Method": obj{"type": "string", "description": "HTTP method to match; empty or * matches any."},
-		"Path":   obj{"type": "string", "pattern": "^/", "description": "An /api/v2 path, exact or with {name} segments, matched as routes are."},
+		"Path":   obj{"type": "string", "pattern": "^(/|\\*$)", "description": "An /api/v2 path, exact or with {name} segments, matched as routes are; \"*\" matches every /api/v2 path. Required."},
+		"Match": obj{"type": "object", "additionalProperties": false, "description": "Narrows which requests match; every part given must hold.",
+			"properties": obj{
+				"Query": obj{"type": "object", "additionalProperties": obj{"type": "string", "maxLength": maxMatchText}, "minProperties": 1, "maxProperties": maxMatchEntries,
+					"description": "Query parameters that must be present with these values (names in any case)."},
+				"Headers": obj{"type": "object", "additionalProperties": obj{"type": "string", "maxLength": maxMatchText}, "minProperties": 1, "maxProperties": maxMatchEntries,
+					"description": "Request headers that must be present with these values (names in any case)."},
+				"Body": obj{"oneOf": []any{obj{"type": "string", "minLength": 1}, obj{"type": "object", "additionalProperties": true, "minProperties": 1, "maxProperties": maxMatchEntries}},
+					"description": "A string the request body must contain, or an object of JSON properties (names in any case) it must have with these values."},
+			}},
+		"Skip": obj{"type": "integer", "minimum": 0, "maximum": maxSkip, "description": "Let the first Skip matching requests through untouched, then fire (Times counts from there)."},
 		"Times":  obj{"type": "integer", "minimum": 0, "description": "How many matching requests it answers; 0 means until cleared."},
 		"Chance": obj{"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "Probability that a matching request is answered by the fault (default 1)."},
 		"Seed":   obj{"type": "integer", "description": "Seeds the Chance draws, so that a run repeats exactly."},

@@ -561,7 +561,7 @@ test('the fault form offers every property, and builds an After fault with Heade
   assert.equal((await call('POST', '/__admin/reset')).status, 200);
   const { context, page, pageErrors } = await openConsole();
   const form = page.getByRole('form', { name: 'Add a fault' });
-  for (const name of ['Method', 'Path', 'Kind', 'Status', 'Headers', 'Body', 'DelayMs', 'Times', 'Chance', 'Seed', 'After']) {
+  for (const name of ['Method', 'Path', 'Match query', 'Match headers', 'Match body', 'Skip', 'Kind', 'Status', 'Headers', 'Body', 'DelayMs', 'Times', 'Chance', 'Seed', 'After']) {
     assert.equal(await form.getByLabel(name, { exact: true }).count(), 1, name);
   }
   await form.getByLabel('Method', { exact: true }).selectOption('POST');
@@ -595,6 +595,32 @@ test('the fault form offers every property, and builds an After fault with Heade
   await until(async () => (await call('GET', '/__admin/faults')).body.Faults.length === 2, 'the second fault');
   const second = (await call('GET', '/__admin/faults')).body.Faults[1];
   assert.deepEqual([second.Kind, second.Status, second.Headers, second.Body, second.After], ['reset', undefined, undefined, undefined, false]);
+  assert.deepEqual(pageErrors, []);
+  await context.close();
+});
+
+test('the fault form builds a fault that matches one create, after letting one through', async () => {
+  assert.equal((await call('POST', '/__admin/reset')).status, 200);
+  const { context, page, pageErrors } = await openConsole();
+  const form = page.getByRole('form', { name: 'Add a fault' });
+  await form.getByLabel('Method', { exact: true }).selectOption('POST');
+  await form.getByLabel('Path', { exact: true }).fill('*');
+  await form.getByLabel('Match query', { exact: true }).fill('source=import');
+  await form.getByLabel('Match headers', { exact: true }).fill('X-Tenant: blue');
+  await form.getByLabel('Match body', { exact: true }).fill('{"ExternalID": "X-1"}');
+  await form.getByLabel('Skip', { exact: true }).fill('1');
+  await form.getByLabel('Status', { exact: true }).fill('409');
+  await form.getByLabel('Times', { exact: true }).fill('1');
+  await form.getByRole('button', { name: 'Add fault' }).click();
+  const item = page.getByRole('list', { name: 'Faults in force' }).getByRole('listitem').filter({ hasText: 'lets 1 through first' });
+  await item.waitFor({ timeout: WAIT_MS });
+  assert.match(await item.innerText(), /matching source=import, X-Tenant: blue, body \{"ExternalID":"X-1"\}/);
+  const listed = (await call('GET', '/__admin/faults')).body.Faults;
+  assert.deepEqual(listed.map((f) => [f.Path, f.Match, f.Skip]), [['*', { Query: { source: 'import' }, Headers: { 'X-Tenant': 'blue' }, Body: { ExternalID: 'X-1' } }, 1]]);
+  // A property the server refuses is shown beside its field.
+  await form.getByLabel('Skip', { exact: true }).fill('-1');
+  await form.getByRole('button', { name: 'Add fault' }).click();
+  await page.locator('#fault-form .field-error').filter({ hasText: 'Skip must be from 0 to' }).waitFor({ timeout: WAIT_MS });
   assert.deepEqual(pageErrors, []);
   await context.close();
 });

@@ -675,6 +675,8 @@ async function loadFaults() {
       f.DelayMs ? 'after ' + f.DelayMs + ' ms' : '',
       f.Headers ? Object.entries(f.Headers).map(([k, v]) => k + ': ' + v).join(', ') : '',
       f.Chance < 1 ? 'chance ' + f.Chance + ' (seed ' + f.Seed + ')' : '',
+      f.Match ? 'matching ' + matchText(f.Match) : '',
+      f.Skip ? 'lets ' + f.Skip + ' through first' : '',
     ];
     const times = f.Times ? f.Fired + ' of ' + f.Times + ' fired' : f.Fired + ' fired, until cleared';
     ul.append(el('li', { class: 'fault' + (used ? ' spent' : '') },
@@ -692,6 +694,26 @@ async function loadFaults() {
   if (changed) renderRequests(); // entries of these faults can now be told in words
 }
 
+// matchText says what a fault's Match asks of a request, in one line.
+function matchText(m) {
+  const parts = [];
+  for (const [k, v] of Object.entries(m.Query || {})) parts.push(k + '=' + v);
+  for (const [k, v] of Object.entries(m.Headers || {})) parts.push(k + ': ' + v);
+  if (m.Body !== undefined) parts.push('body ' + (typeof m.Body === 'string' ? 'contains "' + m.Body + '"' : JSON.stringify(m.Body)));
+  return parts.join(', ');
+}
+
+// pairs reads lines of name and value split at sep (= or :) into an object.
+function pairs(text, sep) {
+  const out = {};
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    const i = line.indexOf(sep);
+    out[(i < 0 ? line : line.slice(0, i)).trim()] = i < 0 ? '' : line.slice(i + 1).trim();
+  }
+  return out;
+}
+
 // faultSpec reads the form: only what was filled in is sent, so that the
 // server's defaults apply to the rest and its 400 names what is wrong.
 function faultSpec() {
@@ -699,19 +721,28 @@ function faultSpec() {
   if ($('fault-Method').value) spec.Method = $('fault-Method').value;
   const kind = $('fault-Kind').value;
   if (kind !== 'response') spec.Kind = kind;
-  for (const k of ['Status', 'DelayMs', 'Times', 'Chance', 'Seed']) {
+  for (const k of ['Status', 'DelayMs', 'Skip', 'Times', 'Chance', 'Seed']) {
     const input = $('fault-' + k);
     if (input.disabled) continue;
     const raw = input.value.trim();
     if (raw !== '') spec[k] = Number(raw);
   }
+  const match = {};
+  const query = pairs($('fault-Match.Query').value, '=');
+  if (Object.keys(query).length) match.Query = query;
+  const matchHeaders = pairs($('fault-Match.Headers').value, ':');
+  if (Object.keys(matchHeaders).length) match.Headers = matchHeaders;
+  const matchBody = $('fault-Match.Body').value.trim();
+  if (matchBody !== '') {
+    // A JSON object is properties to have; anything else, text to find.
+    try {
+      const parsed = JSON.parse(matchBody);
+      match.Body = parsed && typeof parsed === 'object' ? parsed : matchBody;
+    } catch { match.Body = matchBody; }
+  }
+  if (Object.keys(match).length) spec.Match = match;
   if (kind === 'response') {
-    const headers = {};
-    for (const line of $('fault-Headers').value.split('\n')) {
-      if (!line.trim()) continue;
-      const i = line.indexOf(':');
-      headers[(i < 0 ? line : line.slice(0, i)).trim()] = i < 0 ? '' : line.slice(i + 1).trim();
-    }
+    const headers = pairs($('fault-Headers').value, ':');
     if (Object.keys(headers).length) spec.Headers = headers;
     const body = $('fault-Body').value;
     if (body.trim() !== '') {
