@@ -477,7 +477,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 				"Body": obj{"oneOf": []any{obj{"type": "string", "minLength": 1}, obj{"type": "object", "additionalProperties": true, "minProperties": 1, "maxProperties": maxMatchEntries}},
 					"description": "A string the request body must contain, or an object of JSON properties (names in any case) it must have with these values."},
 			}},
-		"Skip": obj{"type": "integer", "minimum": 0, "maximum": maxSkip, "description": "Let the first Skip matching requests through untouched, then fire (Times counts from there)."},
+		"Skip":   obj{"type": "integer", "minimum": 0, "maximum": maxSkip, "description": "Let the first Skip matching requests through untouched, then fire (Times counts from there)."},
 		"Times":  obj{"type": "integer", "minimum": 0, "description": "How many matching requests it answers; 0 means until cleared."},
 		"Chance": obj{"type": "number", "exclusiveMinimum": 0, "maximum": 1, "description": "Probability that a matching request is answered by the fault (default 1)."},
 		"Seed":   obj{"type": "integer", "description": "Seeds the Chance draws, so that a run repeats exactly."},
