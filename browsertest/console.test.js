@@ -621,7 +621,8 @@ test('the fault form builds a fault that matches one create, after letting one t
   await form.getByLabel('Skip', { exact: true }).fill('-1');
   await form.getByRole('button', { name: 'Add fault' }).click();
   await page.locator('#fault-form .field-error').filter({ hasText: 'Skip must be from 0 to' }).waitFor({ timeout: WAIT_MS });
-  assert.deepEqual(pageErrors, []);
+  // The browser logs the 400 it was asked for; nothing else went wrong.
+  assert.deepEqual(pageErrors.filter((e) => !/status of 400/.test(e)), []);
   await context.close();
 });
 
@@ -767,8 +768,9 @@ test('under -auth the page works through the Basic prompt and never shows the to
     await item.locator('.req-detail').waitFor();
     assert.match(await item.innerText(), /Authorization: Basic svc:\*\*\*/);
     assert.ok(!(await page.content()).includes(token));
-    // A token sent as the user name (curl -u $TOKEN:) is the secret: masked
-    // whole, and copied as curl with placeholders for both.
+    // A request refused for its credentials (here a token sent as the
+    // user name, curl -u $TOKEN:) keeps its request line alone: the page
+    // says so, and its curl command carries no credential.
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: authed.url });
     const asUser = 'Basic ' + Buffer.from(token + ':').toString('base64');
     assert.equal((await fetch(authed.url + '/api/v2/resource?from=token-user', { headers: { Authorization: asUser } })).status, 401);
@@ -776,12 +778,12 @@ test('under -auth the page works through the Basic prompt and never shows the to
     await refused.waitFor({ timeout: WAIT_MS });
     await refused.locator('summary').click();
     await refused.locator('.req-detail').waitFor();
-    assert.match(await refused.innerText(), /Authorization: Basic \*\*\*$/m);
+    assert.match(await refused.innerText(), /^\(not kept: the request was refused for its credentials\)$/m);
     await refused.getByRole('button', { name: 'Copy as curl' }).click();
     await page.getByText('Copied the curl command.').waitFor();
     const copied = await page.evaluate(() => navigator.clipboard.readText());
-    assert.ok(copied.startsWith("curl '" + authed.url + "/api/v2/resource?from=token-user' "), copied);
-    assert.ok(copied.includes(" -u 'USER:TOKEN'") && !copied.includes('Authorization') && !copied.includes(token), copied);
+    assert.ok(copied.startsWith("curl '" + authed.url + "/api/v2/resource?from=token-user'"), copied);
+    assert.ok(!copied.includes('Authorization') && !copied.includes(token), copied);
     assert.ok(!(await page.content()).includes(token));
     await context.close();
   } finally {

@@ -516,6 +516,15 @@ function headerLines(h) {
   return Object.entries(h || {}).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x) => k + ': ' + x)).join('\n');
 }
 
+// requestHeaderText is a journal entry's request headers, and what was
+// not kept of them: a request refused for its credentials keeps none.
+function requestHeaderText(e) {
+  const lines = headerLines(e.Headers);
+  if (!e.HeadersTruncated) return lines;
+  if (!lines) return '(not kept: the request was refused for its credentials)';
+  return lines + '\n… (cut at 8 KiB)';
+}
+
 function bodyText(b, truncated, cut) {
   if (b === null || b === undefined) return '(empty)';
   return (typeof b === 'string' ? b : JSON.stringify(b, null, 2)) + (truncated ? '\n… (cut at ' + cut + ')' : '');
@@ -539,7 +548,7 @@ function entryDetail(e) {
     answer ? el('pre', { class: 'headers answer-headers', text: headerLines(answer.Headers) }) : null,
     answer ? el('pre', { class: 'body answer-body', text: bodyText(answer.Body, e.ResponseTruncated, '16 KiB') }) : null,
     el('h3', { text: 'Request' }),
-    el('pre', { class: 'headers', text: headerLines(e.Headers) }),
+    el('pre', { class: 'headers', text: requestHeaderText(e) }),
     el('pre', { class: 'body', text: bodyText(e.Body, e.BodyTruncated, '64 KiB') }));
 }
 
