@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -36,8 +37,8 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 			from = "the web page at " + origin
 		}
 		s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
-			"A request from %s (Sec-Fetch-Site: %s) is refused: a web page may not reach this server. Start it with -cors ORIGIN to admit that page's origin.",
-			from, site)})
+			"A request from %s (Sec-Fetch-Site: %s) is refused: a web page may not reach this server. %s",
+			from, site, s.corsAdvice(origin))})
 		return false
 	}
 	switch r.Method {
@@ -48,9 +49,48 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 		return true
 	}
 	s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
-		"A %s from the web page at %s is refused: only the server's own origin and the -cors origin may change its state.",
-		r.Method, origin)})
+		"A %s from the web page at %s is refused: only the server's own origin and the -cors origins may change its state. %s",
+		r.Method, origin, s.corsAdvice(origin))})
 	return false
+}
+
+// corsAdvice says how to admit the page of origin: the exact flag, with
+// the origins already admitted.
+func (s *Server) corsAdvice(origin string) string {
+	if origin == "" || validOrigin(origin) != nil {
+		return "Start it with -cors ORIGIN (scheme://host[:port]) to admit that page's origin."
+	}
+	return fmt.Sprintf("Start it with -cors %s to admit that page's origin.", strings.Join(append(slices.Clone(s.cfg.CORSOrigins), origin), ","))
+}
+
+// validOrigin checks a -cors origin: "*", or scheme://host[:port] as a
+// browser sends it in Origin, with nothing after.
+func validOrigin(origin string) error {
+	if origin == "*" {
+		return nil
+	}
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.Path != "" || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(origin, "?") || strings.HasSuffix(origin, "#") {
+		return fmt.Errorf("%q is not an origin: give scheme://host[:port], such as http://localhost:3000, or * for any", origin)
+	}
+	return nil
+}
+
+// parseOrigins reads -cors: origins separated by commas, each checked.
+func parseOrigins(list string) ([]string, error) {
+	var origins []string
+	for _, o := range strings.Split(list, ",") {
+		// A browser's Origin has no slash after the host; a user's may.
+		if o = strings.TrimSuffix(strings.TrimSpace(o), "/"); o == "" {
+			continue
+		}
+		if err := validOrigin(o); err != nil {
+			return nil, err
+		}
+		origins = append(origins, o)
+	}
+	return origins, nil
 }
 
 // fromLoopback reports whether r came over a loopback connection. A
@@ -98,13 +138,19 @@ func (s *Server) originAllowed(origin, host string) bool {
 // corsAdmits reports whether -cors admits a page of origin ("" when the
 // browser sent none: only -cors * admits that).
 func (s *Server) corsAdmits(origin string) bool {
-	return s.cfg.CORSOrigin == "*" || origin != "" && origin == s.cfg.CORSOrigin
+	return slices.ContainsFunc(s.cfg.CORSOrigins, func(o string) bool {
+		return o == "*" || origin != "" && strings.EqualFold(o, origin)
+	})
 }
+
+// corsExposed are the answer's headers a page may read: those a client's
+// retry logic and tests need, whatever a fault adds.
+var corsExposed = []string{"Location", "Retry-After", "X-Request-Id"}
 
 // cors adds the CORS headers and answers preflights, which carry no
 // credentials and so come before authentication. It reports whether the
 // request was answered.
-func (s *Server) cors(x *exchange, r *http.Request) bool {
+func (s *Server) cors(x *exchange, r *http.Request, nsName string) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return false
@@ -114,11 +160,17 @@ func (s *Server) cors(x *exchange, r *http.Request) bool {
 	if !s.corsAdmits(origin) {
 		return false
 	}
-	h.Set("Access-Control-Allow-Origin", s.cfg.CORSOrigin)
-	h.Set("Access-Control-Expose-Headers", "X-Request-Id")
-	if s.cfg.CORSOrigin != "*" {
+	if slices.Contains(s.cfg.CORSOrigins, "*") {
+		h.Set("Access-Control-Allow-Origin", "*")
+	} else {
+		h.Set("Access-Control-Allow-Origin", origin)
 		h.Set("Access-Control-Allow-Credentials", "true")
 	}
+	exposed := corsExposed
+	if ns := s.lookupNamespace(nsName); ns != nil {
+		exposed = ns.faults.exposedHeaders(exposed)
+	}
+	h.Set("Access-Control-Expose-Headers", strings.Join(exposed, ", "))
 	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
 		return false
 	}

@@ -249,7 +249,7 @@ func TestCORSOn(t *testing.T) {
 	t.Parallel()
 	const origin = "http://app.test"
 	cfg := defaultConfig()
-	cfg.CORSOrigin = origin
+	cfg.CORSOrigins = []string{origin}
 	e := startServer(t, cfg, nil)
 
 	pre := e.expect(http.StatusNoContent, http.MethodOptions, "/api/v2/resource/0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c", "",
@@ -285,7 +285,7 @@ func TestCORSOn(t *testing.T) {
 	}
 
 	simple := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", origin)
-	if simple.Header.Get("Access-Control-Allow-Origin") != origin || simple.Header.Get("Access-Control-Expose-Headers") != "X-Request-Id" {
+	if simple.Header.Get("Access-Control-Allow-Origin") != origin || simple.Header.Get("Access-Control-Expose-Headers") != "Location, Retry-After, X-Request-Id" {
 		t.Errorf("simple request headers %v", simple.Header)
 	}
 	if simple.Header.Get("Access-Control-Allow-Methods") != "" {
@@ -313,7 +313,7 @@ func TestCORSPreflightWithAuth(t *testing.T) {
 	t.Parallel()
 	const origin = "http://app.test"
 	cfg := defaultConfig()
-	cfg.CORSOrigin = origin
+	cfg.CORSOrigins = []string{origin}
 	cfg.Auth = "ci:secret"
 	e := startServer(t, cfg, nil)
 	// Browsers send preflights without credentials.
@@ -335,7 +335,7 @@ func TestCORSPreflightWithAuth(t *testing.T) {
 func TestCORSAnyOrigin(t *testing.T) {
 	t.Parallel()
 	cfg := defaultConfig()
-	cfg.CORSOrigin = "*"
+	cfg.CORSOrigins = []string{"*"}
 	e := startServer(t, cfg, nil)
 	for _, origin := range []string{"http://a.test", "https://b.test:8443"} {
 		r := e.expect(http.StatusNoContent, http.MethodOptions, "/api/v2/resource", "", "Origin", origin, "Access-Control-Request-Method", "GET")
@@ -426,7 +426,13 @@ func TestAccessFetchMetadata(t *testing.T) {
 			continue
 		}
 		if tt.want == http.StatusForbidden && tt.method != http.MethodHead {
-			accForbidden(t, what, r.Status, r.Header, r.Body, "-cors ORIGIN")
+			// The 403 gives the flag that admits the page, the -cors
+			// origins already admitted kept.
+			advice := "Start it with -cors ORIGIN (scheme://host[:port]) to admit that page's origin."
+			if tt.origin != "" {
+				advice = "Start it with -cors https://app.example," + tt.origin + " to admit that page's origin."
+			}
+			accForbidden(t, what, r.Status, r.Header, r.Body, advice)
 		}
 	}
 	var names []string
@@ -513,5 +519,43 @@ func TestCORSForeignPreflightCreatesNothing(t *testing.T) {
 			t.Errorf("%q: namespaces %+v after foreign preflights, want default alone", args, ns)
 		}
 		p.stopClean()
+	}
+}
+
+// -cors takes a list: each origin is admitted as itself, another is not,
+// and a page may read the headers its client's retries need, with those a
+// fault in force adds.
+func TestCORSOrigins(t *testing.T) {
+	t.Parallel()
+	cfg := defaultConfig()
+	cfg.CORSOrigins = []string{"http://localhost:3000", "http://localhost:5173"}
+	e := startServer(t, cfg, nil)
+	for _, origin := range cfg.CORSOrigins {
+		r := e.expect(http.StatusNoContent, http.MethodOptions, "/api/v2/resource", "", "Origin", origin, "Access-Control-Request-Method", "POST")
+		if r.Header.Get("Access-Control-Allow-Origin") != origin || r.Header.Get("Access-Control-Allow-Credentials") != "true" {
+			t.Errorf("preflight from %s: %v", origin, r.Header)
+		}
+	}
+	r := e.expect(http.StatusForbidden, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, "Origin", "http://localhost:4200")
+	if want := "Start it with -cors http://localhost:3000,http://localhost:5173,http://localhost:4200 to admit that page's origin."; !strings.Contains(string(r.Body), want) {
+		t.Errorf("403 %s lacks %q", r.Body, want)
+	}
+
+	exposed := func() string {
+		return e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://localhost:5173").Header.Get("Access-Control-Expose-Headers")
+	}
+	if got := exposed(); got != "Location, Retry-After, X-Request-Id" {
+		t.Errorf("exposed %q", got)
+	}
+	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1, "Headers": {"Retry-After": "2", "X-Why": "maintenance"}}`)
+	if got := exposed(); got != "Location, Retry-After, X-Request-Id, X-Why" {
+		t.Errorf("exposed with a fault in force %q", got)
+	}
+	r = e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, "Origin", "http://localhost:3000")
+	if r.Header.Get("Access-Control-Expose-Headers") != "Location, Retry-After, X-Request-Id, X-Why" || r.Header.Get("X-Why") != "maintenance" {
+		t.Errorf("the fault's answer: %v", r.Header)
+	}
+	if got := exposed(); got != "Location, Retry-After, X-Request-Id" {
+		t.Errorf("exposed once the fault is spent %q", got)
 	}
 }

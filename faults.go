@@ -596,6 +596,26 @@ func (l *faultList) remove(id int) bool {
 	return len(l.faults) < n
 }
 
+// exposedHeaders adds to base, sorted, the headers that the faults that can
+// still fire set: a page must be able to read what a fault answers with.
+func (l *faultList) exposedHeaders(base []string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := base
+	for _, f := range l.faults {
+		for name := range f.Headers {
+			if !f.spent() && !slices.Contains(out, name) {
+				if len(out) == len(base) {
+					out = slices.Clone(base)
+				}
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // spent reports whether f has fired all its Times and never fires again.
 func (f *fault) spent() bool { return f.Times != 0 && f.Fired >= f.Times }
 

@@ -175,7 +175,11 @@ Flags:
 	fs.IntVar(&o.cfg.JournalSize, "journal-size", o.cfg.JournalSize, "how many /api/v2 requests /__admin/requests keeps; 0 turns the journal off")
 	fs.Int64Var(&o.cfg.JournalBudget, "journal-budget", o.cfg.JournalBudget, "`bytes` the journals of all namespaces may hold together; the oldest entries go first")
 	fs.StringVar(&o.cfg.Auth, "auth", "", "`user:token` required as HTTP Basic credentials on every path")
-	fs.StringVar(&o.cfg.CORSOrigin, "cors", "", "`origin` allowed to call from a browser (\"*\" for any); off when empty")
+	fs.Func("cors", "comma-separated `origins` (scheme://host[:port]) allowed to call from a browser (\"*\" for any); off when empty", func(v string) error {
+		origins, err := parseOrigins(v)
+		o.cfg.CORSOrigins = origins
+		return err
+	})
 	fs.Func("allowed-hosts", "comma-separated host `names` admitted besides loopback ones when listening on loopback (\"*\" for any)", func(v string) error {
 		o.cfg.AllowedHosts = nil
 		for _, h := range strings.Split(v, ",") {

@@ -275,7 +275,7 @@ var runFlagCases = []runFlagCase{
 	{"max-seed-body", "300", "400", func(o *options) any { return o.cfg.MaxSeedBody }, int64(300), int64(400)},
 	{"journal-size", "0", "5", func(o *options) any { return o.cfg.JournalSize }, journalOff, 5},
 	{"auth", "u:t", "v:w:x", func(o *options) any { return o.cfg.Auth }, "u:t", "v:w:x"},
-	{"cors", "*", "http://app.test", func(o *options) any { return o.cfg.CORSOrigin }, "*", "http://app.test"},
+	{"cors", "*", "http://app.test, https://b.test:8443/", func(o *options) any { return strings.Join(o.cfg.CORSOrigins, "|") }, "*", "http://app.test|https://b.test:8443"},
 	{"namespace-idle", "1h", "90s", func(o *options) any { return o.cfg.NamespaceIdle }, time.Hour, 90 * time.Second},
 	{"max-namespaces", "3", "4", func(o *options) any { return o.cfg.MaxNamespaces }, 3, 4},
 	{"max-request-bytes", "900", "1000", func(o *options) any { return o.cfg.MaxRequestBytes }, int64(900), int64(1000)},
@@ -1015,7 +1015,7 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 	if got := (Config{JournalSize: journalOff}).withDefaults().JournalSize; got != 0 {
 		t.Errorf("JournalSize %d becomes %d, want 0 (off)", journalOff, got)
 	}
-	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigin: "*", MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: string(dialectKendo), SnapshotInterval: time.Second}
+	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigins: []string{"*"}, MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: string(dialectKendo), SnapshotInterval: time.Second}
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set values: %+v", got)
 	}
@@ -1518,6 +1518,10 @@ func TestMainStartupErrors(t *testing.T) {
 			"load snapshot bad.gob: not a resourcedir snapshot (bad magic); the file is left untouched: move it aside (mv bad.gob bad.gob.bad) to start empty, or run with -snapshot off"},
 		{"unreadable snapshot with a command", nil, append([]string{"-snapshot", "bad.gob"}, ran...),
 			"load snapshot bad.gob: not a resourcedir snapshot (bad magic); the file is left untouched: move it aside (mv bad.gob bad.gob.bad) to start empty, or run with -snapshot off"},
+		{"a -cors origin without a scheme", nil, []string{"-snapshot", "off", "-cors", "http://localhost:3000,localhost:5173"},
+			`invalid value "http://localhost:3000,localhost:5173" for flag -cors: "localhost:5173" is not an origin: give scheme://host[:port], such as http://localhost:3000, or * for any`},
+		{"a -cors origin with a path", []string{"RESOURCEDIR_CORS=http://localhost:3000/app"}, []string{"-snapshot", "off"},
+			`environment RESOURCEDIR_CORS="http://localhost:3000/app": "http://localhost:3000/app" is not an origin: give scheme://host[:port], such as http://localhost:3000, or * for any`},
 		{"unknown variable", []string{"RESOURCEDIR_SEEED=people.json"}, []string{"-snapshot", "off"},
 			"environment RESOURCEDIR_SEEED names no flag; did you mean RESOURCEDIR_SEED (-seed)?"},
 		{"unknown variable with a command", []string{"RESOURCEDIR_SNAPSHOT_INTERVALL=5s"}, ran,
@@ -1555,7 +1559,7 @@ type binaryRun struct {
 }
 
 // startLine is the line that a run with a command writes at start.
-var startLine = regexp.MustCompile(`^resourcedir: serving (http://127\.0\.0\.1:[0-9]+) for \S+; console (http://127\.0\.0\.1:[0-9]+)/\n`)
+var startLine = regexp.MustCompile(`(?m)^resourcedir: serving (http://127\.0\.0\.1:[0-9]+) for \S+; console (http://127\.0\.0\.1:[0-9]+)/\n`)
 
 // runBinary runs the built resourcedir to its end in dir with args, the
 // environment without RESOURCEDIR_ variables plus env, and stdin. A run
@@ -1579,8 +1583,8 @@ func runBinary(t *testing.T, dir string, env []string, stdin string, args ...str
 		t.Fatalf("resourcedir %q: %v", args, err)
 	}
 	r := binaryRun{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
-	if m := startLine.FindStringSubmatch(r.stderr); m != nil && m[1] == m[2] {
-		r.served, r.stderr = m[1], r.stderr[len(m[0]):]
+	if m := startLine.FindStringSubmatchIndex(r.stderr); m != nil && r.stderr[m[2]:m[3]] == r.stderr[m[4]:m[5]] {
+		r.served, r.stderr = r.stderr[m[2]:m[3]], r.stderr[:m[0]]+r.stderr[m[1]:]
 	}
 	return r
 }

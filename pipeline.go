@@ -53,7 +53,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.checkLocal(x, r) {
 		return
 	}
-	if s.cfg.CORSOrigin != "" && s.cors(x, r) {
+	if len(s.cfg.CORSOrigins) > 0 && s.cors(x, r, nsName) {
 		return
 	}
 	if x.ns = s.lookupNamespace(nsName); x.ns != nil {

@@ -69,7 +69,7 @@ type Config struct {
 	MaxFaultBodies int64
 
 	Auth         string   // "user:token" to require as HTTP Basic credentials (-auth); "" for none
-	CORSOrigin   string   // origin a browser may call from, "*" for any (-cors); "" for none
+	CORSOrigins  []string // origins (scheme://host[:port]) browsers may call from, "*" for any (-cors); none by default
 	AllowedHosts []string // Host names admitted besides loopback ones on a loopback listener (-allowed-hosts)
 
 	// NamespaceIdle, when positive, removes the namespaces (default aside)
@@ -164,6 +164,11 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Auth != "" && !strings.Contains(cfg.Auth, ":") {
 		return nil, errors.New("auth must be user:token")
+	}
+	for _, origin := range cfg.CORSOrigins {
+		if err := validOrigin(origin); err != nil {
+			return nil, fmt.Errorf("cors: %w", err)
+		}
 	}
 	seed, count, err := cfg.frozenSeed(ctx)
 	if err != nil {
