@@ -1156,6 +1156,35 @@ func TestFaultJournaledBeforeDelivery(t *testing.T) {
 // is what f keeps rather than garbage the collector has not come to yet,
 // and returns by how much the heap in use grew at most while f ran, and
 // what it was before.
+// heapGrowthOfReads reads path of ts n times at once, to its end, and
+// returns each answer's size and heapGrowthDuring's figures.
+func heapGrowthOfReads(t *testing.T, ts *httptest.Server, path string, n int) (sizes []int64, grew, base int64) {
+	t.Helper()
+	sizes = make([]int64, n)
+	errs := make([]error, n)
+	grew, base = heapGrowthDuring(func() {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				resp, err := ts.Client().Get(ts.URL + path)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer resp.Body.Close()
+				sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
+			})
+		}
+		wg.Wait()
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sizes, grew, base
+}
+
 func heapGrowthDuring(f func()) (grew, base int64) {
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	runtime.GC()
@@ -1216,27 +1245,8 @@ func TestFaultListingIsStreamed(t *testing.T) {
 	if want := int(defaultConfig().MaxFaultBodies / 1_000_012); n != want {
 		t.Fatalf("%d faults of 1 MB were added before the 400, want %d", n, want)
 	}
-	sizes := make([]int64, 4)
-	errs := make([]error, 4)
-	grew, base := heapGrowthDuring(func() {
-		var wg sync.WaitGroup
-		for i := range 4 {
-			wg.Go(func() {
-				resp, err := ts.Client().Get(ts.URL + "/__admin/faults")
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				defer resp.Body.Close()
-				sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
-			})
-		}
-		wg.Wait()
-	})
-	for i := range 4 {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
+	sizes, grew, base := heapGrowthOfReads(t, ts, "/__admin/faults", 4)
+	for i := range sizes {
 		if want := int64(n) * 1_000_000; sizes[i] < want {
 			t.Fatalf("a listing of %d bytes, want over %d", sizes[i], want)
 		}

@@ -729,27 +729,8 @@ func TestJournalReadIsStreamed(t *testing.T) {
 	}
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	var wg sync.WaitGroup
-	sizes := make([]int64, 4)
-	errs := make([]error, 4)
-	grew, base := heapGrowthDuring(func() {
-		for i := range 4 {
-			wg.Go(func() {
-				resp, err := ts.Client().Get(ts.URL + "/__admin/requests")
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				defer resp.Body.Close()
-				sizes[i], errs[i] = io.Copy(io.Discard, resp.Body)
-			})
-		}
-		wg.Wait()
-	})
-	for i := range 4 {
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
+	sizes, grew, base := heapGrowthOfReads(t, ts, "/__admin/requests", 4)
+	for i := range sizes {
 		if want := int64(n) * 6 * maxJournalBody; sizes[i] < want {
 			t.Fatalf("read %d bytes, want over %d", sizes[i], want)
 		}

@@ -109,32 +109,18 @@ const journalOff = -1
 // JournalSize becomes 0, which the server reads as off.
 func (c Config) withDefaults() Config {
 	d := defaultConfig()
-	if c.MaxPageSize < 1 {
-		c.MaxPageSize = d.MaxPageSize
-	}
-	if c.MaxBody < 1 {
-		c.MaxBody = d.MaxBody
-	}
-	if c.MaxSeedBody < 1 {
-		c.MaxSeedBody = d.MaxSeedBody
-	}
+	atLeastOne(&c.MaxPageSize, d.MaxPageSize)
+	atLeastOne(&c.MaxBody, d.MaxBody)
+	atLeastOne(&c.MaxSeedBody, d.MaxSeedBody)
+	atLeastOne(&c.MaxNamespaces, d.MaxNamespaces)
+	atLeastOne(&c.MaxRequestBytes, d.MaxRequestBytes)
+	atLeastOne(&c.JournalBudget, d.JournalBudget)
+	atLeastOne(&c.MaxFaultBodies, d.MaxFaultBodies)
 	switch {
 	case c.JournalSize == 0:
 		c.JournalSize = d.JournalSize
 	case c.JournalSize < 0:
 		c.JournalSize = 0
-	}
-	if c.MaxNamespaces < 1 {
-		c.MaxNamespaces = d.MaxNamespaces
-	}
-	if c.MaxRequestBytes < 1 {
-		c.MaxRequestBytes = d.MaxRequestBytes
-	}
-	if c.JournalBudget < 1 {
-		c.JournalBudget = d.JournalBudget
-	}
-	if c.MaxFaultBodies < 1 {
-		c.MaxFaultBodies = d.MaxFaultBodies
 	}
 	if c.Filters == "" {
 		c.Filters = d.Filters
@@ -146,6 +132,13 @@ func (c Config) withDefaults() Config {
 }
 
 const defaultSnapshotInterval = 10 * time.Second
+
+// atLeastOne gives a limit left below 1 its default.
+func atLeastOne[T int | int64](limit *T, def T) {
+	if *limit < 1 {
+		*limit = def
+	}
+}
 
 // New returns a server configured by cfg, ready to serve as an
 // http.Handler: its seed read, and with cfg.Snapshot its snapshot loaded,
