@@ -39,7 +39,7 @@ type Config struct {
 	// of resources, such as []map[string]any.
 	Seed any
 	// Generate adds this many generated resources to the seed, the same
-	// ones for the same RandSeed (resourcedir generate -n N -seed S).
+	// ones for the same RandSeed (resourcedir generate -n N -rand-seed S).
 	Generate int
 	RandSeed uint64 // the generator's seed for Generate
 
