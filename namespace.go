@@ -233,7 +233,7 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 				if sameResources(sp.Base.Resources, s.seed) {
 					sp.Base.frozen = s.seed
 				} else {
-					frozen, err := newBase(sp.Base.Resources, nil)
+					frozen, err := newBase(sp.Base.Resources)
 					if err != nil {
 						return fmt.Errorf("namespace %s: %w", sp.Name, err)
 					}
