@@ -737,3 +737,36 @@ func TestOwnIDsNeverSeedIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreBeyondMaxNamespaces: a snapshot with more namespaces than
+// -max-namespaces loaded them all without a word; it keeps them all and
+// says so at start, and no new one can be made until some are deleted.
+func TestRestoreBeyondMaxNamespaces(t *testing.T) {
+	t.Parallel()
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "rd.gob")
+	p := startBinary(t, bin, dir, "-snapshot", snap)
+	e := clientAt(t, p.url)
+	for _, name := range []string{"a", "b", "c"} {
+		e.in(name).createPerson(name)
+	}
+	p.stop(syscall.SIGTERM)
+
+	p = startBinary(t, bin, dir, "-snapshot", snap, "-max-namespaces", "2")
+	e = clientAt(t, p.url)
+	if n := len(e.namespaces()); n != 4 {
+		t.Errorf("%d namespaces after the restart, want the snapshot's 4", n)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if n := e.in(name).health(); n != 1 {
+			t.Errorf("namespace %s holds %d resources after the restart, want 1", name, n)
+		}
+	}
+	e.do(http.MethodPost, "/__admin/namespaces", "").wantError(t, http.StatusTooManyRequests, "limit of 2 namespaces", nil)
+	p.stop(syscall.SIGTERM)
+	warn := regexp.MustCompile(`level=WARN msg="[^"]*-max-namespaces[^"]*" namespaces=4 max=2`)
+	if !warn.MatchString(p.stdout.String()) {
+		t.Errorf("no warning at start that the snapshot holds more namespaces than -max-namespaces:\n%s", p.stdout.String())
+	}
+}
