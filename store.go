@@ -218,8 +218,9 @@ func (d seedIDs) next(r *resource, taken map[string]int32) string {
 		copy(u[:], sum[:16])
 		u[6] = u[6]&0x0f | 0x40 // version 4
 		u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
-		if _, ok := taken[u.String()]; !ok {
-			return u.String()
+		id := u.String()
+		if _, ok := taken[id]; !ok {
+			return id
 		}
 	}
 }
@@ -230,22 +231,22 @@ func (d seedIDs) next(r *resource, taken map[string]int32) string {
 func contentHash(r *resource) [sha256.Size]byte {
 	var buf [1024]byte
 	b := buf[:0]
-	name := func(name string, n int) { // then n bytes of value
+	key := func(name string, n int) { // the n bytes of the value follow
 		b = append(b, name...)
 		b = binary.AppendUvarint(append(b, 0), uint64(n))
 	}
 	for f := range numStringFields {
 		if f != fieldID && !r.null[f] {
-			name(fieldNames[f], len(r.vals[f]))
+			key(fieldNames[f], len(r.vals[f]))
 			b = append(b, r.vals[f]...)
 		}
 	}
-	name("Types", len(r.types))
+	key("Types", len(r.types))
 	for _, t := range r.types {
 		b = append(b, byte(t))
 	}
 	if r.address != nil {
-		name("Address", len(r.address))
+		key("Address", len(r.address))
 		b = append(b, r.address...)
 	}
 	return sha256.Sum256(b)
