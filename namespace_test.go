@@ -639,10 +639,7 @@ func TestSeedIDsAcrossRestarts(t *testing.T) {
 	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
-	seedPath := filepath.Join(dir, "seed.json")
-	if err := os.WriteFile(seedPath, genRun(t, "-n", "1000"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	seedPath := runWriteFile(t, "seed.json", string(genRun(t, "-n", "1000")))
 	snap := filepath.Join(dir, "rd.gob")
 	var want, names []string
 	var first int64
@@ -695,10 +692,7 @@ func TestOwnIDsNeverSeedIDs(t *testing.T) {
 	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
-	seedPath := filepath.Join(dir, "seed.json")
-	if err := os.WriteFile(seedPath, genRun(t, "-n", "50"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	seedPath := runWriteFile(t, "seed.json", string(genRun(t, "-n", "50")))
 	for _, idSeed := range []string{"7", ""} {
 		t.Run("id-seed="+idSeed, func(t *testing.T) {
 			p := startBinary(t, bin, dir, "-seed", seedPath, "-snapshot", "off", "-id-seed", idSeed)
