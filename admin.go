@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // The test-double controls that are not the journal
@@ -157,8 +158,12 @@ func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 		Resources  int
 		Bytes      int64
 		DurationMs float64
-	}{res.Path, res.Resources, res.Bytes, float64(res.Duration.Microseconds()) / 1000}, nil
+	}{res.Path, res.Resources, res.Bytes, durationMs(res.Duration)}, nil
 }
+
+// durationMs is d in milliseconds, to the microsecond, as the admin API
+// gives durations.
+func durationMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // reset puts resources, journal and faults back to the start: empty, or
 // the -seed file's resources.

@@ -1673,7 +1673,7 @@ func benchDirectory(b *testing.B, n int) *benchDir {
 		// As a -seed file is: frozen into a base, the store a layer on it.
 		start := time.Now()
 		seed := benchSeed
-		frozen, err := newBase(benchResources(0, n), &seed)
+		frozen, err := newBase(benchResources(0, n))
 		if err != nil {
 			panic(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -701,5 +703,156 @@ func TestNamespaceIdleRemoved(t *testing.T) {
 	})
 	if got := c.namespaces(); got[0].Name != "default" {
 		t.Errorf("left: %+v", got)
+	}
+}
+
+// seedIDsIn returns the Ids of the first n resources e serves: with a
+// seed, the seed's.
+func seedIDsIn(e *testClient, n int) []string {
+	e.t.Helper()
+	all := e.all()
+	if len(all) < n {
+		e.t.Fatalf("%d resources served, want at least the seed's %d", len(all), n)
+	}
+	ids := make([]string, n)
+	for i, r := range all[:n] {
+		ids[i] = r.Id
+	}
+	return ids
+}
+
+// TestSeedIDsAcrossRestarts: with a seed file that gives no Ids (what
+// generate writes) and no -id-seed, every boot gave the seed new Ids: the
+// namespaces the snapshot brought back kept the old ones, new namespaces
+// and resets got the new ones, and every boot added a copy of the seed to
+// memory and to the file. The seed's Ids are now the same at every boot,
+// in every namespace and after every reset, and the file holds it once.
+func TestSeedIDsAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	seedPath := runWriteFile(t, "seed.json", string(genRun(t, "-n", "1000")))
+	snap := filepath.Join(dir, "rd.gob")
+	var want, names []string
+	var first int64
+	for boot := range 6 {
+		p := startBinary(t, bin, dir, "-seed", seedPath, "-snapshot", snap)
+		e := clientAt(t, p.url)
+		names = append(names, e.newNamespace("").Name)
+		if boot == 0 {
+			want = seedIDsIn(e, 1000)
+		}
+		for _, name := range append([]string{"default"}, names...) {
+			if got := seedIDsIn(e.in(name), 1000); !slices.Equal(got, want) {
+				t.Fatalf("boot %d: namespace %s serves the seed with other Ids (first %s, want %s)", boot+1, name, got[0], want[0])
+			}
+		}
+		e.in(names[0]).expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
+		if got := seedIDsIn(e.in(names[0]), 1000); !slices.Equal(got, want) {
+			t.Fatalf("boot %d: after a reset namespace %s serves the seed with other Ids", boot+1, names[0])
+		}
+		if code := p.stop(syscall.SIGTERM); code != 0 {
+			t.Fatalf("boot %d: exit status %d; stderr %s", boot+1, code, p.stderr.String())
+		}
+		info, err := os.Stat(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if boot == 0 {
+			first = info.Size()
+		} else if info.Size() > first*12/10 {
+			t.Fatalf("boot %d: the snapshot is %d bytes, the first boot's %d: the seed is held more than once", boot+1, info.Size(), first)
+		}
+	}
+	// The Ids come from the seed file, not from the snapshot: a run in
+	// memory only, with -id-seed or without, gives the same.
+	for _, extra := range [][]string{nil, {"-id-seed", "5"}} {
+		p := startBinary(t, bin, dir, append([]string{"-seed", seedPath, "-snapshot", "off"}, extra...)...)
+		if got := seedIDsIn(clientAt(t, p.url), 1000); !slices.Equal(got, want) {
+			t.Errorf("-snapshot off %q: the seed has other Ids (first %s, want %s)", extra, got[0], want[0])
+		}
+		p.stop(syscall.SIGTERM)
+	}
+}
+
+// TestOwnIDsNeverSeedIDs: with -id-seed, creations after DELETE
+// /__admin/resources got exactly the seed's Ids, and after a reset a PUT
+// to an Id the client had been given overwrote a seed resource. A
+// namespace's own Ids are never a seed's, and with -id-seed they are the
+// same sequence whether the namespace is new, cleared or reset.
+func TestOwnIDsNeverSeedIDs(t *testing.T) {
+	t.Parallel()
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	seedPath := runWriteFile(t, "seed.json", string(genRun(t, "-n", "50")))
+	for _, idSeed := range []string{"7", ""} {
+		t.Run("id-seed="+idSeed, func(t *testing.T) {
+			p := startBinary(t, bin, dir, "-seed", seedPath, "-snapshot", "off", "-id-seed", idSeed)
+			e := clientAt(t, p.url)
+			seedIDs := map[string]bool{}
+			for _, id := range seedIDsIn(e, 50) {
+				seedIDs[id] = true
+			}
+			creates := func(ns *testClient) []string {
+				var ids []string
+				for i := range 5 {
+					id := ns.createPerson(fmt.Sprint("P", i)).Id
+					if seedIDs[id] {
+						t.Errorf("a create got the seed's Id %s", id)
+					}
+					ids = append(ids, id)
+				}
+				return ids
+			}
+			fresh := creates(e.in("fresh"))
+			cleared := e.in("cleared")
+			cleared.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
+			afterClear := creates(cleared)
+			cleared.expect(http.StatusOK, http.MethodPost, "/__admin/reset", "")
+			for _, id := range afterClear {
+				cleared.expect(http.StatusNotFound, http.MethodPut, "/api/v2/resource/"+id, putBody(id, "FirstName", "Overwritten"))
+			}
+			if n := len(cleared.all()); n != 50 {
+				t.Errorf("%d resources after the reset, want the seed's 50", n)
+			}
+			afterReset := creates(cleared)
+			if idSeed != "" && (!slices.Equal(fresh, afterClear) || !slices.Equal(fresh, afterReset)) {
+				t.Errorf("with -id-seed a new, a cleared and a reset namespace create other Ids:\n%v\n%v\n%v", fresh, afterClear, afterReset)
+			}
+			p.stop(syscall.SIGTERM)
+		})
+	}
+}
+
+// TestRestoreBeyondMaxNamespaces: a snapshot with more namespaces than
+// -max-namespaces loaded them all without a word; it keeps them all and
+// says so at start, and no new one can be made until some are deleted.
+func TestRestoreBeyondMaxNamespaces(t *testing.T) {
+	t.Parallel()
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "rd.gob")
+	p := startBinary(t, bin, dir, "-snapshot", snap)
+	e := clientAt(t, p.url)
+	for _, name := range []string{"a", "b", "c"} {
+		e.in(name).createPerson(name)
+	}
+	p.stop(syscall.SIGTERM)
+
+	p = startBinary(t, bin, dir, "-snapshot", snap, "-max-namespaces", "2")
+	e = clientAt(t, p.url)
+	if n := len(e.namespaces()); n != 4 {
+		t.Errorf("%d namespaces after the restart, want the snapshot's 4", n)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if n := e.in(name).health(); n != 1 {
+			t.Errorf("namespace %s holds %d resources after the restart, want 1", name, n)
+		}
+	}
+	e.do(http.MethodPost, "/__admin/namespaces", "").wantError(t, http.StatusTooManyRequests, "limit of 2 namespaces", nil)
+	p.stop(syscall.SIGTERM)
+	warn := regexp.MustCompile(`level=WARN msg="[^"]*-max-namespaces[^"]*" namespaces=4 max=2`)
+	if !warn.MatchString(p.stdout.String()) {
+		t.Errorf("no warning at start that the snapshot holds more namespaces than -max-namespaces:\n%s", p.stdout.String())
 	}
 }

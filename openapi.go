@@ -534,10 +534,11 @@ func openAPIDocument(cfg openAPILimits, t openAPITables) obj {
 			"Snapshot": obj{"type": "object", "required": []string{"LastWrite"}, "additionalProperties": false,
 				"description": "Present when a snapshot file is written (not with -snapshot off).",
 				"properties": obj{
-					"LastWrite":     obj{"type": []string{"string", "null"}, "format": "date-time", "description": "The last successful write (the loaded file's when this run has not written yet); null when there is none."},
-					"LastError":     obj{"type": "string", "description": "Present while writes fail: why the last one failed (the server log has the whole error)."},
-					"LastErrorTime": obj{"type": "string", "format": "date-time", "description": "Present while writes fail: when the last one failed."},
-					"FailedWrites":  obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
+					"LastWrite":           obj{"type": []string{"string", "null"}, "format": "date-time", "description": "The last successful write (the loaded file's when this run has not written yet); null when there is none."},
+					"LastWriteDurationMs": obj{"type": "number", "minimum": 0, "description": "Present once this run has written: how long its last successful write took, in milliseconds. A crash loses at most what changed in -snapshot-interval plus that."},
+					"LastError":           obj{"type": "string", "description": "Present while writes fail: why the last one failed (the server log has the whole error)."},
+					"LastErrorTime":       obj{"type": "string", "format": "date-time", "description": "Present while writes fail: when the last one failed."},
+					"FailedWrites":        obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
 				}},
 		}},
 		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{

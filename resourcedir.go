@@ -242,9 +242,6 @@ func (c Config) frozenSeed(ctx context.Context) (*base, int, error) {
 		h.Write(part)
 	}
 	fmt.Fprintf(h, "generate %d %d", c.Generate, c.RandSeed)
-	if c.IDSeed != nil {
-		fmt.Fprintf(h, " ids %d", *c.IDSeed)
-	}
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
 	cacheable := len(c.seedResources) == 0 // resources decoded elsewhere are not in the key
@@ -282,7 +279,7 @@ func (c Config) frozenSeed(ctx context.Context) (*base, int, error) {
 		}
 		all = append(all, rs...)
 	}
-	frozen, err := newBase(all, c.IDSeed)
+	frozen, err := newBase(all)
 	if err != nil {
 		return nil, 0, fmt.Errorf("seed: %w", err)
 	}

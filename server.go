@@ -118,11 +118,11 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 	// The seed is frozen once and shared by every namespace.
 	seed, err := cfg.seedBase, error(nil)
 	if seed == nil {
-		seed, err = newBase(cfg.seedResources, cfg.IDSeed)
+		seed, err = newBase(cfg.seedResources)
 	}
 	if err != nil {
-		// The seed was checked when it was read (decodeSeed): only failing
-		// to generate an Id gets here.
+		// Each source of the seed was checked when it was read
+		// (decodeSeed): only an Id given by two of them gets here.
 		s.log.Error("the seed could not be loaded; namespaces start empty", "error", err)
 		seed = emptyBase
 	}

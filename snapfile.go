@@ -1,12 +1,12 @@
 package resourcedir
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 )
@@ -164,14 +164,42 @@ func readSnapshot(path string) ([]snapshotSpace, error) {
 		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
 	}
 	defer f.Close()
-	if err := checkDeclaredSizes(f, size); err != nil {
-		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
-	}
-	spaces, err := decodeSnapshot(bufio.NewReaderSize(f, 1<<20), size)
+	spaces, err := decodeSnapshot(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
 	}
 	return spaces, nil
+}
+
+// dataRun returns where, from at on, the next run of data of r starts and
+// where the hole after it starts, both at most end. Only a file on a file
+// system that reports holes (lseek's SEEK_DATA and SEEK_HOLE) has any;
+// anything else is one run of data.
+func dataRun(r io.ReaderAt, at, end int64) (data, hole int64) {
+	f, ok := r.(*os.File)
+	seekData, seekHole := 3, 4 // Linux, FreeBSD, illumos
+	switch runtime.GOOS {
+	case "darwin", "ios":
+		seekData, seekHole = 4, 3
+	case "linux", "android", "freebsd", "illumos", "solaris":
+	default:
+		ok = false
+	}
+	if !ok {
+		return at, end
+	}
+	data, err := f.Seek(at, seekData)
+	switch {
+	case errors.Is(err, syscall.ENXIO): // nothing but a hole up to the end
+		return end, end
+	case err != nil || data < at:
+		return at, end
+	}
+	hole, err = f.Seek(data, seekHole)
+	if err != nil || hole <= data {
+		return min(data, end), end
+	}
+	return min(data, end), min(hole, end)
 }
 
 // openRegular opens path for reading only if it is a regular file: a FIFO

@@ -2,7 +2,6 @@ package resourcedir
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
@@ -14,7 +13,10 @@ import (
 )
 
 // The snapshot file is: snapshotMagic, a big-endian uint32 format version,
-// a gob stream, and a big-endian CRC-32C of everything before it.
+// a gob stream, and a big-endian CRC-32C of everything before it. Every
+// version keeps that frame, gob's records (each a length, then a type id
+// that is never 0) included, so that a reader checks any file's declared
+// sizes and checksum before it believes the version (decodeSnapshot).
 //
 // Version 4 holds the bases that namespaces share (the -seed file) once,
 // and each namespace as its layer of changes on one of them, so that the
@@ -34,7 +36,14 @@ const (
 	oldestSnapshotVersion = 2
 	// snapshotChunkSize records go in one gob value: one value per record
 	// costs a gob message each, one value for all a second copy in memory.
-	snapshotChunkSize = 4096
+	// A chunk is cut sooner when its values reach snapshotChunkBytes, so
+	// that a gob record stays far below maxSnapshotRecord even when every
+	// resource has an Address as large as a body may be.
+	snapshotChunkSize  = 4096
+	snapshotChunkBytes = 1 << 20
+	// maxSnapshotRecord is the most a gob record of a snapshot may declare:
+	// a larger one is refused before anything of its size is read.
+	maxSnapshotRecord = 1 << 30
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -143,10 +152,15 @@ func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
 	}
 	var chunk snapshotRecords
 	section := func(n int, record func(i int) snapshotRecord) error {
-		for start := 0; start < n; start += snapshotChunkSize {
+		for i := 0; i < n; {
 			chunk.Records = chunk.Records[:0]
-			for i := start; i < min(start+snapshotChunkSize, n); i++ {
-				chunk.Records = append(chunk.Records, record(i))
+			for size := 0; i < n && len(chunk.Records) < snapshotChunkSize && size < snapshotChunkBytes; i++ {
+				rec := record(i)
+				chunk.Records = append(chunk.Records, rec)
+				size += len(rec.Address)
+				for _, v := range rec.Values {
+					size += len(v)
+				}
 			}
 			if err := enc.Encode(&chunk); err != nil {
 				return fmt.Errorf("encode resources: %w", err)
@@ -179,32 +193,34 @@ func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
 	return err
 }
 
-// decodeSnapshot reads a whole snapshot of size bytes from r and checks its
-// magic, version and checksum before it trusts anything in it.
-func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
+// decodeSnapshot reads the snapshot of size bytes that r holds, believing
+// nothing in it before it is checked: the magic; the length of every gob
+// record against the file's size (checkDeclaredSizes); the checksum, read
+// through once in a small buffer; only then the version. It then decodes
+// the records one at a time: nothing of a size the file declares is
+// allocated before the file is known to be what a resourcedir wrote.
+func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
 	headerLen := int64(len(snapshotMagic) + 4)
 	if size == 0 {
 		return nil, errors.New("the file is empty")
 	}
-	if size < headerLen+4 {
-		b, _ := io.ReadAll(io.LimitReader(r, size))
-		if !bytes.HasPrefix(b, []byte(snapshotMagic)) && !bytes.HasPrefix([]byte(snapshotMagic), b) {
-			return nil, errors.New("not a resourcedir snapshot (bad magic)")
-		}
-		return nil, fmt.Errorf("the file is truncated (%d bytes)", size)
-	}
-	crc := crc32.New(crcTable)
-	body := io.TeeReader(io.LimitReader(r, size-4), crc)
-	head := make([]byte, headerLen)
-	if _, err := io.ReadFull(body, head); err != nil {
+	head := make([]byte, min(size, headerLen))
+	if _, err := io.ReadFull(io.NewSectionReader(r, 0, size), head); err != nil {
 		return nil, fmt.Errorf("read header: %w", err)
 	}
-	if string(head[:len(snapshotMagic)]) != snapshotMagic {
+	if n := min(len(head), len(snapshotMagic)); string(head[:n]) != snapshotMagic[:n] {
 		return nil, errors.New("not a resourcedir snapshot (bad magic)")
 	}
+	if size < headerLen+4 {
+		return nil, fmt.Errorf("the file is truncated (%d bytes)", size)
+	}
+	if err := checkDeclaredSizes(r, size); err != nil {
+		return nil, err
+	}
+	if err := checkChecksum(r, size); err != nil {
+		return nil, err
+	}
 	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
-	// A version this resourcedir cannot read is refused before the rest is
-	// read: nothing says how big its parts are.
 	switch {
 	case version > snapshotVersion:
 		return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (%d to %d); upgrade resourcedir",
@@ -212,20 +228,8 @@ func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
 	case version < oldestSnapshotVersion:
 		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads %d to %d)", version, oldestSnapshotVersion, snapshotVersion)
 	}
-	// The checksum is checked before gob sees the content, so a corrupt file
-	// fails as corrupt rather than as whatever gob makes of it.
-	payload := make([]byte, size-headerLen-4)
-	if _, err := io.ReadFull(body, payload); err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	var sum [4]byte
-	if _, err := io.ReadFull(r, sum[:]); err != nil {
-		return nil, fmt.Errorf("read checksum: %w", err)
-	}
-	if binary.BigEndian.Uint32(sum[:]) != crc.Sum32() {
-		return nil, errors.New("checksum mismatch: the file is corrupt or truncated")
-	}
-	br := bytes.NewReader(payload)
+	payload := size - headerLen - 4
+	br := bufio.NewReaderSize(io.NewSectionReader(r, headerLen, payload), 1<<16)
 	dec := gob.NewDecoder(br)
 	var header snapshotHeader
 	if err := dec.Decode(&header); err != nil {
@@ -234,17 +238,80 @@ func decodeSnapshot(r io.Reader, size int64) ([]snapshotSpace, error) {
 	var spaces []snapshotSpace
 	var err error
 	if version < 4 {
-		spaces, err = decodeV3(dec, header, len(payload))
+		spaces, err = decodeV3(dec, header, int(payload))
 	} else {
-		spaces, err = decodeV4(dec, header, len(payload))
+		spaces, err = decodeV4(dec, header, int(payload))
 	}
 	if err != nil {
 		return nil, err
 	}
-	if br.Len() != 0 {
+	if _, err := br.ReadByte(); err != io.EOF {
 		return nil, errors.New("data after the resources its header announces")
 	}
 	return spaces, nil
+}
+
+// checkChecksum reads everything before the checksum through CRC-32C, 256
+// KiB at a time, and compares it with the checksum. The holes of
+// a sparse file (dataRun) are not read: their zeros are added to the CRC
+// at once (crcZeros), so a sparse file of any size is checked in an
+// instant.
+func checkChecksum(r io.ReaderAt, size int64) error {
+	end := size - 4
+	buf := make([]byte, 256<<10)
+	var crc uint32
+	for at := int64(0); at < end; {
+		data, hole := dataRun(r, at, end)
+		crc = crcZeros(crc, data-at)
+		for at = data; at < hole; {
+			n, err := r.ReadAt(buf[:min(int64(len(buf)), hole-at)], at)
+			crc = crc32.Update(crc, crcTable, buf[:n])
+			at += int64(n)
+			if err != nil && at < hole {
+				return fmt.Errorf("read: %w", err)
+			}
+		}
+	}
+	var sum [4]byte
+	if n, err := r.ReadAt(sum[:], end); n < len(sum) {
+		return fmt.Errorf("read checksum: %w", err)
+	}
+	if binary.BigEndian.Uint32(sum[:]) != crc {
+		return errors.New("checksum mismatch: the file is corrupt or truncated")
+	}
+	return nil
+}
+
+// crcZeros returns crc (as crc32.Update keeps it) updated with n zero
+// bytes, in time of log n: zeros multiply the CRC's register by x^(8n)
+// modulo the polynomial. In the reflected form CRC-32C is computed in,
+// bit 31 is x^0.
+func crcZeros(crc uint32, n int64) uint32 {
+	power, square := uint32(1)<<31, uint32(1)<<23 // x^0, x^8
+	for ; n > 0; n >>= 1 {
+		if n&1 != 0 {
+			power = crcMultiply(power, square)
+		}
+		square = crcMultiply(square, square)
+	}
+	return ^crcMultiply(power, ^crc)
+}
+
+// crcMultiply multiplies a and b modulo the Castagnoli polynomial, both
+// reflected.
+func crcMultiply(a, b uint32) uint32 {
+	var p uint32
+	for bit := uint32(1) << 31; bit != 0; bit >>= 1 {
+		if a&bit != 0 {
+			p ^= b
+		}
+		if b&1 != 0 {
+			b = b>>1 ^ crc32.Castagnoli
+		} else {
+			b >>= 1
+		}
+	}
+	return p
 }
 
 func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotSpace, error) {
@@ -292,10 +359,17 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 		if err != nil {
 			return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
 		}
+		twice := map[int32]bool{}
 		for k, r := range replaced {
 			if sp.Base == nil || pos[k] < 0 || int(pos[k]) >= len(sp.Base.Resources) || sp.Base.Resources[pos[k]].id() != r.id() {
 				return nil, fmt.Errorf("namespace %s: the changed seed resource %s is not in the seed", ns.Name, r.id())
 			}
+			// Two versions of one seed resource: restored, a filter would
+			// find it twice.
+			if twice[pos[k]] {
+				return nil, fmt.Errorf("namespace %s: the seed resource at position %d (%s) is replaced twice", ns.Name, pos[k], r.id())
+			}
+			twice[pos[k]] = true
 			sp.Replaced = append(sp.Replaced, replacedResource{pos[k], r})
 		}
 		if sp.Own, _, err = read.section(ns.Own); err != nil {
@@ -414,26 +488,18 @@ func knownRequestorType(t requestorType) bool {
 }
 
 // checkDeclaredSizes refuses a snapshot whose content and size disagree
-// before decodeSnapshot allocates a buffer of the file's size: a valid
-// header on a sparse 60 GB file must not take 60 GB. The lengths of the gob
-// messages are the only sizes the format declares; they must be at least
-// one byte each and fill the space between the header and the checksum
-// exactly. Only a few bytes per message are read.
+// before anything is read of the sizes it declares: a valid header on a
+// sparse 60 GB file must not take 60 GB, nor seconds. The lengths of the
+// gob records are the only sizes the format declares; each must be at
+// least one byte and at most maxSnapshotRecord, start with a type id (never
+// 0: the zeros of a sparse file are not one), and together they must fill
+// the space between the header and the checksum exactly. Only a few bytes
+// per record are read. Every version is checked so (the frame is the same
+// in all), so a version is not believed before its file is.
 func checkDeclaredSizes(r io.ReaderAt, size int64) error {
 	headerLen := int64(len(snapshotMagic) + 4)
-	head := make([]byte, headerLen)
-	if size < headerLen+4 {
-		return nil // decodeSnapshot says what is wrong
-	}
-	if _, err := r.ReadAt(head, 0); err != nil {
-		return fmt.Errorf("read header: %w", err)
-	}
-	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
-	if string(head[:len(snapshotMagic)]) != snapshotMagic || version < oldestSnapshotVersion || version > snapshotVersion {
-		return nil // not gob, or not gob we know: decodeSnapshot refuses it before reading it
-	}
 	end := size - 4 // the checksum
-	var prefix [9]byte
+	var prefix [10]byte
 	for at := headerLen; at < end; {
 		n, err := r.ReadAt(prefix[:min(int64(len(prefix)), end-at)], at)
 		if n == 0 {
@@ -446,6 +512,11 @@ func checkDeclaredSizes(r io.ReaderAt, size int64) error {
 		case length == 0 || length > uint64(end-at-int64(width)):
 			return fmt.Errorf("the file is corrupt or truncated: the record at byte %d declares %d bytes, "+
 				"and %d remain before the checksum of this %d-byte file", at, length, end-at-int64(width), size)
+		case length > maxSnapshotRecord:
+			return fmt.Errorf("the file is corrupt or truncated: the record at byte %d declares %d bytes, "+
+				"more than the %d a record may hold (this file is %d bytes)", at, length, maxSnapshotRecord, size)
+		case width < n && prefix[width] == 0:
+			return fmt.Errorf("the file is corrupt or truncated: the record at byte %d has no type (this file is %d bytes)", at, size)
 		}
 		at += int64(width) + int64(length)
 	}

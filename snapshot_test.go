@@ -15,10 +15,13 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -248,8 +251,10 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"empty", nil, "empty"},
 		{"flipped first magic byte", flip(0, 0xff), "bad magic"},
 		{"flipped last magic byte", flip(len(snapshotMagic)-1, 0x01), "bad magic"},
-		{"flipped high version byte", flip(len(snapshotMagic), 0x80), fmt.Sprintf("format version %d is newer", snapshotVersion|0x80000000)},
-		{"flipped low version byte", flip(headerLen-1, 0x04), fmt.Sprintf("unknown format version %d ", snapshotVersion^0x04)},
+		// The checksum is checked before the version is believed: a flipped
+		// bit is not a newer resourcedir's file.
+		{"flipped high version byte", flip(len(snapshotMagic), 0x80), "checksum mismatch"},
+		{"flipped low version byte", flip(headerLen-1, 0x04), "checksum mismatch"},
 		{"flipped first payload byte", flip(headerLen, 0x01), "corrupt or truncated"}, // a record length: checkDeclaredSizes
 		{"flipped payload byte 100", flip(headerLen+100, 0x20), "checksum mismatch"},
 		{"flipped middle payload byte", flip(n/2, 0x08), "checksum mismatch"},
@@ -430,6 +435,10 @@ func TestSnapshotDeclaredSizes(t *testing.T) {
 		{"a record length of 9 bytes", frame([]byte{0xf7, 1, 2, 3, 4, 5, 6, 7, 8, 9}), 0, "a bad record length at byte 25"},
 		{"a record of 0 bytes", frame([]byte{0}), 0, "the record at byte 25 declares 0 bytes"},
 		{"a valid snapshot made sparse to 60 GB", good, 60 << 30, "corrupt or truncated: .* of this 64424509440-byte file"},
+		// One record claiming exactly the room the file leaves: the sizes
+		// agree, but a record is not that big, nor a run of zeros.
+		{"one record filling 2 GiB", snapFilling(2 << 30), 2 << 30, "declares 2147483614 bytes, more than the 1073741824 a record may hold"},
+		{"one record filling 512 MiB", snapFilling(512 << 20), 512 << 20, "the record at byte 25 has no type"},
 		{"a valid snapshot with one byte more", good, int64(len(good)) + 1, "corrupt or truncated"},
 	}
 	dir := t.TempDir()
@@ -630,7 +639,8 @@ func TestSnapshotFieldsByName(t *testing.T) {
 
 // TestSnapshotSparseHeaders: a sparse file of 2 GiB behind a valid header of
 // each version this resourcedir reads, and of one it does not, is refused
-// from its declared sizes, without a buffer of its size.
+// from its declared sizes, without a buffer of its size: a version is not
+// believed before the file is.
 func TestSnapshotSparseHeaders(t *testing.T) {
 	dir := t.TempDir()
 	for _, version := range []uint32{2, 3, 4, 5, 1 << 20} {
@@ -647,16 +657,231 @@ func TestSnapshotSparseHeaders(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			_, err := readSnapshotFile(path)
 			runtime.ReadMemStats(&after)
-			reason := "corrupt or truncated: the record at byte 25 declares 0 bytes"
-			if version > snapshotVersion {
-				reason = fmt.Sprintf("format version %d is newer", version)
-			}
-			snapCheckRefusal(t, err, path, reason)
+			snapCheckRefusal(t, err, path, "corrupt or truncated: the record at byte 25 declares 0 bytes")
 			if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
 				t.Errorf("refusing the file allocated %d bytes", grew)
 			}
 		})
 	}
+}
+
+// snapFilling returns the start of a format-4 file whose one record
+// declares exactly the room a file of size bytes leaves it before the
+// checksum: the declared-size check alone let it through.
+func snapFilling(size int64) []byte {
+	head := binary.BigEndian.AppendUint32([]byte(snapshotMagic), snapshotVersion)
+	room := uint64(size) - uint64(len(head)) - 4
+	for width := uint64(2); ; width++ { // a length of width-1 bytes, after its count
+		if n := room - width; n>>(8*(width-1)) == 0 && n>>(8*(width-2)) != 0 {
+			head = append(head, byte(-int8(width-1)))
+			for i := int(width) - 2; i >= 0; i-- {
+				head = append(head, byte(n>>(8*i)))
+			}
+			return head
+		}
+	}
+}
+
+// snapPlanted makes path a sparse file of size bytes in the frame of a
+// format-4 snapshot whose records, each a length and a type id planted in
+// the holes, pass every check of the declared sizes: only the checksum
+// tells it from a snapshot, and it must be checked without reading the
+// holes.
+func snapPlanted(t *testing.T, path string, size int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	head := binary.BigEndian.AppendUint32([]byte(snapshotMagic), snapshotVersion)
+	if _, err := f.Write(head); err != nil {
+		t.Fatal(err)
+	}
+	for at, end := int64(len(head)), size-4; at < end; {
+		rec := snapFilling(min(end-at, 256<<20) + int64(len(head)) + 4)[len(head):]
+		length, width := gobLength(rec)
+		if _, err := f.WriteAt(append(rec, 0x03), at); err != nil {
+			t.Fatal(err)
+		}
+		at += int64(width) + int64(length)
+	}
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// snapGNUTime reports whether /usr/bin/time is GNU time, which writes a
+// child's peak memory with -f %M.
+func snapGNUTime() bool {
+	out, err := exec.Command("/usr/bin/time", "-f", "%M", "-o", os.DevNull, "true").CombinedOutput()
+	return err == nil && len(out) == 0 && runtime.GOOS == "linux"
+}
+
+// TestSnapshotHostileFilesBinary: the built binary meets snapshots that
+// lie. A file whose one record claims exactly the room the file leaves
+// passed the declared-size check and was read whole (2 GiB sparse: 2.1 GB
+// and seconds before "checksum mismatch"; 60 GiB: out of memory); a
+// flipped version byte read as "newer: upgrade"; a seed position replaced
+// twice loaded, and a filter then found that resource twice. Each stops
+// the boot naming the file and what is wrong, at once and in little memory.
+func TestSnapshotHostileFilesBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the built binary's memory; skipped with -short")
+	}
+	t.Parallel()
+	bin := builtBinary(t)
+	dir := t.TempDir()
+	good := snapEncode(t, snapRealistic(40))
+	rs := snapRealistic(3)
+	twice := snapFrame(snapshotVersion, snapGob(t,
+		snapshotHeader{Fields: fieldNames[:numStringFields], Bases: []int{3}, Namespaces: []snapshotNamespace{{Name: "default", Base: 1, Replaced: 2}}},
+		&snapshotRecords{[]snapshotRecord{recordOf(rs[0], 0), recordOf(rs[1], 0), recordOf(rs[2], 0)}},
+		&snapshotRecords{[]snapshotRecord{recordOf(rs[1], 1), recordOf(rs[1], 1)}}))
+	cases := []struct {
+		name   string
+		data   []byte
+		size   int64 // made sparse to this size; 0 to leave it
+		reason string
+	}{
+		{"one record filling 2 GiB", snapFilling(2 << 30), 2 << 30, "corrupt"},
+		{"one record filling 60 GiB", snapFilling(60 << 30), 60 << 30, "corrupt"},
+		{"60 GiB of records, all holes", nil, 60 << 30, "checksum mismatch"},
+		{"a flipped version byte", append(append(slices.Clone(good[:len(snapshotMagic)]), good[len(snapshotMagic)]^0x80), good[len(snapshotMagic)+1:]...), 0, "checksum mismatch"},
+		{"a seed position replaced twice", twice, 0, "position 1 .*twice"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("hostile%d.gob", i))
+			if err := os.WriteFile(path, c.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if c.data == nil {
+				snapPlanted(t, path, c.size)
+			} else if c.size > 0 {
+				if err := os.Truncate(path, c.size); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// At most 4 GiB of address space: a resourcedir that reads the
+			// file whole fails here rather than taking the machine's memory;
+			// one that reads the holes of a sparse file runs into the
+			// deadline.
+			// GNU time, where there is one, measures its peak: the rusage of
+			// a child of the test would count the test's own memory, which
+			// a child inherits as its peak when it starts.
+			args := []string{"/bin/sh", "-c", `ulimit -v 4194304 && exec "$0" "$@"`, bin, "-addr", "127.0.0.1:0", "-snapshot", path}
+			peakFile := filepath.Join(t.TempDir(), "peak")
+			if snapGNUTime() {
+				args = append([]string{"/usr/bin/time", "-f", "%M", "-o", peakFile}, args...)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+			cmd.Env = binaryEnv()
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			start := time.Now()
+			err := cmd.Run()
+			took := time.Since(start)
+			if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 {
+				t.Fatalf("exit status %d (%v), want 1; stderr:\n%.2000s", code, err, stderr.String())
+			}
+			msg := stderr.String()
+			if !strings.Contains(msg, path) || !regexp.MustCompile(c.reason).MatchString(msg) {
+				t.Errorf("the refusal does not name the file and say %q:\n%s", c.reason, msg)
+			}
+			t.Logf("refused in %v", took)
+			if b, err := os.ReadFile(peakFile); err == nil { // "Command exited with non-zero status 1\n9348\n"
+				words := strings.Fields(string(b))
+				if kb, err := strconv.Atoi(words[len(words)-1]); err != nil || kb > 64<<10 {
+					t.Errorf("refusing it took %q kB at peak, want at most 64 MB", b)
+				}
+			}
+			if info, err := os.Stat(path); err != nil || (c.size > 0 && info.Size() != c.size) || (c.size == 0 && info.Size() != int64(len(c.data))) {
+				t.Errorf("the file was changed: %v %v", info, err)
+			}
+		})
+	}
+}
+
+// TestSnapshotSparseChecksum: the holes of a sparse file are added to the
+// checksum without being read, and the CRC of n zeros is what crc32 makes
+// of them.
+func TestSnapshotSparseChecksum(t *testing.T) {
+	t.Parallel()
+	lead := []byte("some data before the zeros")
+	for _, n := range []int64{0, 1, 3, 8, 255, 4096, 1 << 20, 3<<20 + 7} {
+		crc := crc32.Update(0, crcTable, lead)
+		if got, want := crcZeros(crc, n), crc32.Update(crc, crcTable, make([]byte, n)); got != want {
+			t.Errorf("crcZeros of %d zeros: %08x, want %08x", n, got, want)
+		}
+	}
+	// A snapshot with holes in it (a copy made by cp --sparse) still
+	// loads: the zeros count. A resource may hold NULs.
+	rs := snapRealistic(20)
+	rs[5].set(fieldAddressComment, strings.Repeat("\x00", 64<<10), true)
+	good := snapEncode(t, rs)
+	path := filepath.Join(t.TempDir(), "holes.gob")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(int64(len(good))); err != nil {
+		t.Fatal(err)
+	}
+	for at := 0; at < len(good); at += 4096 { // blocks of zeros are left holes
+		if block := good[at:min(at+4096, len(good))]; bytes.Count(block, []byte{0}) != len(block) {
+			if _, err := f.WriteAt(block, int64(at)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if hole, err := f.Seek(0, 4); runtime.GOOS == "linux" && (err != nil || hole >= int64(len(good))) { // SEEK_HOLE
+		t.Logf("this file system made no hole (%d, %v)", hole, err)
+	}
+	f.Close()
+	loaded, err := readSnapshotFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := snapWire(loaded[5]), snapWire(rs[5]); got != want {
+		t.Errorf("the resource with the holes loads as\n%.200s\nwant\n%.200s", got, want)
+	}
+	// 60 GiB of planted records and holes: refused unread, in little memory.
+	snapPlanted(t, path, 60<<30)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	readBefore := snapBytesRead(t)
+	_, err = readSnapshotFile(path)
+	read := snapBytesRead(t) - readBefore
+	runtime.ReadMemStats(&after)
+	snapCheckRefusal(t, err, path, "checksum mismatch")
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+		t.Errorf("refusing the file allocated %d bytes", grew)
+	}
+	if read > 1<<30 {
+		t.Errorf("refusing the file read %d bytes: its holes were read", read)
+	}
+}
+
+// snapBytesRead is what the process has read so far (rchar of
+// /proc/self/io: every read and pread), or 0 where there is no such file.
+func snapBytesRead(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "rchar: "); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	return 0
 }
 
 // FuzzDecodeSnapshot: whatever a snapshot file holds, reading it fails with

@@ -25,8 +25,9 @@ type snapshotter struct {
 	// look healthy until its data is lost at exit. A lock of its own: a
 	// health probe must not wait for a write.
 	statusMu   sync.Mutex
-	lastWrite  time.Time // the last successful write: this run's, or the loaded file's
-	lastErr    error     // the last write's error, nil once one succeeds
+	lastWrite  time.Time     // the last successful write: this run's, or the loaded file's
+	lastTook   time.Duration // how long this run's last successful write took; 0 before one
+	lastErr    error         // the last write's error, nil once one succeeds
 	lastErrAt  time.Time
 	failedRuns int // writes failed since the last good one
 
@@ -173,12 +174,13 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	start := time.Now()
 	spaces, changes := s.dir.snapshotSpaces()
 	size, err := writeSnapshot(s.path, spaces)
+	took := time.Since(start)
 	s.statusMu.Lock()
 	if err != nil {
 		s.lastErr, s.lastErrAt = err, time.Now()
 		s.failedRuns++
 	} else {
-		s.lastWrite, s.lastErr, s.failedRuns = time.Now(), nil, 0
+		s.lastWrite, s.lastTook, s.lastErr, s.failedRuns = time.Now(), took, nil, 0
 	}
 	s.statusMu.Unlock()
 	if err != nil {
@@ -189,7 +191,7 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	for _, sp := range spaces {
 		n += sp.count()
 	}
-	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: time.Since(start)}
+	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: took}
 	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)
 	return res, nil
 }
@@ -197,6 +199,9 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 // snapshotHealth is the snapshot's part of /__admin/health.
 type snapshotHealth struct {
 	LastWrite *time.Time // null until the file is written (or loaded)
+	// How long this run's last good write took: what kill -9 can lose is
+	// what changed in an interval plus that.
+	LastWriteDurationMs *float64 `json:",omitempty"`
 	// Present while writes fail: the reason (no path: the log has the
 	// whole error), when the last one failed, and how many in a row.
 	LastError     string     `json:",omitempty"`
@@ -211,6 +216,10 @@ func (s *snapshotter) health() snapshotHealth {
 	if !s.lastWrite.IsZero() {
 		t := s.lastWrite.UTC()
 		h.LastWrite = &t
+	}
+	if s.lastTook > 0 {
+		ms := durationMs(s.lastTook)
+		h.LastWriteDurationMs = &ms
 	}
 	if s.lastErr != nil {
 		t := s.lastErrAt.UTC()

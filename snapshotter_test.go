@@ -119,10 +119,16 @@ func TestRunHealthReportsSnapshotFailures(t *testing.T) {
 		t.Errorf("health before any write: Snapshot %v, want {LastWrite: null}", h.Snapshot)
 	}
 	e.createPerson("Kept")
-	e.expect(http.StatusOK, http.MethodPost, "/__admin/snapshot", "")
+	var written struct{ DurationMs float64 }
+	e.expect(http.StatusOK, http.MethodPost, "/__admin/snapshot", "").decode(t, &written)
 	good := get().Snapshot
-	if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(good["LastWrite"])); err != nil || len(good) != 1 {
-		t.Fatalf("health after a write: Snapshot %v, want LastWrite alone, a time", good)
+	if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(good["LastWrite"])); err != nil || len(good) != 2 {
+		t.Fatalf("health after a write: Snapshot %v, want LastWrite, a time, and LastWriteDurationMs", good)
+	}
+	// What kill -9 can lose is what changed in the interval plus the time
+	// of one write: health says how long the last one took.
+	if d, ok := good["LastWriteDurationMs"].(float64); !ok || d != written.DurationMs || d <= 0 {
+		t.Errorf("health's LastWriteDurationMs %v, want the write's %v ms", good["LastWriteDurationMs"], written.DurationMs)
 	}
 	if err := os.RemoveAll(sub); err != nil {
 		t.Fatal(err)
@@ -135,7 +141,8 @@ func TestRunHealthReportsSnapshotFailures(t *testing.T) {
 			t.Errorf("LastErrorTime %v: %v", h.Snapshot["LastErrorTime"], err)
 		}
 		delete(h.Snapshot, "LastErrorTime")
-		want := map[string]any{"LastWrite": good["LastWrite"], "LastError": "the snapshot's folder no longer exists", "FailedWrites": float64(n)}
+		want := map[string]any{"LastWrite": good["LastWrite"], "LastWriteDurationMs": good["LastWriteDurationMs"],
+			"LastError": "the snapshot's folder no longer exists", "FailedWrites": float64(n)}
 		if h.Status != "ok" || !reflect.DeepEqual(h.Snapshot, want) {
 			t.Errorf("health after %d failed writes: %+v, want Snapshot %v", n, h, want)
 		}
@@ -144,8 +151,8 @@ func TestRunHealthReportsSnapshotFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/snapshot", "")
-	if h := get(); len(h.Snapshot) != 1 || h.Snapshot["LastWrite"] == good["LastWrite"] {
-		t.Errorf("health once a write succeeds again: Snapshot %v, want a newer LastWrite alone", h.Snapshot)
+	if h := get(); len(h.Snapshot) != 2 || h.Snapshot["LastWrite"] == good["LastWrite"] || h.Snapshot["LastWriteDurationMs"] == nil {
+		t.Errorf("health once a write succeeds again: Snapshot %v, want a newer LastWrite and its duration alone", h.Snapshot)
 	}
 	p.stopClean()
 }

@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -142,17 +143,14 @@ type base struct {
 	rows  []entry
 	byID  map[string]int32
 	index fieldIndexes
-	// idState is the reproducible GUID stream (-id-seed) as it stands after
-	// the base's own Ids were generated, so that a layer's creations
-	// continue it and never repeat a base Id; nil without -id-seed.
-	idState []byte
 }
 
 var emptyBase = &base{}
 
-// newBase freezes resources, in order, generating an Id for those without
-// one (from the stream of idSeed when given).
-func newBase(resources []*resource, idSeed *uint64) (*base, error) {
+// newBase freezes resources, in order. A resource the caller gives no Id
+// gets one derived from what it holds (seedIDs), so that the same seed
+// gives the same Ids at every boot.
+func newBase(resources []*resource) (*base, error) {
 	b := &base{rows: make([]entry, 0, len(resources)), byID: make(map[string]int32, len(resources))}
 	given := make([]string, len(resources)) // canonical Ids given, "" where none
 	for i, r := range resources {
@@ -168,19 +166,12 @@ func newBase(resources []*resource, idSeed *uint64) (*base, error) {
 		}
 		b.byID[id], given[i] = -1, id // taken; the position is set below
 	}
-	ids := newIDStream(idSeed, 0)
-	var stream io.Reader // nil: crypto/rand
-	if ids != nil {
-		stream = ids
-	}
+	derived := seedIDs{}
 	for i, r := range resources {
 		c := *r // the caller's resources are left as they are
 		id := given[i]
 		if id == "" {
-			var err error
-			if id, err = newID(stream, b.byID); err != nil {
-				return nil, err
-			}
+			id = derived.next(&c, b.byID)
 		}
 		c.set(fieldID, id, true)
 		b.byID[c.id()] = int32(i)
@@ -202,14 +193,63 @@ func newBase(resources []*resource, idSeed *uint64) (*base, error) {
 	}
 	close(fields)
 	wg.Wait()
-	if ids != nil {
-		state, err := ids.MarshalBinary()
-		if err != nil {
-			return nil, fmt.Errorf("save the id stream: %w", err)
-		}
-		b.idState = state
-	}
 	return b, nil
+}
+
+// seedIDs derives the Ids of the seed's resources that the seed gives
+// none. Such an Id is a hash of the resource's content (its non-null
+// values by field name, its Types and Address; not its place in the file)
+// and of how many resources of the same content came before it: the same
+// seed file gives the same Ids at every boot, with -id-seed or without, so
+// a snapshot's namespaces and the new ones share one seed; an edit of one
+// resource changes that one's Id alone. The map counts the contents seen.
+type seedIDs map[[sha256.Size]byte]uint32
+
+func (d seedIDs) next(r *resource, taken map[string]int32) string {
+	content := contentHash(r)
+	for {
+		k := d[content]
+		d[content] = k + 1
+		var in [sha256.Size + 4]byte
+		copy(in[:], content[:])
+		binary.BigEndian.PutUint32(in[sha256.Size:], k)
+		sum := sha256.Sum256(in[:])
+		var u uuid.UUID
+		copy(u[:], sum[:16])
+		u[6] = u[6]&0x0f | 0x40 // version 4
+		u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+		id := u.String()
+		if _, ok := taken[id]; !ok {
+			return id
+		}
+	}
+}
+
+// contentHash is the SHA-256 of r's content, Id aside: each non-null
+// value under its field's name, then Types and Address. A property added to
+// the model later is null in an older seed, and leaves its hash as it was.
+func contentHash(r *resource) [sha256.Size]byte {
+	var buf [1024]byte
+	b := buf[:0]
+	key := func(name string, n int) { // the n bytes of the value follow
+		b = append(b, name...)
+		b = binary.AppendUvarint(append(b, 0), uint64(n))
+	}
+	for f := range numStringFields {
+		if f != fieldID && !r.null[f] {
+			key(fieldNames[f], len(r.vals[f]))
+			b = append(b, r.vals[f]...)
+		}
+	}
+	key("Types", len(r.types))
+	for _, t := range r.types {
+		b = append(b, byte(t))
+	}
+	if r.address != nil {
+		key("Address", len(r.address))
+		b = append(b, r.address...)
+	}
+	return sha256.Sum256(b)
 }
 
 // freezeField fills field f's folded values and, for an indexed field, its
@@ -314,7 +354,7 @@ func newLayer(seed *base, idSeed *uint64) *store {
 func (s *store) startLocked(b *base) {
 	s.base = b
 	s.replaced, s.own, s.ownByID, s.index = nil, nil, nil, fieldIndexes{}
-	s.restartIDsLocked(len(b.rows), b.idState)
+	s.restartIDsLocked(0)
 	s.changes = nextGeneration()
 }
 
@@ -329,19 +369,14 @@ func (s *store) setSeed(b *base) {
 }
 
 // restartIDsLocked restarts the reproducible GUID stream (-id-seed), keyed
-// by the n resources held so that it does not replay their Ids, or from
-// state: where the base's own Ids left it, so that a layer's creations
-// continue it as one directory seeded and then written would.
-func (s *store) restartIDsLocked(n int, state []byte) {
+// by n: 0 for a layer that starts empty (new, reset or cleared), which
+// therefore creates the same Ids every time; the resources a restored
+// layer holds, so that it does not replay their Ids.
+func (s *store) restartIDsLocked(n int) {
 	s.ids = nil
-	stream := newIDStream(s.idSeed, n)
-	if stream == nil {
-		return
+	if stream := newIDStream(s.idSeed, n); stream != nil {
+		s.ids = stream
 	}
-	if state != nil && stream.UnmarshalBinary(state) != nil {
-		stream = newIDStream(s.idSeed, n)
-	}
-	s.ids = stream
 }
 
 // reset goes back to the seed.
@@ -423,13 +458,18 @@ func (s *store) all() ([]*resource, uint64) {
 	return out, s.changes
 }
 
+// newIDLocked generates an Id that is neither one the layer holds nor one
+// of its base or its seed: after a clear too, so that a PUT to an Id the
+// client was given is never a write to a seed resource once it is reset.
 func (s *store) newIDLocked() (string, error) {
 	for {
 		id, err := newID(s.ids, s.ownByID)
 		if err != nil {
 			return "", err
 		}
-		if _, inBase := s.base.byID[id]; !inBase {
+		_, inBase := s.base.byID[id]
+		_, inSeed := s.seed.byID[id]
+		if !inBase && !inSeed {
 			return id, nil
 		}
 	}
@@ -789,7 +829,7 @@ func (s *store) restore(b *base, replaced []replacedResource, own []*resource) e
 	defer s.mu.Unlock()
 	s.base, s.replaced, s.own, s.ownByID, s.index = t.base, t.replaced, t.own, t.ownByID, t.index
 	// The stream must not replay the Ids the layer already holds.
-	s.restartIDsLocked(t.lenLocked(), nil)
+	s.restartIDsLocked(t.lenLocked())
 	s.changes = nextGeneration()
 	return nil
 }

@@ -1113,3 +1113,50 @@ func TestAppendFold(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedIDsDerived: a seed resource without an Id gets one derived from
+// what it holds: the same at every freeze, a v4 GUID, distinct for
+// identical resources, never one the seed gives, and an edit of one
+// resource changes that one's Id alone.
+func TestSeedIDsDerived(t *testing.T) {
+	t.Parallel()
+	items := `[{"Company": "A"}, {"Company": "A"}, {"FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "B", "Address": {"City": "X"}}]`
+	ids := func(body string) []string {
+		t.Helper()
+		rs, err := decodeSeed([]byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := newBase(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range b.rows {
+			out = append(out, e.res.id())
+		}
+		return out
+	}
+	first := ids(items)
+	if again := ids(items); !slices.Equal(first, again) {
+		t.Fatalf("the same seed froze twice with other Ids:\n%v\n%v", first, again)
+	}
+	for _, id := range first {
+		if !guidV4.MatchString(id) {
+			t.Errorf("derived Id %q is not a lower-case v4 GUID", id)
+		}
+	}
+	if first[0] == first[1] {
+		t.Errorf("two identical resources have the same Id %s", first[0])
+	}
+	edited := ids(strings.Replace(items, `"Ada"`, `"Augusta Ada"`, 1))
+	if edited[2] == first[2] || !slices.Equal(slices.Delete(slices.Clone(edited), 2, 3), slices.Delete(slices.Clone(first), 2, 3)) {
+		t.Errorf("an edit of resource 2 changed other Ids:\n%v\n%v", first, edited)
+	}
+	// A seed that gives, to another resource, the Id one would be derived:
+	// the derived one steps aside.
+	given := ids(`[{"Id": "` + first[2] + `", "Company": "Z"}, {"FirstName": "Ada", "Surname": "Lovelace"}]`)
+	if given[0] != first[2] || given[1] == first[2] {
+		t.Errorf("a given Id and a derived one collide: %v", given)
+	}
+}
