@@ -114,7 +114,7 @@ func TestFilterMatch(t *testing.T) {
 			continue
 		}
 		for i, r := range fltResources {
-			if got := n.match(r); got != tt.want[i] {
+			if got := n.match(newEntry(r)); got != tt.want[i] {
 				t.Errorf("%q on resource %d = %v, want %v", tt.filter, i, got, tt.want[i])
 			}
 		}
@@ -233,7 +233,7 @@ func TestFilterNegation(t *testing.T) {
 				}
 				for i, r := range fltResources {
 					checked++
-					if pos.match(r) == neg.match(r) {
+					if pos.match(newEntry(r)) == neg.match(newEntry(r)) {
 						t.Errorf("%s and %s agree on resource %d", formatFilter(pos), formatFilter(neg), i)
 					}
 				}
@@ -244,7 +244,7 @@ func TestFilterNegation(t *testing.T) {
 					continue
 				}
 				for i, r := range fltResources {
-					if r.isNull(f) && n.match(r) {
+					if r.isNull(f) && n.match(newEntry(r)) {
 						t.Errorf("%s matches null %s on resource %d", formatFilter(n), f, i)
 					}
 				}
@@ -315,7 +315,7 @@ func BenchmarkMatchContains(b *testing.B) {
 	hits := 0
 	for b.Loop() {
 		for _, r := range rs {
-			if n.match(r) {
+			if n.match(newEntry(r)) {
 				hits++
 			}
 		}

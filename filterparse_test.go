@@ -628,7 +628,7 @@ func FuzzParseFilter(f *testing.F) {
 		}
 		fltRoundTrip(t, s, n)
 		for _, r := range fltResources {
-			n.match(r)
+			n.match(newEntry(r))
 		}
 	})
 }

@@ -1185,7 +1185,7 @@ func TestListIndexedMatchesScan(t *testing.T) {
 		}
 		var matched []*resource
 		for _, r := range all {
-			if filter == nil || filter.match(r) {
+			if filter == nil || filter.match(newEntry(r)) {
 				matched = append(matched, r)
 			}
 		}

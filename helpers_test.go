@@ -101,14 +101,14 @@ func (d storeDir) changeMark() uint64 { return d.generation() }
 func (d storeDir) restore(spaces []snapshotSpace) error {
 	var all []*resource
 	for _, sp := range spaces {
-		all = append(all, sp.resources()...)
+		all = append(all, spaceResources(&sp)...)
 	}
-	return d.load(all)
+	return storeLoad(d.store, all)
 }
 
-// resources returns what the namespace shows: its base with its
+// spaceResources returns what the namespace shows: its base with its
 // replacements, then its own.
-func (sp *snapshotSpace) resources() []*resource {
+func spaceResources(sp *snapshotSpace) []*resource {
 	var out []*resource
 	if sp.Base != nil {
 		out = slices.Clone(sp.Base.Resources)
@@ -137,7 +137,7 @@ func readSnapshotFile(path string) ([]*resource, error) {
 	}
 	var all []*resource
 	for _, sp := range spaces {
-		all = append(all, sp.resources()...)
+		all = append(all, spaceResources(&sp)...)
 	}
 	return all, nil
 }
@@ -1691,7 +1691,7 @@ func benchDirectory(b *testing.B, n int) *benchDir {
 // Id: O(n) once.)
 func benchCopy(rows []*resource) *store {
 	s := newStore(nil)
-	if err := s.load(rows); err != nil {
+	if err := storeLoad(s, rows); err != nil {
 		panic(err)
 	}
 	return s
@@ -1963,9 +1963,9 @@ func snapEncodeV2(t *testing.T, rs []*resource) []byte {
 	}
 	var chunk snapshotChunk
 	for start := 0; start < len(rs); start += snapshotChunkSize {
-		chunk.reset()
+		chunkReset(&chunk)
 		for _, r := range rs[start:min(start+snapshotChunkSize, len(rs))] {
-			chunk.append(r)
+			chunkAppend(&chunk, r)
 		}
 		if err := enc.Encode(&chunk); err != nil {
 			t.Fatal(err)

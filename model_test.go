@@ -1026,7 +1026,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			counts["compare"]++
 			run.compareAll()
 		}
-		if err := run.store.check(); err != nil {
+		if err := checkStore(run.store); err != nil {
 			run.fatalf("store invariants broken: %v", err)
 		}
 	}
@@ -1458,7 +1458,7 @@ func (run *modelRun) snapshotRoundTrip() {
 			continue
 		}
 		run.use(name)
-		if err := run.store.check(); err != nil {
+		if err := checkStore(run.store); err != nil {
 			run.fatalf("namespace %s after loading the snapshot: %v", name, err)
 		}
 		run.compareAll()

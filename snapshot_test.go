@@ -139,8 +139,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		}
 	}
 	// The indexes are rebuilt as the original store's.
-	gotIDs, gotIndex := loaded.indexContents()
-	wantIDs, wantIndex := store.indexContents()
+	gotIDs, gotIndex := indexContents(loaded)
+	wantIDs, wantIndex := indexContents(store)
 	if !reflect.DeepEqual(gotIDs, wantIDs) {
 		t.Error("the Id index differs after a reload")
 	}
@@ -234,12 +234,12 @@ func TestSnapshotCorruption(t *testing.T) {
 	header := snapshotHeader{Count: 5, Written: time.Now()}
 	var three snapshotChunk
 	for _, r := range rs[:3] {
-		three.append(r)
+		chunkAppend(&three, r)
 	}
 	badID := *rs[0]
 	badID.set(fieldID, strings.ToUpper(badID.id()), true)
 	var badIDChunk snapshotChunk
-	badIDChunk.append(&badID)
+	chunkAppend(&badIDChunk, &badID)
 	v4Fields := fieldNames[:numStringFields]
 	v4Three := snapshotRecords{[]snapshotRecord{recordOf(rs[0], 0), recordOf(rs[1], 0), recordOf(rs[2], 0)}}
 
@@ -465,8 +465,8 @@ func TestSnapshotDeclaredSizes(t *testing.T) {
 	}
 }
 
-// append adds r to c as formats 2 and 3 wrote it, for tests of old files.
-func (c *snapshotChunk) append(r *resource) {
+// chunkAppend adds r to c as formats 2 and 3 wrote it, for tests of old files.
+func chunkAppend(c *snapshotChunk, r *resource) {
 	c.Count++
 	var nulls uint16
 	for f := range v3StringFields {
@@ -489,7 +489,7 @@ func (c *snapshotChunk) append(r *resource) {
 	}
 }
 
-func (c *snapshotChunk) reset() { *c = snapshotChunk{} }
+func chunkReset(c *snapshotChunk) { *c = snapshotChunk{} }
 
 // TestSnapshotLayers: the seed is written once whatever the number of
 // namespaces, each namespace as its changes, and a restart on the same seed
@@ -555,7 +555,7 @@ func TestSnapshotLayers(t *testing.T) {
 		for _, r := range rs {
 			got[ns.name] = append(got[ns.name], snapWire(r))
 		}
-		if err := ns.store.check(); err != nil {
+		if err := checkStore(ns.store); err != nil {
 			t.Fatalf("namespace %s: %v", ns.name, err)
 		}
 		if len(rs) > 100 && ns.store.base != srv2.seed {
@@ -899,7 +899,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 	f.Add(v4.Bytes())
 	var chunk snapshotChunk
 	for _, r := range rs {
-		chunk.append(r)
+		chunkAppend(&chunk, r)
 	}
 	var v3 bytes.Buffer
 	enc := gob.NewEncoder(&v3)
@@ -929,7 +929,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			return // duplicate Ids across a namespace's layer: refused, not a panic
 		}
 		for _, ns := range srv.sortedNamespaces() {
-			if err := ns.store.check(); err != nil {
+			if err := checkStore(ns.store); err != nil {
 				t.Fatalf("namespace %s after a restore: %v", ns.name, err)
 			}
 		}

@@ -313,7 +313,7 @@ func snapCheckServes(t *testing.T, p *binaryProc, path string) {
 			prefix = "/ns/" + sp.Name
 		}
 		served := p.listIn(t, prefix)
-		resources := sp.resources()
+		resources := spaceResources(&sp)
 		if len(served) != len(resources) {
 			t.Fatalf("after reboot %d resources are served in namespace %s; the snapshot holds %d", len(served), sp.Name, len(resources))
 		}

@@ -25,10 +25,10 @@ import (
 	"github.com/google/uuid"
 )
 
-// check verifies the store's invariants under its lock: the Id maps and
+// checkStore verifies the store's invariants under its lock: the Id maps and
 // the layer's eq indexes describe exactly the resources the store shows,
 // the base's index its own rows. Tests call it after every kind of mutation.
-func (s *store) check() error {
+func checkStore(s *store) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var errs []error
@@ -104,12 +104,8 @@ func equalPostings(a, b postings) bool {
 	return true
 }
 
-// folded gives a resource alone to a filter or a sort, as the store gives
-// a stored one: the tests evaluate filters on resources that are in no store.
-func (r *resource) folded(f field) (string, bool) { return newEntry(r).folded(f) }
-
-// Get returns the resource with the given lower-case Id.
-func (s *store) Get(id string) (*resource, bool) {
+// storeGet returns the resource with the given lower-case Id.
+func storeGet(s *store, id string) (*resource, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	pos, ok := s.find(id)
@@ -121,7 +117,7 @@ func (s *store) Get(id string) (*resource, bool) {
 
 func mustCheck(t testing.TB, s *store) {
 	t.Helper()
-	if err := s.check(); err != nil {
+	if err := checkStore(s); err != nil {
 		t.Fatalf("store invariants broken:\n%v", err)
 	}
 }
@@ -204,7 +200,7 @@ func TestStoreCreate(t *testing.T) {
 		if err != nil || id.String() != r.id() || id.Version() != 4 || id.Variant() != uuid.RFC4122 {
 			t.Fatalf("generated Id %q is not a lower-case RFC 4122 v4 GUID", r.id())
 		}
-		if got, ok := s.Get(r.id()); !ok || got != r {
+		if got, ok := storeGet(s, r.id()); !ok || got != r {
 			t.Fatalf("Get(%s) = %v, %v", r.id(), got, ok)
 		}
 		created = append(created, r)
@@ -220,7 +216,7 @@ func TestStoreCreate(t *testing.T) {
 	if !slices.Equal(ids(all), ids(created)) {
 		t.Fatalf("All is not in creation order")
 	}
-	if _, ok := s.Get(uuid.NewString()); ok {
+	if _, ok := storeGet(s, uuid.NewString()); ok {
 		t.Fatal("Get of an unknown id found something")
 	}
 }
@@ -332,7 +328,7 @@ func TestStoreInsertDuplicateAppliesNothing(t *testing.T) {
 			if s.count() != 1 || s.generation() != changes {
 				t.Fatalf("a refused Insert changed the store: Len %d", s.count())
 			}
-			if _, ok := s.Get(fresh); ok {
+			if _, ok := storeGet(s, fresh); ok {
 				t.Fatal("a refused Insert stored a resource")
 			}
 			for i, r := range batch {
@@ -355,7 +351,7 @@ func TestStoreInsertCanonicalisesIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
-	if got, ok := s.Get(id); !ok || got != r || r.id() != id {
+	if got, ok := storeGet(s, id); !ok || got != r || r.id() != id {
 		t.Fatalf("Get(%s) = %v, %v; Id %q", id, got, ok, r.id())
 	}
 	if _, ok := s.update(withVal(r, fieldCompany, "B")); !ok {
@@ -439,7 +435,7 @@ func TestStoreUpdate(t *testing.T) {
 	if old.vals != oldVals || string(old.address) != `{"n":3}` {
 		t.Fatal("Update changed the stored resource in place")
 	}
-	if r, _ := s.Get(old.id()); r != got {
+	if r, _ := storeGet(s, old.id()); r != got {
 		t.Fatal("Get does not return the updated resource")
 	}
 	all, _ := s.all()
@@ -476,7 +472,7 @@ func TestStoreUpdate(t *testing.T) {
 	cased := withVal(back, fieldEmail, "A@X.ORG")
 	s.update(cased)
 	mustCheck(t, s)
-	if r, _ := s.Get(old.id()); r.str(fieldEmail) != "A@X.ORG" {
+	if r, _ := storeGet(s, old.id()); r.str(fieldEmail) != "A@X.ORG" {
 		t.Fatalf("Email = %q", r.str(fieldEmail))
 	}
 
@@ -500,7 +496,7 @@ func TestStoreLoad(t *testing.T) {
 		mkRes(fieldID, uuid.NewString(), fieldCompany, "C"),
 	}
 	changes := s.generation()
-	if err := s.load(loaded); err != nil {
+	if err := storeLoad(s, loaded); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, s)
@@ -522,7 +518,7 @@ func TestStoreLoad(t *testing.T) {
 	// was.
 	dupID := uuid.NewString()
 	bad := []*resource{mkRes(fieldID, dupID, fieldCompany, "X"), mkRes(fieldID, uuid.NewString(), fieldCompany, "Y"), mkRes(fieldID, dupID, fieldCompany, "Z")}
-	err := s.load(bad)
+	err := storeLoad(s, bad)
 	var dup *errDuplicateID
 	if !errors.As(err, &dup) || dup.Index != 2 || dup.ID != dupID {
 		t.Fatalf("Load = %v, want a duplicate at 2", err)
@@ -532,7 +528,7 @@ func TestStoreLoad(t *testing.T) {
 		t.Fatalf("a refused Load changed the store: %d resources", len(all))
 	}
 
-	if err := s.load(nil); err != nil {
+	if err := storeLoad(s, nil); err != nil {
 		t.Fatal(err)
 	}
 	if s.count() != 0 {
@@ -559,7 +555,7 @@ func TestStoreReset(t *testing.T) {
 	if s.count() != 0 || s.generation() == changes {
 		t.Fatalf("Reset: Len %d", s.count())
 	}
-	if _, ok := s.Get(first[0]); ok {
+	if _, ok := storeGet(s, first[0]); ok {
 		t.Fatal("Get finds a resource after Reset")
 	}
 	if total, page := s.list(listQuery{Filter: mustFilter(t, "Email~eq~'same@x.org'"), Page: 1, PageSize: 10}); total != 0 || len(page) != 0 {
@@ -685,7 +681,7 @@ func TestStoreListPlans(t *testing.T) {
 		}
 		var match []*resource
 		for _, r := range rows {
-			if filter == nil || filter.match(r) {
+			if filter == nil || filter.match(newEntry(r)) {
 				match = append(match, r)
 			}
 		}
@@ -987,7 +983,7 @@ func TestConcurrentServer(t *testing.T) {
 				return
 			default:
 			}
-			if err := store.check(); err != nil {
+			if err := checkStore(store); err != nil {
 				t.Errorf("mid-flight: %v", err)
 				return
 			}
@@ -1011,7 +1007,7 @@ func TestConcurrentServer(t *testing.T) {
 	mustCheck(t, store)
 	for _, mine := range finals {
 		for _, st := range mine {
-			r, ok := store.Get(st.id)
+			r, ok := storeGet(store, st.id)
 			if !ok {
 				t.Fatalf("%s is gone", st.id)
 			}
@@ -1031,7 +1027,7 @@ func TestConcurrentServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded := newStore(nil)
-	if err := loaded.load(resources); err != nil {
+	if err := storeLoad(loaded, resources); err != nil {
 		t.Fatal(err)
 	}
 	mustCheck(t, loaded)
@@ -1081,13 +1077,13 @@ func TestStoreInsertLargeBatch(t *testing.T) {
 	}
 }
 
-// load replaces the store's contents with resources that carry their Ids,
+// storeLoad replaces the store's contents with resources that carry their Ids,
 // as a format-3 snapshot restores a namespace.
-func (s *store) load(rs []*resource) error { return s.restore(emptyBase, nil, rs) }
+func storeLoad(s *store, rs []*resource) error { return s.restore(emptyBase, nil, rs) }
 
 // indexContents returns what the Id maps and the indexes hold, base and
 // layer together, as plain maps from folded value to positions.
-func (s *store) indexContents() (byID map[string]int32, index [numStringFields]map[string][]int32) {
+func indexContents(s *store) (byID map[string]int32, index [numStringFields]map[string][]int32) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	byID = map[string]int32{}
