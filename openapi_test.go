@@ -474,7 +474,7 @@ func TestOpenAPIFilterDialect(t *testing.T) {
 	t.Parallel()
 	tables := currentOpenAPITables()
 	filters := func(dialect filterDialect) string {
-		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, tables)
+		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, tables, routes)
 		for _, p := range at(t, doc, "paths", "/api/v2/resource", "get", "parameters").([]any) {
 			if p.(obj)["name"] == paramFilters {
 				return p.(obj)["description"].(string)
