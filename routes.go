@@ -11,7 +11,8 @@ import (
 // /__admin/. Each route carries its documentation, and the OpenAPI
 // document's paths are built from this table alone (with HEAD beside each
 // GET and the /ns/{namespace} twins), so a new control is one entry here
-// and one handler, and its OpenAPI entry follows.
+// and one handler, and its OpenAPI entry follows (a control of the whole
+// server rather than of a namespace also names its path in serverWide).
 var routes = []route{
 	{http.MethodGet, "/api/v2/resource", (*Server).list, func(d docContext) operation {
 		return operation{id: "listResources", summary: "List resources",
