@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"fmt"
+	"html"
 	"io/fs"
 	"net/http"
 	"path"
@@ -51,6 +53,7 @@ func loadConsoleAssets() map[string]*consoleAsset {
 	// may keep an asset for good and still never runs an old one against a
 	// new server.
 	page := assets["index.html"] // embedded, so always there
+	page.body = bytes.Replace(page.body, []byte(consoleFaultKinds), consoleKindOptions(), 1)
 	for name, a := range assets {
 		if a != page {
 			a.setVersion()
@@ -82,6 +85,36 @@ var consolePages = func() map[filterDialect]*consoleAsset {
 // consoleFilterHelp is the filter help as index.html has it, replaced by
 // the dialect's.
 const consoleFilterHelp = "Kendo filter syntax: <code>Field~op~'value'</code> joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply."
+
+// consoleFaultKinds is where index.html has the fault form's Kind options,
+// which are written from faultKinds so that the form offers every kind
+// the server takes and no other.
+const consoleFaultKinds = "<!-- fault kinds -->"
+
+// consoleKindLabels say in the fault form what each kind does; a kind
+// without one is offered by its name alone.
+var consoleKindLabels = map[string]string{
+	kindResponse: "an HTTP answer, or a delay",
+	kindReset:    "a TCP reset, nothing written",
+	kindEmpty:    "closed, nothing written",
+	kindGarbage:  "bytes that are not HTTP",
+	kindHang:     "no answer (closed after DelayMs)",
+}
+
+func consoleKindOptions() []byte {
+	var b strings.Builder
+	for i, kind := range faultKinds {
+		if i > 0 {
+			b.WriteString("\n            ")
+		}
+		text := kind
+		if label, ok := consoleKindLabels[kind]; ok {
+			text += ": " + label
+		}
+		fmt.Fprintf(&b, `<option value="%s">%s</option>`, html.EscapeString(kind), html.EscapeString(text))
+	}
+	return []byte(b.String())
+}
 
 // setVersion names the asset's content, for its URL and its ETag.
 func (a *consoleAsset) setVersion() {

@@ -474,7 +474,7 @@ func TestOpenAPIFilterDialect(t *testing.T) {
 	t.Parallel()
 	tables := currentOpenAPITables()
 	filters := func(dialect filterDialect) string {
-		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, tables)
+		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, tables, routes)
 		for _, p := range at(t, doc, "paths", "/api/v2/resource", "get", "parameters").([]any) {
 			if p.(obj)["name"] == paramFilters {
 				return p.(obj)["description"].(string)
@@ -572,6 +572,17 @@ func TestOpenAPIMatchesCodeTables(t *testing.T) {
 	if got := at(t, schemas, "FaultSpec", "properties", "DelayMs", "maximum"); got != float64(maxFaultDelay.Milliseconds()) {
 		t.Errorf("DelayMs maximum = %v, want %d", got, maxFaultDelay.Milliseconds())
 	}
+	if got := strs(t, at(t, schemas, "FaultSpec", "properties", "Kind", "enum")); !slices.Equal(got, faultKinds) {
+		t.Errorf("Kind enum = %v, want faultKinds %v", got, faultKinds)
+	}
+	if got := at(t, schemas, "FaultSpec", "properties", "Skip", "maximum"); got != float64(maxSkip) {
+		t.Errorf("Skip maximum = %v, want %d", got, maxSkip)
+	}
+	for prop, kib := range map[string]int{"HeadersTruncated": maxJournalHeaders >> 10, "BodyTruncated": maxJournalBody >> 10, "ResponseTruncated": maxJournalResponse >> 10} {
+		if got := at(t, schemas, "JournalEntry", "properties", prop, "description").(string); !strings.Contains(got, fmt.Sprintf(" %d KiB", kib)) {
+			t.Errorf("JournalEntry %s says %q, not the journal's cap of %d KiB", prop, got, kib)
+		}
+	}
 
 	params := map[string]map[string]any{}
 	for _, p := range at(t, doc, "paths", "/api/v2/resource", "get", "parameters").([]any) {
@@ -606,6 +617,32 @@ func TestOpenAPIMatchesCodeTables(t *testing.T) {
 	for _, want := range []string{fmt.Sprint(cfg.MaxBody), fmt.Sprint(cfg.MaxSeedBody)} {
 		if !strings.Contains(info, want) {
 			t.Errorf("info.description lacks the body limit %s", want)
+		}
+	}
+}
+
+// TestOpenAPIPatternsMatchCode: the document's patterns admit exactly what
+// the code's rules admit: a namespace name as validNamespaceName, an Id as
+// the store keys one (isCanonicalGUID).
+func TestOpenAPIPatternsMatchCode(t *testing.T) {
+	t.Parallel()
+	name := regexp.MustCompile(namespacePattern)
+	for c := range 256 {
+		s := string([]byte{byte(c)})
+		if name.MatchString(s) != validNamespaceName(s) {
+			t.Errorf("the name %q: pattern %v, validNamespaceName %v", s, name.MatchString(s), validNamespaceName(s))
+		}
+	}
+	for _, s := range []string{"", strings.Repeat("a", maxNamespaceName), strings.Repeat("a", maxNamespaceName+1), "a b", "ns-1.x_Y"} {
+		if name.MatchString(s) != validNamespaceName(s) {
+			t.Errorf("the name %q: pattern %v, validNamespaceName %v", s, name.MatchString(s), validNamespaceName(s))
+		}
+	}
+	guid := regexp.MustCompile(openAPIGUIDPattern)
+	for _, s := range []string{"0b6f4ad2-5a57-4cc5-9a0f-7f3c1f7f0c11", "00000000-0000-0000-0000-000000000000", "0B6F4AD2-5A57-4CC5-9A0F-7F3C1F7F0C11",
+		"0b6f4ad25a574cc59a0f7f3c1f7f0c11", "{0b6f4ad2-5a57-4cc5-9a0f-7f3c1f7f0c11}", "0b6f4ad2-5a57-4cc5-9a0f-7f3c1f7f0c1", "0b6f4ad2-5a57-4cc5-9a0f-7f3c1f7f0c1g"} {
+		if guid.MatchString(s) != isCanonicalGUID(s) {
+			t.Errorf("the Id %q: pattern %v, isCanonicalGUID %v", s, guid.MatchString(s), isCanonicalGUID(s))
 		}
 	}
 }

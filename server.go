@@ -13,48 +13,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// routes is every endpoint the server answers: the emulated API, which must
-// do only what the real service does, then the test-double controls under
-// /__admin/. A new control is one line here and one handler.
-var routes = []route{
-	{http.MethodGet, "/api/v2/resource", (*Server).list},
-	{http.MethodPost, "/api/v2/resource", (*Server).create},
-	{http.MethodPut, "/api/v2/resource/{id}", (*Server).update},
-
-	{http.MethodGet, "/__admin/health", (*Server).health},
-	{http.MethodGet, "/__admin/resources", (*Server).adminResources},
-	{http.MethodPost, "/__admin/resources", (*Server).seedResources},
-	{http.MethodPost, "/__admin/generate", (*Server).generateResources},
-	{http.MethodDelete, "/__admin/resources", (*Server).deleteResources},
-	{http.MethodGet, "/__admin/requests", (*Server).readJournal},
-	{http.MethodDelete, "/__admin/requests", (*Server).clearJournal},
-	{http.MethodGet, "/__admin/faults", (*Server).listFaults},
-	{http.MethodPost, "/__admin/faults", (*Server).addFaults},
-	{http.MethodDelete, "/__admin/faults", (*Server).clearFaults},
-	{http.MethodDelete, "/__admin/faults/{id}", (*Server).deleteFault},
-	{http.MethodPost, "/__admin/snapshot", (*Server).writeSnapshot},
-	{http.MethodPost, "/__admin/reset", (*Server).reset},
-	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces},
-	{http.MethodPost, "/__admin/namespaces", (*Server).createNamespace},
-	{http.MethodDelete, "/__admin/namespaces/{name}", (*Server).deleteNamespace},
-
-	{http.MethodGet, "/{$}", (*Server).handleConsolePage},
-	{http.MethodGet, consoleAssetPrefix + "{file}", (*Server).handleConsoleAsset},
-	{http.MethodGet, "/__admin/openapi.json", (*Server).handleOpenAPI},
-}
-
-// serverWide are the controls of the whole server rather than of one
-// namespace: under /ns/{name}/ they are not found.
-var serverWide = []string{"/__admin/snapshot", "/__admin/namespaces"}
-
-// A route's handler answers with a value that writeValue writes (JSON text,
-// a pooled buffer, a stream, or anything encoding/json encodes), or with an
-// error that writeError maps to a status and the error shape.
-type route struct {
-	method, pattern string
-	handle          func(s *Server, x *exchange, r *http.Request) (any, error)
-}
-
 // adminPrefix is where the test-double controls live, apart from the API.
 const adminPrefix = "/__admin/"
 
@@ -62,10 +20,14 @@ const defaultPageSize = 20
 
 // Server serves the emulated API and the test-double controls.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	mux  *http.ServeMux
-	snap *snapshotter // nil when running in memory only
+	cfg Config
+	log *slog.Logger
+	mux *http.ServeMux
+	// routes is the table (routes) the mux serves and the OpenAPI document
+	// describes: held here because the document's own handler is in the
+	// table, which the table's initialization may not refer back to.
+	routes []route
+	snap   *snapshotter // nil when running in memory only
 
 	spaces namespaces
 	seed   *base // the -seed file, frozen: where every namespace starts
@@ -110,7 +72,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		cfg.IDSeed = store.idSeed
 	}
 	s := &Server{
-		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(),
+		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(), routes: routes,
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
 	s.journals.limit = s.cfg.JournalBudget
@@ -131,7 +93,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 	def := s.newNamespace(defaultNamespace, store)
 	s.spaces.byName = map[string]*namespace{defaultNamespace: def}
 	allowed := map[string][]string{}
-	for _, rt := range routes {
+	for _, rt := range s.routes {
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			x := exchangeOf(w)
 			v, err := rt.handle(s, x, r)
