@@ -8,6 +8,7 @@ package resourcedir
 // browser sends; servers are started through run, as main starts them.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -558,4 +559,52 @@ func TestCORSOrigins(t *testing.T) {
 	if got := exposed(); got != "Location, Retry-After, X-Request-Id" {
 		t.Errorf("exposed once the fault is spent %q", got)
 	}
+}
+
+// accSend sends one request to base with the Host, Origin and Content-Type
+// given ("" for none) and returns the status, headers and body.
+func accSend(t *testing.T, base, method, path, host, origin, contentType, body string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s (Host %q, Origin %q): %v", method, path, host, origin, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+// accCreate adds one resource, so that a reset that went through shows.
+func accCreate(t *testing.T, base string) {
+	t.Helper()
+	if status, _, body := accSend(t, base, http.MethodPost, "/api/v2/resource", "", "", "application/json", `{"Company":"Acme"}`); status != http.StatusOK {
+		t.Fatalf("create: %d %s", status, body)
+	}
+}
+
+// accResources is what GET /__admin/health counts.
+func accResources(t *testing.T, base string) int {
+	t.Helper()
+	status, _, body := accSend(t, base, http.MethodGet, "/__admin/health", "", "", "", "")
+	var h struct{ Resources int }
+	if err := json.Unmarshal(body, &h); status != http.StatusOK || err != nil {
+		t.Fatalf("health: %d %v %s", status, err, body)
+	}
+	return h.Resources
 }

@@ -178,3 +178,20 @@ func TestConsoleFilterHelpFollowsDialect(t *testing.T) {
 		}
 	}
 }
+
+// consoleHandler is a server with default settings, for the console and
+// OpenAPI tests.
+func consoleHandler(t *testing.T) http.Handler {
+	t.Helper()
+	return newServer(defaultConfig(), newStore(nil), nil)
+}
+
+func serve(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}

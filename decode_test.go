@@ -423,3 +423,73 @@ func TestInputsLoneSurrogates(t *testing.T) {
 		t.Errorf("filter on FirstName~eq~ 'a\\uFFFDb': %s", found.Body)
 	}
 }
+
+// buildBody decodes body and applies the rules of mode, as the handlers do.
+func buildBody(body []byte, mode writeMode, pathID string) (*resource, error) {
+	in, err := decodeResource(body)
+	if err != nil {
+		return nil, err
+	}
+	return buildResource(in, mode, pathID)
+}
+
+// strictJSONProblem reports why b is not JSON a strict reader accepts (RFC
+// 8259 with I-JSON's rule that strings hold Unicode scalar values: valid
+// UTF-8, no lone surrogate escapes); "" when it is.
+func strictJSONProblem(b []byte) string {
+	if !utf8.Valid(b) {
+		return "not UTF-8"
+	}
+	if !json.Valid(b) {
+		return "not JSON"
+	}
+	high := false // the last thing read was a high surrogate escape
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			if high {
+				return fmt.Sprintf("a lone high surrogate before byte %d", i)
+			}
+			continue
+		}
+		if b[i+1] != 'u' {
+			if high {
+				return fmt.Sprintf("a lone high surrogate before byte %d", i)
+			}
+			i++
+			continue
+		}
+		var r rune
+		fmt.Sscanf(string(b[i+2:i+6]), "%04x", &r)
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if high {
+				return fmt.Sprintf("a lone high surrogate before byte %d", i)
+			}
+			high = true
+		case r >= 0xDC00 && r < 0xE000:
+			if !high {
+				return fmt.Sprintf("a lone low surrogate at byte %d", i)
+			}
+			high = false
+		default:
+			if high {
+				return fmt.Sprintf("a lone high surrogate before byte %d", i)
+			}
+		}
+		i += 5
+	}
+	if high {
+		return "a lone high surrogate at the end"
+	}
+	return ""
+}
+
+// doStrictJSON is apiServer.do that also requires strict JSON.
+func doStrictJSON(t *testing.T, a *testClient, method, path, body string) response {
+	t.Helper()
+	resp := a.on(t).do(method, path, body)
+	if why := strictJSONProblem(resp.Body); why != "" {
+		t.Errorf("%s %s: the answer is not strict JSON (%s): %s", method, path, why, resp.Body)
+	}
+	return resp
+}

@@ -1259,3 +1259,51 @@ func TestFaultListingIsStreamed(t *testing.T) {
 		t.Errorf("heap in use grew by %d MiB during the listings, over %d MiB: the listing is built whole", grew>>20, limit>>20)
 	}
 }
+
+// rawConnExchange sends req on a new TCP connection and reads until the server
+// ends it: what arrived, and the error that ended the reading (io.EOF for a
+// close, ECONNRESET for a reset). Not rawExchange, which parses an HTTP
+// answer: a fault may send garbage, nothing, or a reset.
+func rawConnExchange(t *testing.T, base, req string) ([]byte, error) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatalf("write request: %v", err)
+	}
+	var got []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := conn.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			return got, err
+		}
+	}
+}
+
+// journalOf waits until the journal holds n entries and returns them: the
+// entry of a request answered without HTTP is added after the client has
+// seen the connection end.
+func journalOf(e *testClient, n int) []wireEntry {
+	e.t.Helper()
+	var entries []wireEntry
+	eventually(e.t, 10*time.Second, fmt.Sprintf("%d journal entries", n), func() bool {
+		entries = e.journal()
+		return len(entries) >= n
+	})
+	if len(entries) != n {
+		e.t.Fatalf("journal has %d entries, want %d: %+v", len(entries), n, entries)
+	}
+	return entries
+}
+
+func rawPost(path, body string) string {
+	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", path, len(body), body)
+}

@@ -419,3 +419,172 @@ func TestFiltersFlag(t *testing.T) {
 		}
 	}
 }
+
+// formatFilter prints the canonical form, which parseFilter reads back to an
+// equal AST: word operators, canonical field names, doubled quotes, no
+// operand after unary operators, and parentheses only where an or-group is a
+// term of an and-group.
+func formatFilter(n filterNode) string {
+	if n == nil {
+		return ""
+	}
+	var b strings.Builder
+	writeFilter(&b, n)
+	return b.String()
+}
+
+// kendoConfig is the default configuration with the whole Kendo grammar,
+// for tests of filters the real service does not document.
+func kendoConfig() Config {
+	c := defaultConfig()
+	c.Filters = string(dialectKendo)
+	return c
+}
+
+func writeFilter(b *strings.Builder, n filterNode) {
+	switch n := n.(type) {
+	case *filterCond:
+		if n == nil {
+			return
+		}
+		if n.Field < numFields {
+			b.WriteString(n.Field.String())
+		}
+		b.WriteByte('~')
+		b.WriteString(n.Op.String())
+		switch n.Kind {
+		case valueString:
+			b.WriteString("~'")
+			b.WriteString(strings.ReplaceAll(n.Str, "'", "''"))
+			b.WriteByte('\'')
+		case valueInt:
+			b.WriteByte('~')
+			b.WriteString(n.Str)
+		}
+	case *filterLogic:
+		if n == nil {
+			return
+		}
+		sep := "~and~"
+		if n.Or {
+			sep = "~or~"
+		}
+		for i, t := range n.Terms {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if l, ok := t.(*filterLogic); ok && l != nil && l.Or && !n.Or {
+				b.WriteByte('(')
+				writeFilter(b, t)
+				b.WriteByte(')')
+				continue
+			}
+			writeFilter(b, t)
+		}
+	}
+}
+
+// fltCond, fltAnd and fltOr build expected ASTs tersely.
+func fltCond(f field, op filterOp, v ...any) *filterCond {
+	c := &filterCond{Field: f, Op: op}
+	if len(v) == 0 {
+		return c
+	}
+	switch v := v[0].(type) {
+	case string:
+		c.Kind, c.Str, c.Fold = valueString, v, strings.ToLower(v)
+	case int:
+		c.Kind, c.Int = valueInt, int64(v)
+		c.Str = strconv.Itoa(v)
+		c.Fold = c.Str
+	}
+	return c
+}
+
+func fltAnd(terms ...filterNode) *filterLogic { return &filterLogic{Terms: terms} }
+
+func fltOr(terms ...filterNode) *filterLogic { return &filterLogic{Or: true, Terms: terms} }
+
+// asseticRefusals is every construct of Kendo's grammar that the real
+// service does not document, as the default dialect refuses it: the exact
+// error, at the construct's character position.
+var asseticRefusals = []struct{ in, err string }{
+	{"Email~isnull", "filter: at character 7: the operator isnull is not documented by the real service; -filters kendo accepts it"},
+	{"Email~isnull~undefined", "filter: at character 7: the operator isnull is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~ISNOTNULL", "filter: at character 5: the operator isnotnull is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~isempty~''", "filter: at character 5: the operator isempty is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~isnotempty", "filter: at character 5: the operator isnotempty is not documented by the real service; -filters kendo accepts it"},
+	{"Surname~eq~'a'~and~Fax~isnullorempty", "filter: at character 24: the operator isnullorempty is not documented by the real service; -filters kendo accepts it"},
+	{"(Fax~isnotnullorempty)", "filter: at character 6: the operator isnotnullorempty is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~eq~null", "filter: at character 8: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Fax~neq~NULL", "filter: at character 9: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Fax=null", "filter: at character 5: the value null is not documented by the real service; -filters kendo accepts it"},
+	{"Company~doesnotstartwith~'a'", "filter: at character 9: the operator doesnotstartwith is not documented by the real service; -filters kendo accepts it"},
+	{"Company~DoesNotEndWith~'a'", "filter: at character 9: the operator doesnotendwith is not documented by the real service; -filters kendo accepts it"},
+	{"ExternalID~eq~007", "filter: at character 15: the unquoted value 007 for ExternalID (integers are for StatusId; quote it: '007') is not documented by the real service; -filters kendo accepts it"},
+	{"Status=1", "filter: at character 8: the unquoted value 1 for Status (integers are for StatusId; quote it: '1') is not documented by the real service; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~and~Surname~eq~'b'~or~Company~eq~'c'",
+		"filter: at character 36: ~or~ after the ~and~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~or~Surname~eq~'b'~and~Company~eq~'c'",
+		"filter: at character 35: ~and~ after the ~or~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"(Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'",
+		"filter: at character 50: ~and~ after the ~or~ at character 24: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"FirstName~eq~'a'~AND~(Surname~eq~'b'~Or~Company~eq~'c')",
+		"filter: at character 37: ~or~ after the ~and~ at character 17: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+	{"Company~eq~'Émile ~or~ ß'~and~Email~eq~'x'~or~Fax~eq~'y'",
+		"filter: at character 43: ~or~ after the ~and~ at character 26: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it"},
+}
+
+// res builds a resource; fields not in vals are null.
+func fltResource(status string, vals map[field]string) *resource {
+	r := &resource{}
+	for f := field(0); f < numStringFields; f++ {
+		r.set(f, "", false)
+	}
+	r.set(fieldID, "3f2504e0-4f89-41d3-9a0c-0305e82c3301", true)
+	r.set(fieldStatus, status, true)
+	for f, v := range vals {
+		r.set(f, v, true)
+	}
+	return r
+}
+
+var fltResources = []*resource{
+	fltResource(statusActive, map[field]string{
+		fieldDisplayName: "Ada Lovelace", fieldFirstName: "Ada", fieldSurname: "Lovelace",
+		fieldEmail: "ADA@Example.ORG", fieldPhone: "", fieldPosition: "Émile", fieldExternalID: "007",
+	}),
+	fltResource(statusInactive, map[field]string{
+		fieldDisplayName: "Émile Zola", fieldFirstName: "ÉMILE", fieldSurname: "Zola",
+		fieldCompany: "", fieldFax: "", fieldPhone: "+44 20 7946 0000",
+	}),
+	fltResource(statusActive, map[field]string{
+		fieldDisplayName: "O'Brien & Co (Ltd) ~x~", fieldCompany: "O'Brien & Co (Ltd) ~x~",
+		fieldSurname: "", fieldExternalID: "",
+	}),
+}
+
+// fltDump shows an AST with every field, for failure messages.
+func fltDump(n filterNode) string {
+	switch n := n.(type) {
+	case *filterCond:
+		return strconv.Quote(n.Field.String()) + "/" + n.Op.String() + "/" + strconv.Itoa(int(n.Kind)) +
+			"/" + strconv.Quote(n.Str) + "/" + strconv.Quote(n.Fold) + "/" + strconv.FormatInt(n.Int, 10)
+	case *filterLogic:
+		var b strings.Builder
+		if n.Or {
+			b.WriteString("or[")
+		} else {
+			b.WriteString("and[")
+		}
+		for i, t := range n.Terms {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(fltDump(t))
+		}
+		b.WriteString("]")
+		return b.String()
+	}
+	return "nil"
+}

@@ -302,3 +302,13 @@ func FuzzParseGenerate(f *testing.F) {
 		}
 	})
 }
+
+// genRun runs `resourcedir generate args...` and returns its output.
+func genRun(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), append([]string{"generate"}, args...), nil, &out, &errOut); err != nil {
+		t.Fatalf("generate %q: %v; stderr %s", args, err, errOut.Bytes())
+	}
+	return out.Bytes()
+}

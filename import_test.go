@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -379,4 +380,12 @@ func TestImportEmptyTenant(t *testing.T) {
 	if rs, err := decodeSeed(out); err != nil || len(rs) != 0 {
 		t.Errorf("the file does not seed an empty directory: %d %v", len(rs), err)
 	}
+}
+
+// impRun runs `resourcedir import args...` and returns stdout and stderr.
+func impRun(t *testing.T, environ []string, args ...string) ([]byte, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), append([]string{"import"}, args...), environ, &out, &errOut)
+	return out.Bytes(), errOut.String(), err
 }

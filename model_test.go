@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -1465,3 +1466,5 @@ func (run *modelRun) snapshotRoundTrip() {
 	}
 	run.use(cur)
 }
+
+func longTests() bool { return os.Getenv("RESOURCEDIR_LONG") != "" }

@@ -856,3 +856,21 @@ func TestRestoreBeyondMaxNamespaces(t *testing.T) {
 		t.Errorf("no warning at start that the snapshot holds more namespaces than -max-namespaces:\n%s", p.stdout.String())
 	}
 }
+
+func nsConfig(t *testing.T) Config {
+	t.Helper()
+	cfg := defaultConfig()
+	seed, err := decodeSeed([]byte(nsSeed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.seedResources = seed
+	return cfg
+}
+
+type nsEntry struct {
+	Name      string
+	Resources int
+}
+
+const nsSeed = `[{"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`

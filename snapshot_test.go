@@ -9,11 +9,15 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,8 +27,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 func BenchmarkSnapshotWrite(b *testing.B) {
@@ -941,4 +948,311 @@ func snapDropRealisticCache() {
 	defer snapRealisticCache.Unlock()
 	snapRealisticCache.n, snapRealisticCache.rs = 0, nil
 	runtime.GC()
+}
+
+// storeDir lets a snapshotter save and restore a lone Store, as the
+// default namespace.
+type storeDir struct{ *store }
+
+func (d storeDir) snapshotSpaces() ([]snapshotSpace, uint64) {
+	rs, changes := d.all()
+	return defaultSpace(rs), changes
+}
+
+func (d storeDir) changeMark() uint64 { return d.generation() }
+
+func (d storeDir) restore(spaces []snapshotSpace) error {
+	var all []*resource
+	for _, sp := range spaces {
+		all = append(all, spaceResources(&sp)...)
+	}
+	return storeLoad(d.store, all)
+}
+
+// spaceResources returns what the namespace shows: its base with its
+// replacements, then its own.
+func spaceResources(sp *snapshotSpace) []*resource {
+	var out []*resource
+	if sp.Base != nil {
+		out = slices.Clone(sp.Base.Resources)
+	}
+	for _, rr := range sp.Replaced {
+		out[rr.pos] = rr.res
+	}
+	return append(out, sp.Own...)
+}
+
+// defaultSpace is a snapshot of one directory, the default namespace.
+func defaultSpace(rs []*resource) []snapshotSpace {
+	return []snapshotSpace{{Name: defaultNamespace, Own: rs}}
+}
+
+// writeSnapshotFile writes a snapshot of one directory.
+func writeSnapshotFile(path string, rs []*resource) (int64, error) {
+	return writeSnapshot(path, defaultSpace(rs))
+}
+
+// readSnapshotFile reads a snapshot's resources, every namespace's in order.
+func readSnapshotFile(path string) ([]*resource, error) {
+	spaces, err := readSnapshot(path)
+	if err != nil {
+		return nil, err
+	}
+	var all []*resource
+	for _, sp := range spaces {
+		all = append(all, spaceResources(&sp)...)
+	}
+	return all, nil
+}
+
+func snapAssertNoTemps(t *testing.T, dir string) {
+	t.Helper()
+	if temps := snapTemps(t, dir); len(temps) > 0 {
+		t.Errorf("temporary files left in %s: %v", dir, temps)
+	}
+}
+
+// snapRealistic returns n deterministic resources shaped like a real
+// directory: names, email, phone, external id, two types, an Address on one
+// in four, a few nulls and empty strings.
+func snapRealistic(n int) []*resource {
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	ids := rand.NewChaCha8([32]byte{byte(n), byte(n >> 8), byte(n >> 16)})
+	out := make([]*resource, n)
+	for i := range out {
+		r := &resource{}
+		for f := range numStringFields {
+			r.null[f] = true
+		}
+		id, err := uuid.NewRandomFromReader(ids)
+		if err != nil {
+			panic(err)
+		}
+		first := snapFirstNames[rng.IntN(len(snapFirstNames))]
+		sur := snapSurnames[rng.IntN(len(snapSurnames))]
+		r.set(fieldID, id.String(), true)
+		r.set(fieldFirstName, first, true)
+		r.set(fieldSurname, sur, true)
+		r.set(fieldDisplayName, first+" "+sur, true)
+		r.set(fieldCompany, snapCompanies[rng.IntN(len(snapCompanies))], true)
+		r.set(fieldPosition, snapPositions[rng.IntN(len(snapPositions))], i%7 != 0)
+		if i%10 == 0 {
+			r.set(fieldStatus, statusInactive, true)
+		} else {
+			r.set(fieldStatus, statusActive, true)
+		}
+		r.set(fieldExternalID, fmt.Sprintf("EXT-%08d", i), true)
+		r.set(fieldPhone, fmt.Sprintf("+44 20 7946 %04d", rng.IntN(10000)), true)
+		r.set(fieldMobile, fmt.Sprintf("+44 7700 9%05d", rng.IntN(100000)), i%3 == 0)
+		r.set(fieldFax, "", i%11 == 0)
+		r.set(fieldEmail, fmt.Sprintf("%s.%s%d@example.com", first, sur, i), true)
+		r.set(fieldAddressComment, "Reception on the 2nd floor", i%13 == 0)
+		r.types = []requestorType{16, requestorType(2 << rng.IntN(4))}
+		if r.types[1] == 16 {
+			r.types[1] = 4
+		}
+		if i%4 == 0 {
+			r.address = fmt.Appendf(nil, `{"Street":"%d High Street","City":"London","PostCode":"N1 9GU","Country":"United Kingdom"}`, i%500+1)
+		}
+		out[i] = r
+	}
+	return out
+}
+
+var snapCompanies = []string{"Analytical Engines", "Acme Ltd", "Globex", "Initech", "Umbrella plc", "Stark Industries", "Wayne Enterprises", "Hooli"}
+
+var snapFirstNames = []string{"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Émile", "Katherine", "Linus", "Margaret", "Niklaus", "Radia", "Søren", "Tim", "Yukihiro", "Zoë"}
+
+var snapPositions = []string{"Engineer", "Manager", "Director", "Analyst", "Consultant", "Intern"}
+
+var snapSurnames = []string{"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Zola", "Johnson", "Torvalds", "Hamilton", "Wirth", "Perlman", "Kierkegaard", "Berners-Lee", "Matsumoto", "O'Brien"}
+
+// snapTemps lists the snapshot temporary files in dir.
+func snapTemps(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var temps []string
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			temps = append(temps, e.Name())
+		}
+	}
+	return temps
+}
+
+var errSnapInjected = errors.New("injected fault: disk on fire")
+
+// snapFailingWriter fails once it has taken limit bytes.
+type snapFailingWriter struct {
+	w     io.Writer
+	limit int
+	err   error
+}
+
+func (f *snapFailingWriter) Write(p []byte) (int, error) {
+	if len(p) > f.limit {
+		n, _ := f.w.Write(p[:f.limit])
+		f.limit = 0
+		return n, f.err
+	}
+	f.limit -= len(p)
+	return f.w.Write(p)
+}
+
+var snapBenchSizes = []struct {
+	name string
+	n    int
+}{{"100k", 100_000}, {"1M", 1_000_000}}
+
+func snapCheckRefusal(t *testing.T, err error, path, reason string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("a bad snapshot was accepted")
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("the error does not name the file %s: %v", path, err)
+	}
+	if reason != "" && !regexp.MustCompile(reason).MatchString(err.Error()) {
+		t.Errorf("the error does not say %q: %v", reason, err)
+	}
+}
+
+// snapFrame wraps payload in the file format: magic, version, payload,
+// CRC-32C of all that.
+func snapFrame(version uint32, payload []byte) []byte {
+	b := []byte(snapshotMagic)
+	b = binary.BigEndian.AppendUint32(b, version)
+	b = append(b, payload...)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+func snapLogger(w io.Writer) *slog.Logger {
+	if w == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// snapRealisticCache keeps the resources of the last size generated, so that
+// a benchmark's runs do not generate them again.
+var snapRealisticCache struct {
+	sync.Mutex
+	n  int
+	rs []*resource
+}
+
+func snapRealisticCached(n int) []*resource {
+	snapRealisticCache.Lock()
+	defer snapRealisticCache.Unlock()
+	if snapRealisticCache.n != n {
+		snapRealisticCache.n, snapRealisticCache.rs = 0, nil
+		runtime.GC()
+		snapRealisticCache.n, snapRealisticCache.rs = n, snapRealistic(n)
+	}
+	return snapRealisticCache.rs
+}
+
+// snapRoundTripStore fills a store through the API with every shape a
+// resource can take, updates some, and adds enough to span several chunks.
+func snapRoundTripStore(t *testing.T) (*store, *Server) {
+	t.Helper()
+	store := newStore(nil)
+	srv := newServer(kendoConfig(), store, nil)
+	full := snapCreate(t, srv, `{"DisplayName":"Ada L.","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",
+		"Position":"Programmer","Status":"Inactive","ExternalID":"EXT-1","Phone":"+44 1","Mobile":"+44 7","Fax":"+44 2",
+		"Email":"Ada@Example.ORG","AddressComment":"Ring twice",
+		"Types":[{"Type":"Employee"},{"Type":"customer"},{"Type":"Team"}],
+		"Address":{"Street":"12 St James's Square","Lines":["a", "b", null, 1.50, true],"Nested":{"Ünïcode":"✓","Empty":{}}}}`)
+	empties := snapCreate(t, srv, `{"DisplayName":"","FirstName":"","Surname":"","Company":"Acme","Position":"",
+		"ExternalID":"","Phone":"","Mobile":"","Fax":"","Email":"","AddressComment":"","Types":[],"Address":{}}`)
+	snapCreate(t, srv, `{"DisplayName":null,"FirstName":null,"Surname":null,"Company":"Nulls Inc","Position":null,
+		"Status":null,"ExternalID":null,"Phone":null,"Mobile":null,"Fax":null,"Email":null,"AddressComment":null,
+		"Types":null,"Address":null}`)
+	snapCreate(t, srv, `{"Company":"Omitted Ltd","Status":"inactive"}`)
+	snapCreate(t, srv, `{"FirstName":"Émile","Surname":"Zola","Email":"ÉMILE@EXAMPLE.FR","Company":"ÇA VA",
+		"Position":"Line\u2028sep \"quoted\" \\ back\tTab \u0000 nul <&>","Phone":"   ","Types":[{"Type":"Contractor"}]}`)
+	snapCreate(t, srv, `{"FirstName":"GRACE","Surname":"HOPPER","ExternalID":"ABC-DEF","Email":"GRACE@NAVY.MIL","Types":[{"Type":"Company"},{"Type":"Employee"}]}`)
+	long := strings.Repeat("Ж", 100)
+	snapCreate(t, srv, `{"DisplayName":"`+long+`","Company":"`+long+`","Position":"`+strings.Repeat("x", 5000)+`"}`)
+
+	// Updates: a value becomes null, another "", the Address is kept.
+	code, resp := snapServe(t, srv, http.MethodPut, "/api/v2/resource/"+strings.ToUpper(full), `{"Id":"`+full+`",
+		"DisplayName":"Ada","FirstName":"Ada","Surname":null,"Company":"","Position":null,"Phone":"","Mobile":null,
+		"Fax":null,"Email":"ada@example.org","AddressComment":"","ExternalID":"EXT-1b","Status":"Active",
+		"Types":[{"Type":"Company"}],"Address":null}`)
+	if code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	code, resp = snapServe(t, srv, http.MethodPut, "/api/v2/resource/"+empties, `{"Id":"`+empties+`",
+		"DisplayName":"","FirstName":"","Surname":"","Company":"Acme","Position":"","Phone":"","Mobile":"",
+		"Fax":"","Email":"","AddressComment":"","ExternalID":"","Status":"inactive","Types":null}`)
+	if code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, resp)
+	}
+	// Enough resources for several chunks, inserted with their own Ids.
+	if err := store.insert(snapRealistic(2*snapshotChunkSize + 17)); err != nil {
+		t.Fatal(err)
+	}
+	return store, srv
+}
+
+// snapWire is how the list serves r.
+func snapWire(r *resource) string { return string(appendResource(nil, r, true)) }
+
+// snapEncodeV2 writes format version 2, from before namespaces: a header
+// without Namespaces, then the chunks.
+func snapEncodeV2(t *testing.T, rs []*resource) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := gob.NewEncoder(&buf)
+	if err := enc.Encode(struct {
+		Count   int
+		Written time.Time
+	}{len(rs), time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var chunk snapshotChunk
+	for start := 0; start < len(rs); start += snapshotChunkSize {
+		chunkReset(&chunk)
+		for _, r := range rs[start:min(start+snapshotChunkSize, len(rs))] {
+			chunkAppend(&chunk, r)
+		}
+		if err := enc.Encode(&chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return snapFrame(2, buf.Bytes())
+}
+
+// snapServe sends one request to h in process.
+func snapServe(t testing.TB, h http.Handler, method, target, body string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
+}
+
+// snapCreate creates a resource through the API and returns its Id.
+func snapCreate(t *testing.T, h http.Handler, body string) string {
+	t.Helper()
+	code, resp := snapServe(t, h, http.MethodPost, "/api/v2/resource", body)
+	if code != http.StatusOK {
+		t.Fatalf("create %s: %d %s", body, code, resp)
+	}
+	var out struct{ Data []struct{ Id string } }
+	if err := json.Unmarshal(resp, &out); err != nil || len(out.Data) != 1 {
+		t.Fatalf("create %s: %v in %s", body, err, resp)
+	}
+	return out.Data[0].Id
 }
