@@ -1,0 +1,270 @@
+package resourcedir
+
+// The base a store is a layer over: the seed, frozen once and shared by
+// every namespace, its resources with Ids derived from their content, and
+// the folded values and indexes of each field.
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// indexedFields are the fields with an exact-match index: the ones callers
+// filter on to find a resource (spec 4.3) and Status. Id has its own map.
+var indexedFields = []field{
+	fieldDisplayName, fieldFirstName, fieldSurname, fieldCompany,
+	fieldExternalID, fieldEmail, fieldStatus,
+}
+
+// fold is the one folding rule of the directory: filters, sorts and indexes
+// compare what it gives (lower-cased, then compared by code point).
+func fold(s string) string { return strings.ToLower(s) }
+
+// appendFold appends fold(s) to dst; ASCII, the usual case, without an
+// allocation (strings.ToLower allocates a string for every value with a
+// capital, and was 40% of freezing a seed).
+func appendFold(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return append(dst, fold(s)...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// entry is a stored resource with its folded values, which every filter
+// and sort reads; computed once when the resource is stored.
+type entry struct {
+	res  *resource
+	fold [numStringFields]string
+}
+
+func newEntry(r *resource) *entry {
+	// One string holds every folded value: a create made a string per
+	// value with a capital letter.
+	var buf [512]byte
+	text := buf[:0]
+	var ends [numStringFields]int
+	for f := range numStringFields {
+		text = appendFold(text, r.vals[f])
+		ends[f] = len(text)
+	}
+	all, at := string(text), 0
+	e := &entry{res: r}
+	for f := range numStringFields {
+		e.fold[f], at = all[at:ends[f]], ends[f]
+	}
+	return e
+}
+
+// folded is what a filter reads of a field: its folded text, and false for
+// null. StatusId reads as "1" or "2".
+func (e *entry) folded(f field) (string, bool) {
+	if f == fieldStatusID {
+		return statusIDText(e.fold[fieldStatus]), true
+	}
+	return e.fold[f], !e.res.null[f]
+}
+
+// statusIDText is StatusId as text, from the folded Status.
+func statusIDText(foldedStatus string) string {
+	if foldedStatus == "inactive" {
+		return "2"
+	}
+	return "1"
+}
+
+// postings maps a folded value to the ascending positions that hold it.
+type postings map[string][]int32
+
+// fieldIndexes are the exact-match indexes of indexedFields; nil maps for
+// the other fields.
+type fieldIndexes [numStringFields]postings
+
+func (ix *fieldIndexes) add(e *entry, pos int32) {
+	for _, f := range indexedFields {
+		if e.res.null[f] {
+			continue // eq never matches null
+		}
+		if ix[f] == nil {
+			ix[f] = postings{}
+		}
+		list := ix[f][e.fold[f]]
+		at, _ := slices.BinarySearch(list, pos)
+		ix[f][e.fold[f]] = slices.Insert(list, at, pos)
+	}
+}
+
+func (ix *fieldIndexes) remove(e *entry, pos int32) {
+	for _, f := range indexedFields {
+		if e.res.null[f] {
+			continue
+		}
+		list := ix[f][e.fold[f]]
+		if at, found := slices.BinarySearch(list, pos); found {
+			list = slices.Delete(list, at, at+1)
+		}
+		if len(list) == 0 {
+			delete(ix[f], e.fold[f])
+		} else {
+			ix[f][e.fold[f]] = list
+		}
+	}
+}
+
+// base is a frozen directory that layers share: never written once built.
+// Its rows are values, back to back, so that a scan reads them in order.
+type base struct {
+	rows  []entry
+	byID  map[string]int32
+	index fieldIndexes
+}
+
+var emptyBase = &base{}
+
+// newBase freezes resources, in order. A resource the caller gives no Id
+// gets one derived from what it holds (seedIDs), so that the same seed
+// gives the same Ids at every boot.
+func newBase(resources []*resource) (*base, error) {
+	b := &base{rows: make([]entry, 0, len(resources)), byID: make(map[string]int32, len(resources))}
+	given := make([]string, len(resources)) // canonical Ids given, "" where none
+	for i, r := range resources {
+		if r.id() == "" || r.isNull(fieldID) {
+			continue
+		}
+		id, ok := parseGUID(r.id())
+		if !ok {
+			return nil, fmt.Errorf("resource %d: Id %q is not a GUID", i, r.id())
+		}
+		if _, taken := b.byID[id]; taken {
+			return nil, &errDuplicateID{Index: i, ID: id}
+		}
+		b.byID[id], given[i] = -1, id // taken; the position is set below
+	}
+	derived := seedIDs{}
+	for i, r := range resources {
+		c := *r // the caller's resources are left as they are
+		id := given[i]
+		if id == "" {
+			id = derived.next(&c, b.byID)
+		}
+		c.set(fieldID, id, true)
+		b.byID[c.id()] = int32(i)
+		b.rows = append(b.rows, entry{res: &c})
+	}
+	// Each field is folded, and indexed, on its own: a field per goroutine,
+	// so that freezing a seed of 100,000 at boot takes both cores.
+	var wg sync.WaitGroup
+	fields := make(chan field)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for f := range fields {
+				b.freezeField(f)
+			}
+		})
+	}
+	for f := range numStringFields {
+		fields <- f
+	}
+	close(fields)
+	wg.Wait()
+	return b, nil
+}
+
+// seedIDs derives the Ids of the seed's resources that the seed gives
+// none. Such an Id is a hash of the resource's content (its non-null
+// values by field name, its Types and Address; not its place in the file)
+// and of how many resources of the same content came before it: the same
+// seed file gives the same Ids at every boot, with -id-seed or without, so
+// a snapshot's namespaces and the new ones share one seed; an edit of one
+// resource changes that one's Id alone. The map counts the contents seen.
+type seedIDs map[[sha256.Size]byte]uint32
+
+func (d seedIDs) next(r *resource, taken map[string]int32) string {
+	content := contentHash(r)
+	for {
+		k := d[content]
+		d[content] = k + 1
+		var in [sha256.Size + 4]byte
+		copy(in[:], content[:])
+		binary.BigEndian.PutUint32(in[sha256.Size:], k)
+		sum := sha256.Sum256(in[:])
+		var u uuid.UUID
+		copy(u[:], sum[:16])
+		u[6] = u[6]&0x0f | 0x40 // version 4
+		u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+		id := u.String()
+		if _, ok := taken[id]; !ok {
+			return id
+		}
+	}
+}
+
+// contentHash is the SHA-256 of r's content, Id aside: each non-null
+// value under its field's name, then Types and Address. A property added to
+// the model later is null in an older seed, and leaves its hash as it was.
+func contentHash(r *resource) [sha256.Size]byte {
+	var buf [1024]byte
+	b := buf[:0]
+	key := func(name string, n int) { // the n bytes of the value follow
+		b = append(b, name...)
+		b = binary.AppendUvarint(append(b, 0), uint64(n))
+	}
+	for f := range numStringFields {
+		if f != fieldID && !r.null[f] {
+			key(fieldNames[f], len(r.vals[f]))
+			b = append(b, r.vals[f]...)
+		}
+	}
+	key("Types", len(r.types))
+	for _, t := range r.types {
+		b = append(b, byte(t))
+	}
+	if r.address != nil {
+		key("Address", len(r.address))
+		b = append(b, r.address...)
+	}
+	return sha256.Sum256(b)
+}
+
+// freezeField fills field f's folded values and, for an indexed field, its
+// index. Each field's values are cut out of one string of them all, in
+// order: a scan of a field then reads its text straight through, not from
+// strings spread over the heap (a contains over 100,000 took twice as long).
+func (b *base) freezeField(f field) {
+	var text []byte
+	ends := make([]int, len(b.rows))
+	for i := range b.rows {
+		text = appendFold(text, b.rows[i].res.vals[f])
+		ends[i] = len(text)
+	}
+	all, at := string(text), 0
+	for i := range b.rows {
+		b.rows[i].fold[f], at = all[at:ends[i]], ends[i]
+	}
+	if !slices.Contains(indexedFields, f) {
+		return
+	}
+	ix := postings{}
+	for i := range b.rows {
+		if e := &b.rows[i]; !e.res.null[f] {
+			ix[e.fold[f]] = append(ix[e.fold[f]], int32(i)) // positions come in order
+		}
+	}
+	b.index[f] = ix
+}

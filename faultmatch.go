@@ -1,0 +1,253 @@
+package resourcedir
+
+// What a fault matches of a request: its Method and Path, then its Match
+// (query, headers, body) and Skip.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// anyAPIPath is the Path of a fault that matches every /api/v2 path.
+const anyAPIPath = "*"
+
+// Bounds of a fault's Match, so that matching stays cheap and a fault's
+// size is known.
+const (
+	maxMatchEntries = 32      // Query parameters, Headers, Body properties
+	maxMatchText    = 4 << 10 // a name, a value, the Body string or object
+	maxSkip         = 1 << 30
+)
+
+// faultMatch narrows which requests a fault matches, beyond Method and
+// Path: each given part must hold.
+type faultMatch struct {
+	// Query parameters that must be present with these values (names
+	// matched in any case, as the API matches them).
+	Query map[string]string `json:",omitempty"`
+	// Headers that must be present with these values (names in any case).
+	Headers map[string]string `json:",omitempty"`
+	// Body is a string the request body must contain, or an object of
+	// JSON properties (names in any case) it must have with these values.
+	Body json.RawMessage `json:",omitempty"`
+
+	bodyText  string                     // Body as a string to find
+	bodyProps map[string]json.RawMessage // Body as properties, by lower-case name, values compacted
+}
+
+// parseFaultMatch reads a fault's Match: {"Query": {...}, "Headers": {...},
+// "Body": "text" or {...}}, strict as the rest of the admin API, each part
+// bounded.
+func parseFaultMatch(raw json.RawMessage, prefix string, ms *modelState) *faultMatch {
+	var spec map[string]json.RawMessage
+	if json.Unmarshal(raw, &spec) != nil || spec == nil {
+		ms.add(prefix, `Match is an object such as {"Query": {"requestParams.page": "2"}, "Headers": {"X-Tenant": "a"}, "Body": {"ExternalID": "X-1"}}.`)
+		return nil
+	}
+	m := &faultMatch{}
+	for _, key := range slices.Sorted(maps.Keys(spec)) {
+		value := spec[key]
+		switch {
+		case strings.EqualFold(key, "Query"):
+			m.Query = parseMatchPairs(value, prefix+".Query", "a query parameter", ms)
+		case strings.EqualFold(key, "Headers"):
+			m.Headers = parseMatchPairs(value, prefix+".Headers", "a header", ms)
+			for name := range m.Headers {
+				if !validHeaderName(name) {
+					ms.add(prefix+".Headers", fmt.Sprintf("%q is not a header name.", name))
+				}
+			}
+		case strings.EqualFold(key, "Body"):
+			m.Body = compactJSON(value)
+			var props map[string]json.RawMessage
+			switch {
+			case len(value) > maxMatchText:
+				ms.add(prefix+".Body", fmt.Sprintf("Body may be at most %d bytes of JSON.", maxMatchText))
+			case json.Unmarshal(value, &m.bodyText) == nil && m.bodyText != "":
+			case json.Unmarshal(value, &props) == nil && len(props) > 0 && len(props) <= maxMatchEntries:
+				m.bodyProps = make(map[string]json.RawMessage, len(props))
+				for name, v := range props {
+					m.bodyProps[strings.ToLower(name)] = compactJSON(v)
+				}
+			default:
+				ms.add(prefix+".Body", fmt.Sprintf("Body is a string the request body must contain, or an object of 1 to %d JSON properties it must have with these values.", maxMatchEntries))
+			}
+		default:
+			ms.add(prefix+"."+key, fmt.Sprintf("Unknown property %q; Match has Query, Headers and Body.", key))
+		}
+	}
+	return m
+}
+
+// parseMatchPairs reads Match's Query or Headers: an object of names to
+// string values, bounded.
+func parseMatchPairs(raw json.RawMessage, prop, what string, ms *modelState) map[string]string {
+	var pairs map[string]string
+	if json.Unmarshal(raw, &pairs) != nil {
+		ms.add(prop, fmt.Sprintf("%s is an object of names to string values.", prop))
+		return nil
+	}
+	if len(pairs) == 0 || len(pairs) > maxMatchEntries {
+		ms.add(prop, fmt.Sprintf("%s names 1 to %d of %s.", prop, maxMatchEntries, what))
+	}
+	for name, value := range pairs {
+		if name == "" || len(name) > maxMatchText || len(value) > maxMatchText {
+			ms.add(prop, fmt.Sprintf("Each name in %s is 1 to %d bytes, and each value at most %d.", prop, maxMatchText, maxMatchText))
+			break
+		}
+	}
+	return pairs
+}
+
+// matches reports whether r, whose body is body (nil when no fault asked
+// for it), has what m asks for.
+func (m *faultMatch) matches(r *http.Request, body []byte) bool {
+	if m == nil {
+		return true
+	}
+	if len(m.Query) > 0 {
+		query := r.URL.Query()
+		for name, want := range m.Query {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(query)), func(got string) bool {
+				return strings.EqualFold(got, name) && slices.Contains(query[got], want)
+			}) {
+				return false
+			}
+		}
+	}
+	for name, want := range m.Headers {
+		if !slices.Contains(r.Header.Values(name), want) {
+			return false
+		}
+	}
+	switch {
+	case m.bodyText != "":
+		return bytes.Contains(body, []byte(m.bodyText))
+	case m.bodyProps != nil:
+		var props map[string]json.RawMessage
+		if json.Unmarshal(bytes.TrimPrefix(body, utf8BOM), &props) != nil {
+			return false
+		}
+		found := 0
+		for name, v := range props {
+			want, ok := m.bodyProps[strings.ToLower(name)]
+			if !ok {
+				continue
+			}
+			if !bytes.Equal(compactJSON(v), want) {
+				return false
+			}
+			found++
+		}
+		return found == len(m.bodyProps)
+	}
+	return true
+}
+
+// needsBody reports whether m reads the request body.
+func (m *faultMatch) needsBody() bool { return m != nil && len(m.Body) > 0 }
+
+// faultPath returns the route pattern a fault's path means, matched as
+// routes are; ok is false for a path that no request could match.
+func faultPath(p string) (string, bool) {
+	if p == anyAPIPath {
+		return p, true
+	}
+	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
+		return "", false
+	}
+	canonical := canonicalAPIPath(p)
+	if canonical == "/api/v2/resource" {
+		return canonical, true
+	}
+	id, ok := strings.CutPrefix(canonical, "/api/v2/resource/")
+	return canonical, ok && id != "" && !strings.Contains(id, "/")
+}
+
+// needsBody reports whether a fault that can still fire matches on the
+// request body, which must then be read before take.
+func (l *faultList) needsBody() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.faults, func(f *fault) bool { return !f.spent() && f.Match.needsBody() })
+}
+
+// take finds the first fault, in the order they were added, that matches r
+// (whose body is body, when a fault needs it), has let its Skip through,
+// has firings left and wins its draw, and counts the firing.
+func (l *faultList) take(r *http.Request, body []byte) (fault, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.faults {
+		if f.spent() || f.Method != "" && f.Method != r.Method ||
+			f.Path != anyAPIPath && !pathMatches(f.Path, r.URL.Path) || !f.Match.matches(r, body) {
+			continue
+		}
+		if f.skipped < f.Skip {
+			f.skipped++
+			continue
+		}
+		if f.Chance >= 1 || f.draws.Float64() < f.Chance {
+			f.Fired++
+			return *f, true
+		}
+	}
+	return fault{}, false
+}
+
+// readAhead reads r's body to its end before a delay (the server notices a
+// client that hangs up only once the body has been read, and a delay must
+// end when the client gives up) or for a fault that matches on it. The
+// first limit+1 bytes are kept, returned and put back for the handler,
+// which needs no more to answer; the rest of a body over the limit is
+// thrown away, within the bounds of a 413. Reading it again is free.
+func readAhead(x *exchange, r *http.Request, limit int64) []byte {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	if ahead, ok := r.Body.(readAheadBody); ok {
+		return ahead.head
+	}
+	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
+	if int64(len(head)) > limit {
+		rc := http.NewResponseController(x)
+		rc.SetReadDeadline(time.Now().Add(discardTimeout))      //nolint:errcheck // best effort
+		io.Copy(io.Discard, io.LimitReader(r.Body, maxDiscard)) //nolint:errcheck // best effort
+		rc.SetReadDeadline(time.Time{})                         //nolint:errcheck // best effort
+	}
+	r.Body = readAheadBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body, head}
+	return head
+}
+
+// readAheadBody is a body that readAhead has read: what it read first, then
+// the rest.
+type readAheadBody struct {
+	io.Reader
+	io.Closer
+	head []byte
+}
+
+// pathMatches compares a route pattern with a request path, segment by
+// segment; a {name} segment matches any one non-empty segment.
+func pathMatches(pattern, path string) bool {
+	ps, qs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(qs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "}") && qs[i] != "" {
+			continue
+		}
+		if p != qs[i] {
+			return false
+		}
+	}
+	return true
+}
