@@ -27,13 +27,15 @@ import (
 // header's Fields, by name, so that a property added to the model later
 // reads as null in an older file instead of breaking it.
 //
-// Versions 2 and 3 (every namespace a full copy) still load: snapshotv3.go.
+// Versions 1 to 3 were written by development builds before the first
+// release, and are refused with the advice to move the file aside: no user
+// has one, and their readers decoded values by the field enum's numbers.
 const (
 	snapshotMagic   = "resourcedir snapshot\n"
 	snapshotVersion = 4
-	// oldestSnapshotVersion is the oldest format that still loads; format
-	// 1 never left development.
-	oldestSnapshotVersion = 2
+	// oldestSnapshotVersion is the oldest format that still loads: the
+	// first release's.
+	oldestSnapshotVersion = 4
 	// snapshotChunkSize records go in one gob value: one value per record
 	// costs a gob message each, one value for all a second copy in memory.
 	// A chunk is cut sooner when its values reach snapshotChunkBytes, so
@@ -84,9 +86,6 @@ type snapshotHeader struct {
 	Fields     []string
 	Bases      []int // resource count of each base
 	Namespaces []snapshotNamespace
-
-	// Count and the namespaces' Count are those of versions 2 and 3.
-	Count int
 }
 
 type snapshotNamespace struct {
@@ -94,7 +93,6 @@ type snapshotNamespace struct {
 	// Base is 1 + the index of the base in Bases; 0 for none.
 	Base          int
 	Replaced, Own int
-	Count         int // versions 2 and 3: the namespace's resources
 }
 
 // snapshotRecords is one chunk of records, all of one section.
@@ -225,8 +223,11 @@ func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
 	case version > snapshotVersion:
 		return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (%d to %d); upgrade resourcedir",
 			version, oldestSnapshotVersion, snapshotVersion)
+	case version == 0:
+		return nil, fmt.Errorf("unknown format version 0 (this resourcedir reads %d to %d)", oldestSnapshotVersion, snapshotVersion)
 	case version < oldestSnapshotVersion:
-		return nil, fmt.Errorf("unknown format version %d (this resourcedir reads %d to %d)", version, oldestSnapshotVersion, snapshotVersion)
+		return nil, fmt.Errorf("format version %d was written by a development build of resourcedir, before the first release; this resourcedir reads %d to %d",
+			version, oldestSnapshotVersion, snapshotVersion)
 	}
 	payload := size - headerLen - 4
 	br := bufio.NewReaderSize(io.NewSectionReader(r, headerLen, payload), 1<<16)
@@ -235,13 +236,7 @@ func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
 	if err := dec.Decode(&header); err != nil {
 		return nil, fmt.Errorf("decode header: %w", err)
 	}
-	var spaces []snapshotSpace
-	var err error
-	if version < 4 {
-		spaces, err = decodeV3(dec, header, int(payload))
-	} else {
-		spaces, err = decodeV4(dec, header, int(payload))
-	}
+	spaces, err := decodeV4(dec, header, int(payload))
 	if err != nil {
 		return nil, err
 	}

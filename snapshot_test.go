@@ -238,15 +238,8 @@ func TestSnapshotCorruption(t *testing.T) {
 		return b
 	}
 	withVersion := func(v uint32) []byte { return snapFrame(v, good[headerLen:n-4]) }
-	header := snapshotHeader{Count: 5, Written: time.Now()}
-	var three snapshotChunk
-	for _, r := range rs[:3] {
-		chunkAppend(&three, r)
-	}
 	badID := *rs[0]
 	badID.set(fieldID, strings.ToUpper(badID.id()), true)
-	var badIDChunk snapshotChunk
-	chunkAppend(&badIDChunk, &badID)
 	v4Fields := fieldNames[:numStringFields]
 	v4Three := snapshotRecords{[]snapshotRecord{recordOf(rs[0], 0), recordOf(rs[1], 0), recordOf(rs[2], 0)}}
 
@@ -286,13 +279,6 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"version 0", withVersion(0), "unknown format version 0"},
 		{"valid frame, not gob", snapFrame(snapshotVersion, []byte("this is not gob at all")), "the record at byte 25 declares 116 bytes, and 21 remain"},
 		{"valid frame, no payload", snapFrame(snapshotVersion, nil), "decode header"},
-		{"format 3, fewer resources than the header says", snapFrame(3, snapGob(t, header, &three)), "decode resources after 3 of 5"},
-		{"format 3, data after the resources", snapFrame(3, snapGob(t, snapshotHeader{Count: 3}, &three, &three)), "data after the resources"},
-		{"format 3, negative count", snapFrame(3, snapGob(t, snapshotHeader{Count: -1})), "bad resource count -1"},
-		{"format 3, an upper-case Id", snapFrame(3, snapGob(t, snapshotHeader{Count: 1}, &badIDChunk)), "invalid Id"},
-		{"format 3, columns of the wrong length", snapFrame(3, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens[:20], Nulls: three.Nulls, NTypes: three.NTypes, Types: three.Types, AddressLens: three.AddressLens, Address: three.Address})), "wrong length"},
-		{"format 3, an unknown requestor type", snapFrame(3, snapGob(t, snapshotHeader{Count: 3}, &snapshotChunk{Count: 3, Text: three.Text, Lens: three.Lens, Nulls: three.Nulls, NTypes: three.NTypes, Types: append(slices.Clone(three.Types[:len(three.Types)-1]), 3), AddressLens: three.AddressLens, Address: three.Address})), "unknown requestor type id 3"},
-		{"format 3, strings where chunks belong", snapFrame(3, snapGob(t, snapshotHeader{Count: 3}, []string{"x"})), "decode resources"},
 		{"format 4, negative count", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Bases: []int{-1}})), "bad resource count -1"},
 		{"format 4, a count beyond the file", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 1 << 40}}})), "bad resource count 1099511627776"},
 		{"format 4, fewer records than the header says", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 5}}}, &v4Three)), "decode resources after 3"},
@@ -303,7 +289,9 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"format 4, a base that does not exist", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "default", Base: 2}}})), `bad namespace "default"`},
 		{"format 4, a bad namespace name", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "a/b"}}})), `bad namespace "a/b"`},
 		{"format 4, a replaced resource outside its base", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Bases: []int{1}, Namespaces: []snapshotNamespace{{Name: "default", Base: 1, Replaced: 1}}}, &snapshotRecords{v4Three.Records[:1]}, &snapshotRecords{[]snapshotRecord{recordOf(rs[1], 7)}})), "is not in the seed"},
-		{"format 1, which never left development", withVersion(1), "unknown format version 1 "},
+		// Formats 1 to 3 were written by development builds only.
+		{"format 1, before the first release", withVersion(1), "format version 1 was written by a development build of resourcedir, before the first release; this resourcedir reads 4 to 4"},
+		{"format 3, before the first release", withVersion(3), "format version 3 was written by a development build of resourcedir, before the first release"},
 	}
 	dir := t.TempDir()
 	for i, c := range cases {
@@ -465,38 +453,12 @@ func TestSnapshotDeclaredSizes(t *testing.T) {
 		})
 	}
 	// What encodeSnapshot writes passes, both versions, empty too.
-	for _, data := range [][]byte{good, snapEncodeV2(t, snapRealistic(5)), snapEncode(t, nil)} {
+	for _, data := range [][]byte{good, snapEncode(t, nil)} {
 		if err := checkDeclaredSizes(bytes.NewReader(data), int64(len(data))); err != nil {
 			t.Errorf("a valid snapshot: %v", err)
 		}
 	}
 }
-
-// chunkAppend adds r to c as formats 2 and 3 wrote it, for tests of old files.
-func chunkAppend(c *snapshotChunk, r *resource) {
-	c.Count++
-	var nulls uint16
-	for f := range v3StringFields {
-		c.Text = append(c.Text, r.vals[f]...)
-		c.Lens = append(c.Lens, uint32(len(r.vals[f])))
-		if r.null[f] {
-			nulls |= 1 << f
-		}
-	}
-	c.Nulls = append(c.Nulls, nulls)
-	c.NTypes = append(c.NTypes, uint8(len(r.types)))
-	for _, t := range r.types {
-		c.Types = append(c.Types, uint8(t))
-	}
-	if r.address == nil {
-		c.AddressLens = append(c.AddressLens, -1)
-	} else {
-		c.AddressLens = append(c.AddressLens, int32(len(r.address)))
-		c.Address = append(c.Address, r.address...)
-	}
-}
-
-func chunkReset(c *snapshotChunk) { *c = snapshotChunk{} }
 
 // TestSnapshotLayers: the seed is written once whatever the number of
 // namespaces, each namespace as its changes, and a restart on the same seed
@@ -904,15 +866,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(v4.Bytes())
-	var chunk snapshotChunk
-	for _, r := range rs {
-		chunkAppend(&chunk, r)
-	}
-	var v3 bytes.Buffer
-	enc := gob.NewEncoder(&v3)
-	enc.Encode(snapshotHeader{Count: 3, Namespaces: []snapshotNamespace{{Name: "default", Count: 3}}}) //nolint:errcheck // a buffer
-	enc.Encode(&chunk)                                                                                 //nolint:errcheck
-	f.Add(snapFrame(3, v3.Bytes()))
+	f.Add(snapFrame(3, v4.Bytes()[len(snapshotMagic)+4:v4.Len()-4])) // a development build's version
 	f.Add(snapFrame(4, nil))
 	f.Add([]byte(snapshotMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -1201,31 +1155,6 @@ func snapRoundTripStore(t *testing.T) (*store, *Server) {
 
 // snapWire is how the list serves r.
 func snapWire(r *resource) string { return string(appendResource(nil, r, true)) }
-
-// snapEncodeV2 writes format version 2, from before namespaces: a header
-// without Namespaces, then the chunks.
-func snapEncodeV2(t *testing.T, rs []*resource) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	enc := gob.NewEncoder(&buf)
-	if err := enc.Encode(struct {
-		Count   int
-		Written time.Time
-	}{len(rs), time.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	var chunk snapshotChunk
-	for start := 0; start < len(rs); start += snapshotChunkSize {
-		chunkReset(&chunk)
-		for _, r := range rs[start:min(start+snapshotChunkSize, len(rs))] {
-			chunkAppend(&chunk, r)
-		}
-		if err := enc.Encode(&chunk); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return snapFrame(2, buf.Bytes())
-}
 
 // snapServe sends one request to h in process.
 func snapServe(t testing.TB, h http.Handler, method, target, body string) (int, []byte) {
