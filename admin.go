@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -91,6 +94,25 @@ func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
 		return nil, false
 	}
 	return props, true
+}
+
+// adminProps sorts an admin request's object by the properties it may
+// have, each matched in any case and keyed by its canonical spelling. The
+// admin API is ours, so it is strict: an unknown property is a problem in
+// ms that names the closest one, as an unknown flag does (prefix places it,
+// what names the object: "A fault").
+func adminProps(spec map[string]json.RawMessage, props []string, prefix, what string, ms *modelState) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(spec))
+	for _, key := range slices.Sorted(maps.Keys(spec)) {
+		i := slices.IndexFunc(props, func(p string) bool { return strings.EqualFold(p, key) })
+		if i < 0 {
+			closest, _ := closestName(key, props)
+			ms.add(prefix+key, fmt.Sprintf("Unknown property %q; did you mean %s? %s has %s.", key, closest, what, strings.Join(props, ", ")))
+			continue
+		}
+		out[props[i]] = spec[key]
+	}
+	return out
 }
 
 func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {

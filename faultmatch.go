@@ -52,35 +52,32 @@ func parseFaultMatch(raw json.RawMessage, prefix string, ms *modelState) *faultM
 		return nil
 	}
 	m := &faultMatch{}
-	for _, key := range slices.Sorted(maps.Keys(spec)) {
-		value := spec[key]
-		switch {
-		case strings.EqualFold(key, "Query"):
-			m.Query = parseMatchPairs(value, prefix+".Query", "a query parameter", ms)
-		case strings.EqualFold(key, "Headers"):
-			m.Headers = parseMatchPairs(value, prefix+".Headers", "a header", ms)
-			for name := range m.Headers {
-				if !validHeaderName(name) {
-					ms.add(prefix+".Headers", fmt.Sprintf("%q is not a header name.", name))
-				}
+	props := adminProps(spec, []string{"Query", "Headers", "Body"}, prefix+".", "Match", ms)
+	if raw, ok := props["Query"]; ok {
+		m.Query = parseMatchPairs(raw, prefix+".Query", "a query parameter", ms)
+	}
+	if raw, ok := props["Headers"]; ok {
+		m.Headers = parseMatchPairs(raw, prefix+".Headers", "a header", ms)
+		for name := range m.Headers {
+			if !validHeaderName(name) {
+				ms.add(prefix+".Headers", fmt.Sprintf("%q is not a header name.", name))
 			}
-		case strings.EqualFold(key, "Body"):
-			m.Body = compactJSON(value)
-			var props map[string]json.RawMessage
-			switch {
-			case len(value) > maxMatchText:
-				ms.add(prefix+".Body", fmt.Sprintf("Body may be at most %d bytes of JSON.", maxMatchText))
-			case json.Unmarshal(value, &m.bodyText) == nil && m.bodyText != "":
-			case json.Unmarshal(value, &props) == nil && len(props) > 0 && len(props) <= maxMatchEntries:
-				m.bodyProps = make(map[string]json.RawMessage, len(props))
-				for name, v := range props {
-					m.bodyProps[strings.ToLower(name)] = compactJSON(v)
-				}
-			default:
-				ms.add(prefix+".Body", fmt.Sprintf("Body is a string the request body must contain, or an object of 1 to %d JSON properties it must have with these values.", maxMatchEntries))
+		}
+	}
+	if raw, ok := props["Body"]; ok {
+		m.Body = compactJSON(raw)
+		var obj map[string]json.RawMessage
+		switch {
+		case len(raw) > maxMatchText:
+			ms.add(prefix+".Body", fmt.Sprintf("Body may be at most %d bytes of JSON.", maxMatchText))
+		case json.Unmarshal(raw, &m.bodyText) == nil && m.bodyText != "":
+		case json.Unmarshal(raw, &obj) == nil && len(obj) > 0 && len(obj) <= maxMatchEntries:
+			m.bodyProps = make(map[string]json.RawMessage, len(obj))
+			for name, v := range obj {
+				m.bodyProps[strings.ToLower(name)] = compactJSON(v)
 			}
 		default:
-			ms.add(prefix+"."+key, fmt.Sprintf("Unknown property %q; Match has Query, Headers and Body.", key))
+			ms.add(prefix+".Body", fmt.Sprintf("Body is a string the request body must contain, or an object of 1 to %d JSON properties it must have with these values.", maxMatchEntries))
 		}
 	}
 	return m

@@ -225,16 +225,11 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 	f := &fault{Chance: 1, Kind: kindResponse}
 	var seed *int64
 	seen := map[string]bool{}
-	for _, key := range slices.Sorted(maps.Keys(spec)) {
-		raw := spec[key]
-		i := slices.IndexFunc(faultProps, func(p string) bool { return strings.EqualFold(p, key) })
-		if i < 0 {
-			ms.add(prefix+key, fmt.Sprintf("Unknown property %q; a fault has %s.", key, strings.Join(faultProps, ", ")))
-			continue
-		}
-		name := faultProps[i]
-		if name == "Body" && string(raw) == "null" {
-			continue // as if absent: the body is the error shape
+	props := adminProps(spec, faultProps, prefix, "A fault", ms)
+	for _, name := range faultProps {
+		raw, ok := props[name]
+		if !ok || name == "Body" && string(raw) == "null" {
+			continue // absent, or a null Body: the error shape is sent
 		}
 		seen[name] = true
 		var err error

@@ -127,7 +127,7 @@ func TestFaultMatchInvalid(t *testing.T) {
 		{`{"Path": "/api/v2/*", "Status": 503}`, "Path", `or \"*\" for every /api/v2 path.`},
 		{`{"Path": "*", "Status": 503, "Skip": -1}`, "Skip", "Skip must be from 0 to 1073741824"},
 		{`{"Path": "*", "Status": 503, "Match": []}`, "Match", "Match is an object such as"},
-		{`{"Path": "*", "Status": 503, "Match": {"Qeury": {"a": "b"}}}`, "Match.Qeury", `Unknown property \"Qeury\"; Match has Query, Headers and Body.`},
+		{`{"Path": "*", "Status": 503, "Match": {"Qeury": {"a": "b"}}}`, "Match.Qeury", `Unknown property \"Qeury\"; did you mean Query? Match has Query, Headers, Body.`},
 		{`{"Path": "*", "Status": 503, "Match": {"Query": {` + strings.Join(many, ",") + `}}}`, "Match.Query", "Match.Query names 1 to 32 of a query parameter."},
 		{`{"Path": "*", "Status": 503, "Match": {"Query": {"a": 1}}}`, "Match.Query", "Match.Query is an object of names to string values."},
 		{`{"Path": "*", "Status": 503, "Match": {"Headers": {"bad name": "x"}}}`, "Match.Headers", `\"bad name\" is not a header name.`},

@@ -542,7 +542,7 @@ func TestFaultInvalid(t *testing.T) {
 		{`{"Path": "/api/v2/resource", "Status": 503}, {"Path": "/api/v2/resource", "Status": 500}`, nil, ""},
 		{`[1]`, nil, ""},
 		{``, nil, ""},
-		{`{` + ok + `, "Statuss": 1}`, []string{"Statuss"}, "Statuss"},
+		{`{` + ok + `, "Statuss": 1}`, []string{"Statuss"}, `Unknown property \"Statuss\"; did you mean Status? A fault has Method, Path, Match, Skip,`},
 		{`{` + ok + `, "Retry": true, "Delay": 5}`, []string{"Delay", "Retry"}, "Unknown property"},
 		{`{"Path": "/api/v2/resource", "Status": "503"}`, []string{"Status"}, "wrong JSON type"},
 		{`{` + ok + `, "Times": 1.5}`, []string{"Times"}, "wrong JSON type"},

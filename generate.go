@@ -7,10 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -373,25 +371,14 @@ func parseGenerate(body []byte) (count int, seed uint64, err error) {
 	}
 	seed = 1
 	ms := modelState{}
-	haveCount := false
-	for _, key := range slices.Sorted(maps.Keys(spec)) {
-		raw := spec[key]
-		switch {
-		case strings.EqualFold(key, "Count"):
-			haveCount = true
-			if json.Unmarshal(raw, &count) != nil || count < 1 || count > maxGenerateCount {
-				ms.add("Count", fmt.Sprintf("Count must be an integer from 1 to %d, not %s.", maxGenerateCount, raw))
-			}
-		case strings.EqualFold(key, "Seed"):
-			if json.Unmarshal(raw, &seed) != nil {
-				ms.add("Seed", fmt.Sprintf("Seed must be an integer from 0 to %d, not %s.", uint64(1<<64-1), raw))
-			}
-		default:
-			ms.add(key, fmt.Sprintf("Unknown property %q; generate takes Count and Seed.", key))
-		}
-	}
-	if !haveCount {
+	props := adminProps(spec, []string{"Count", "Seed"}, "", "A generate request", &ms)
+	if raw, ok := props["Count"]; !ok {
 		ms.add("Count", fmt.Sprintf("Count is required: how many resources to add, from 1 to %d.", maxGenerateCount))
+	} else if json.Unmarshal(raw, &count) != nil || count < 1 || count > maxGenerateCount {
+		ms.add("Count", fmt.Sprintf("Count must be an integer from 1 to %d, not %s.", maxGenerateCount, raw))
+	}
+	if raw, ok := props["Seed"]; ok && json.Unmarshal(raw, &seed) != nil {
+		ms.add("Seed", fmt.Sprintf("Seed must be an integer from 0 to %d, not %s.", uint64(1<<64-1), raw))
 	}
 	if !ms.empty() {
 		return 0, 0, &validationError{Message: "The generate request is invalid; nothing was added.", ModelState: ms}

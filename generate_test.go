@@ -235,7 +235,7 @@ func TestAdminGenerate(t *testing.T) {
 	}
 
 	refusals := []struct{ body, want string }{
-		{`{"Count": 2, "Seeed": 1}`, `{"Message":"The generate request is invalid; nothing was added.","ModelState":{"Seeed":["Unknown property \"Seeed\"; generate takes Count and Seed."]}}`},
+		{`{"Count": 2, "Seeed": 1}`, `{"Message":"The generate request is invalid; nothing was added.","ModelState":{"Seeed":["Unknown property \"Seeed\"; did you mean Seed? A generate request has Count, Seed."]}}`},
 		{`{"Count": 0}`, `{"Message":"The generate request is invalid; nothing was added.","ModelState":{"Count":["Count must be an integer from 1 to 100000, not 0."]}}`},
 		{`{"Count": 100001}`, `{"Message":"The generate request is invalid; nothing was added.","ModelState":{"Count":["Count must be an integer from 1 to 100000, not 100001."]}}`},
 		{`{"Count": "3"}`, `{"Message":"The generate request is invalid; nothing was added.","ModelState":{"Count":["Count must be an integer from 1 to 100000, not \"3\"."]}}`},

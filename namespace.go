@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -388,25 +387,17 @@ func parseNamespaceRequest(body []byte) (string, error) {
 		return "", badRequest("The body is a JSON object such as %s, or empty.", `{"Prefix": "TestCreate"}`)
 	}
 	ms := modelState{}
-	for _, key := range slices.Sorted(maps.Keys(props)) {
-		if !strings.EqualFold(key, "Prefix") {
-			ms.add(key, fmt.Sprintf("Unknown property %q; a namespace request has Prefix alone.", key))
-			continue
-		}
-		if string(props[key]) == "null" {
-			continue
-		}
+	if raw, ok := adminProps(props, []string{"Prefix"}, "", "A namespace request", &ms)["Prefix"]; ok && string(raw) != "null" {
 		var p string
-		if json.Unmarshal(props[key], &p) != nil {
-			ms.add(key, "Prefix must be a string.")
-			continue
-		}
-		if len(p) > maxNamespacePrefix || !validNamespaceName(p) {
-			ms.add(key, fmt.Sprintf("The Prefix %q is not 1 to %d characters of A-Z a-z 0-9 . _ - (the name adds a dash and %d more).",
+		switch {
+		case json.Unmarshal(raw, &p) != nil:
+			ms.add("Prefix", "Prefix must be a string.")
+		case len(p) > maxNamespacePrefix || !validNamespaceName(p):
+			ms.add("Prefix", fmt.Sprintf("The Prefix %q is not 1 to %d characters of A-Z a-z 0-9 . _ - (the name adds a dash and %d more).",
 				p, maxNamespacePrefix, namespaceSuffixLen))
-			continue
+		default:
+			prefix = p
 		}
-		prefix = p
 	}
 	if !ms.empty() {
 		return "", invalid(ms)

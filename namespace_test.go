@@ -553,7 +553,7 @@ func TestNamespaceCreateRefused(t *testing.T) {
 		path, body, msg string
 		ms              map[string]string
 	}{
-		{"/__admin/namespaces", `{"Prefx": "a"}`, "The request is invalid.", map[string]string{"Prefx": `Unknown property "Prefx"; a namespace request has Prefix alone.`}},
+		{"/__admin/namespaces", `{"Prefx": "a"}`, "The request is invalid.", map[string]string{"Prefx": `Unknown property "Prefx"; did you mean Prefix? A namespace request has Prefix.`}},
 		{"/__admin/namespaces", `{"Prefix": "a", "Seed": 1}`, "The request is invalid.", map[string]string{"Seed": `Unknown property "Seed"`}},
 		{"/__admin/namespaces", `{"Prefix": "Test/sub"}`, "The request is invalid.", map[string]string{"Prefix": `The Prefix "Test/sub" is not 1 to 47 characters of A-Z a-z 0-9 . _ - (the name adds a dash and 16 more).`}},
 		{"/__admin/namespaces", `{"Prefix": ""}`, "The request is invalid.", map[string]string{"Prefix": `The Prefix "" is not 1 to 47`}},
