@@ -146,23 +146,12 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 		}
 		return byRule[name]
 	}
-	ask := func(d *directoryReader, q string) (cmpAnswer, error) {
-		status, body, err := d.list(ctx, q)
-		if err != nil {
-			return cmpAnswer{}, err
-		}
-		return readAnswer(status, body), nil
-	}
 	for _, q := range queries {
 		checks := []string{q.Rule}
 		if q.Op != "" {
 			checks = append(checks, fmt.Sprintf(ruleOperator, q.Op))
 		}
-		ansA, err := ask(a, q.Query)
-		if err != nil {
-			return nil, err
-		}
-		ansB, err := ask(b, q.Query)
+		ansA, ansB, err := askBoth(ctx, a, b, q.Query)
 		if err != nil {
 			return nil, err
 		}
@@ -197,38 +186,51 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 		}
 		return strings.Compare(x.Rule, y.Rule)
 	})
-	accepted := 0
+	if err := rep.probe(ctx, a, b, probes); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// askBoth sends one list query to a, then to b.
+func askBoth(ctx context.Context, a, b *directoryReader, query string) (cmpAnswer, cmpAnswer, error) {
+	var answers [2]cmpAnswer
+	for i, d := range []*directoryReader{a, b} {
+		status, body, err := d.list(ctx, query)
+		if err != nil {
+			return cmpAnswer{}, cmpAnswer{}, err
+		}
+		answers[i] = readAnswer(status, body)
+	}
+	return answers[0], answers[1], nil
+}
+
+// probe sends the constructs the real service does not document to both,
+// and says which -filters fits the tenant.
+func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes []cmpProbe) error {
 	for i := range probes {
 		p := &probes[i]
-		ansA, err := ask(a, p.Query)
+		ansA, ansB, err := askBoth(ctx, a, b, p.Query)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		ansB, err := ask(b, p.Query)
-		if err != nil {
-			return nil, err
-		}
-		p.Tenant = ansA
+		p.Tenant, p.Resourcedir = ansA, ansB
 		p.Accepted = ansA.Status == http.StatusOK
-		p.Resourcedir = ansB
 		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
-		if p.Accepted {
-			accepted++
-		}
 	}
 	rep.Probes = probes
-	switch accepted {
-	case 0:
+	switch rep.tenantDialect() {
+	case string(dialectAssetic):
 		rep.Filters = string(dialectAssetic)
 		rep.Advice = "the tenant refuses every construct the real service does not document: -filters assetic (the default) fits it."
-	case len(probes):
+	case string(dialectKendo):
 		rep.Filters = string(dialectKendo)
 		rep.Advice = "the tenant accepts Kendo's whole grammar: -filters kendo fits it."
 	default:
 		rep.Filters = string(dialectAssetic)
 		rep.Advice = "the tenant accepts some of what the real service does not document (see the probes): keep -filters assetic, so that a client relying on the rest fails here first, or use kendo knowing it accepts more than the tenant."
 	}
-	return rep, nil
+	return nil
 }
 
 // writeText writes the report for people.
@@ -372,23 +374,33 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		return cannot(err)
 	}
 	got.From, got.Against, got.Resources = tenant.base, againstName, len(items)
-	if *report == "json" {
-		out, err := json.MarshalIndent(got, "", "  ")
-		if err == nil {
-			_, err = stdout.Write(append(out, '\n'))
-		}
-		if err != nil {
-			return cannot(err)
-		}
-	} else if err := got.writeText(stdout); err != nil {
+	if err := got.write(stdout, *report); err != nil {
 		return cannot(err)
 	}
+	return got.verdict(*running)
+}
+
+// write writes the report in format: json for machines, else text.
+func (rep *cmpReport) write(w io.Writer, format string) error {
+	if format != "json" {
+		return rep.writeText(w)
+	}
+	out, err := json.MarshalIndent(rep, "", "  ")
+	if err == nil {
+		_, err = w.Write(append(out, '\n'))
+	}
+	return err
+}
+
+// verdict is compare's exit: nil when nothing differs, status 1 saying
+// what did (answers, or the tenant's dialect against running's).
+func (rep *cmpReport) verdict(running string) error {
 	var differs []string
-	if got.Differs {
+	if rep.Differs {
 		differs = append(differs, "resourcedir answers some queries otherwise than the tenant")
 	}
-	if tenant := got.tenantDialect(); tenant != *running {
-		differs = append(differs, fmt.Sprintf("the tenant's filter dialect is %s, not the -filters %s you run resourcedir with", tenant, *running))
+	if tenant := rep.tenantDialect(); tenant != running {
+		differs = append(differs, fmt.Sprintf("the tenant's filter dialect is %s, not the -filters %s you run resourcedir with", tenant, running))
 	}
 	if len(differs) > 0 {
 		return &exitError{1, fmt.Errorf("compare: %s (see the report)", strings.Join(differs, "; "))}

@@ -272,6 +272,20 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			ms.add(prefix+name, fmt.Sprintf("%s has the wrong JSON type.", name))
 		}
 	}
+	if seed != nil {
+		f.Seed = *seed
+	} else {
+		// Below 2^53, so that a JavaScript client can copy it exactly.
+		f.Seed = rand.Int64N(1 << 53)
+	}
+	f.draws = rand.New(rand.NewPCG(uint64(f.Seed), uint64(f.Seed)^0x9e3779b97f4a7c15))
+	f.check(seen, prefix, ms)
+	return f
+}
+
+// check adds to ms what is wrong with a fault as read (seen: the properties
+// given), and spells its Method, Path and header names canonically.
+func (f *fault) check(seen map[string]bool, prefix string, ms *modelState) {
 	f.Method = strings.ToUpper(f.Method)
 	if f.Method == "*" {
 		f.Method = ""
@@ -296,13 +310,6 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 	if !(f.Chance > 0 && f.Chance <= 1) {
 		ms.add(prefix+"Chance", "Chance must be more than 0 and at most 1.")
 	}
-	if seed != nil {
-		f.Seed = *seed
-	} else {
-		// Below 2^53, so that a JavaScript client can copy it exactly.
-		f.Seed = rand.Int64N(1 << 53)
-	}
-	f.draws = rand.New(rand.NewPCG(uint64(f.Seed), uint64(f.Seed)^0x9e3779b97f4a7c15))
 	if !slices.Contains(faultKinds, f.Kind) {
 		ms.add(prefix+"Kind", fmt.Sprintf("Kind %q is unknown; it is one of %s.", f.Kind, strings.Join(faultKinds, ", ")))
 	}
@@ -328,7 +335,6 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 		}
 	}
 	f.Headers = canonicalHeaders(f.Headers, prefix, ms)
-	return f
 }
 
 // canonicalHeaders checks a fault's headers and spells their names as they

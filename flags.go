@@ -180,25 +180,8 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 			}
 		}
 	}
-	switch {
-	case o.addr == "":
-		return nil, errors.New("-addr must not be empty: give host:port (127.0.0.1:8080, or 127.0.0.1:0 for a free port)")
-	case o.cfg.MaxPageSize < 1:
-		return nil, fmt.Errorf("-max-page-size must be at least 1, not %d", o.cfg.MaxPageSize)
-	case o.cfg.MaxBody < 1:
-		return nil, fmt.Errorf("-max-body must be at least 1, not %d", o.cfg.MaxBody)
-	case o.cfg.MaxSeedBody < 1:
-		return nil, fmt.Errorf("-max-seed-body must be at least 1, not %d", o.cfg.MaxSeedBody)
-	case o.cfg.JournalSize < 0:
-		return nil, fmt.Errorf("-journal-size must be 0 or more, not %d", o.cfg.JournalSize)
-	case o.cfg.Auth != "" && !strings.Contains(o.cfg.Auth, ":"):
-		return nil, errors.New("-auth must be user:token")
-	case o.cfg.NamespaceIdle < 0:
-		return nil, fmt.Errorf("-namespace-idle must be 0 (off) or positive, not %s", o.cfg.NamespaceIdle)
-	case o.snapshotInterval <= 0:
-		return nil, fmt.Errorf("-snapshot-interval must be positive, not %s", o.snapshotInterval)
-	case o.logFormat != "text" && o.logFormat != "json":
-		return nil, fmt.Errorf("-log-format must be text or json, not %q", o.logFormat)
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	if o.snapshotPath == snapshotOff {
 		o.snapshotPath = ""
@@ -211,6 +194,31 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	}
 	o.cfg.loopbackOnly = isLoopbackAddr(o.addr)
 	return o, nil
+}
+
+// check refuses values no flag may take, with the form it wants.
+func (o *options) check() error {
+	switch {
+	case o.addr == "":
+		return errors.New("-addr must not be empty: give host:port (127.0.0.1:8080, or 127.0.0.1:0 for a free port)")
+	case o.cfg.MaxPageSize < 1:
+		return fmt.Errorf("-max-page-size must be at least 1, not %d", o.cfg.MaxPageSize)
+	case o.cfg.MaxBody < 1:
+		return fmt.Errorf("-max-body must be at least 1, not %d", o.cfg.MaxBody)
+	case o.cfg.MaxSeedBody < 1:
+		return fmt.Errorf("-max-seed-body must be at least 1, not %d", o.cfg.MaxSeedBody)
+	case o.cfg.JournalSize < 0:
+		return fmt.Errorf("-journal-size must be 0 or more, not %d", o.cfg.JournalSize)
+	case o.cfg.Auth != "" && !strings.Contains(o.cfg.Auth, ":"):
+		return errors.New("-auth must be user:token")
+	case o.cfg.NamespaceIdle < 0:
+		return fmt.Errorf("-namespace-idle must be 0 (off) or positive, not %s", o.cfg.NamespaceIdle)
+	case o.snapshotInterval <= 0:
+		return fmt.Errorf("-snapshot-interval must be positive, not %s", o.snapshotInterval)
+	case o.logFormat != "text" && o.logFormat != "json":
+		return fmt.Errorf("-log-format must be text or json, not %q", o.logFormat)
+	}
+	return nil
 }
 
 // flagError rewords the flag package's parse errors that leave a user

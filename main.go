@@ -172,6 +172,13 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 		_, err := io.WriteString(stdout, versionText())
 		return err
 	}
+	return serveOptions(ctx, o, environ, stdout, stderr)
+}
+
+// serveOptions runs the server o describes until ctx ends or, with a command
+// after --, until that command exits; then it drains in-flight requests
+// and writes the snapshot.
+func serveOptions(ctx context.Context, o *options, environ []string, stdout, stderr io.Writer) error {
 	logOut := stdout
 	if o.command != nil {
 		// Standard output is the command's: a server's line in the middle
@@ -200,56 +207,30 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	srv.droppedLogLines = logs.droppedLines
 	srv.requestLog = newRequestLog(o.logFormat, o.logLevel, logs)
 
-	scheme, commandVars := "http", []string{}
-	var serving *serverTLS
-	if o.tls {
-		if serving, err = newServerTLS(o); err != nil {
-			return err
-		}
-		if serving.removeCA != nil {
-			defer serving.removeCA()
-		}
-		scheme = "https"
-		if serving.caFile != "" {
-			commandVars = append(commandVars, caFileVar+"="+serving.caFile)
-		}
-	}
-	ln, err := net.Listen("tcp", o.addr)
+	l, err := listen(o, logger)
 	if err != nil {
-		return listenError(o.addr, err)
+		return err
 	}
-	served := servedURL(ln.Addr(), scheme)
-	if o.addrFile != "" {
-		// The listener queues connections from now on, so the URL is
-		// good as soon as the file appears.
-		if err := writeAddrFile(o.addrFile, served); err != nil {
-			ln.Close()
-			return err
-		}
-		defer removeAddrFile(o.addrFile, served, logger)
-	}
+	defer l.close()
 	httpSrv := newHTTPServer(srv, logger)
 	httpSrv.RegisterOnShutdown(srv.beginShutdown)
 	serveErr := make(chan error, 1)
-	if serving != nil {
-		httpSrv.TLSConfig = serving.config
-		logger.Info("serving", "addr", scheme+"://"+ln.Addr().String(), "ca_file", serving.caFile)
-		go func() { serveErr <- httpSrv.ServeTLS(ln, "", "") }()
+	if l.tls != nil {
+		httpSrv.TLSConfig = l.tls.config
+		logger.Info("serving", "addr", "https://"+l.ln.Addr().String(), "ca_file", l.tls.caFile)
+		go func() { serveErr <- httpSrv.ServeTLS(l.ln, "", "") }()
 	} else {
-		logger.Info("serving", "addr", scheme+"://"+ln.Addr().String())
-		go func() { serveErr <- httpSrv.Serve(ln) }()
+		logger.Info("serving", "addr", "http://"+l.ln.Addr().String())
+		go func() { serveErr <- httpSrv.Serve(l.ln) }()
 	}
-	// serving ends when the server stops: at ctx's end, or when the
-	// command after -- exits.
 	if o.command != nil {
 		// Whatever the level: where to look when COMMAND fails.
-		trust := ""
-		if serving != nil && serving.caFile != "" {
-			trust = "; CA certificate " + serving.caFile
+		vars, trust := []string{urlVar + "=" + l.served}, ""
+		if l.tls != nil && l.tls.caFile != "" {
+			vars, trust = append(vars, caFileVar+"="+l.tls.caFile), "; CA certificate "+l.tls.caFile
 		}
-		fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", served, o.command[0], served, trust)
-		commandVars = append(commandVars, urlVar+"="+served)
-		code, cmdErr := runCommand(ctx, o.command, environ, commandVars, stdout, stderr, serveErr)
+		fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", l.served, o.command[0], l.served, trust)
+		code, cmdErr := runCommand(ctx, o.command, environ, vars, stdout, stderr, serveErr)
 		return commandResult(code, errors.Join(cmdErr, stopServer(httpSrv, srv, logger)))
 	}
 	select {
@@ -258,6 +239,53 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	case <-ctx.Done():
 	}
 	return stopServer(httpSrv, srv, logger)
+}
+
+// listening is where the server listens: the listener, the URL a client
+// on this machine reaches it by, and with -tls what it serves with.
+type listening struct {
+	ln     net.Listener
+	served string
+	tls    *serverTLS // nil: plain HTTP
+	close  func()     // removes the -addr-file and a temporary CA file
+}
+
+// listen makes o's certificate when -tls asks for one, listens on o's
+// address, and writes the -addr-file once connections queue.
+func listen(o *options, logger *slog.Logger) (*listening, error) {
+	l := &listening{close: func() {}}
+	scheme := "http"
+	if o.tls {
+		st, err := newServerTLS(o)
+		if err != nil {
+			return nil, err
+		}
+		l.tls, scheme = st, "https"
+		if st.removeCA != nil {
+			l.close = st.removeCA
+		}
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		l.close()
+		return nil, listenError(o.addr, err)
+	}
+	l.ln, l.served = ln, servedURL(ln.Addr(), scheme)
+	if o.addrFile != "" {
+		// The listener queues connections from now on, so the URL is
+		// good as soon as the file appears.
+		if err := writeAddrFile(o.addrFile, l.served); err != nil {
+			ln.Close()
+			l.close()
+			return nil, err
+		}
+		removeCA := l.close
+		l.close = func() {
+			removeAddrFile(o.addrFile, l.served, logger)
+			removeCA()
+		}
+	}
+	return l, nil
 }
 
 // stopServer drains in-flight requests and closes srv, which writes the
