@@ -17,11 +17,11 @@ func (s *Server) readResource(x *exchange, r *http.Request, mode writeMode, path
 	if err != nil {
 		return nil, err
 	}
-	in, err := decodeResource(body)
-	if err != nil {
+	var in resourceInput
+	if err := decodeResourceInto(body, &in); err != nil {
 		return nil, err
 	}
-	return buildResource(in, mode, pathID)
+	return buildResource(&in, mode, pathID)
 }
 
 func (s *Server) create(x *exchange, r *http.Request) (any, error) {

@@ -853,13 +853,23 @@ type capturedBody struct {
 	// which the server sends on the first read, and not once it has answered.
 	waitsContinue bool
 	started       bool
+	shared        []byte // the handler's buffer, which buf is the start of
 }
+
+// share makes c keep buf, which the handler reads the whole body into from
+// its start and never changes, rather than a copy of what it reads: the
+// journal's Body is the body's own bytes. buf must fit maxJournalBody.
+func (c *capturedBody) share(buf []byte) { c.shared = buf }
 
 func (c *capturedBody) Read(p []byte) (int, error) {
 	c.started = true
 	n, err := c.ReadCloser.Read(p)
 	c.read += int64(n)
 	c.ended = err != nil || c.read == c.declared
+	if c.shared != nil {
+		c.buf = c.shared[:c.read]
+		return n, err
+	}
 	keep := min(n, maxJournalBody-len(c.buf))
 	c.buf = append(c.buf, p[:keep]...)
 	if keep < n {
