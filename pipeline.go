@@ -130,6 +130,9 @@ type exchange struct {
 	respHeader    http.Header
 	respBody      []byte
 	respTruncated bool
+	// contentLength holds the first answer's Content-Length value
+	// (respond.go's contentLength).
+	contentLength [1]string
 
 	// The length the answer declared (-1: none), and the server and request
 	// to record, so that Write can record the entry before the last bytes
