@@ -66,10 +66,13 @@ type journalEntry struct {
 	delivered  int // the status of the answer the client received; 0 for none
 	durationMs float64
 	faultID    int
-	// The answer: respHeader is nil when there was none.
+	// The answer: respHeader is nil when there was none. With answerMade,
+	// its body is made from answer when read, and respBody is empty.
 	respHeader    http.Header
 	respBody      []byte
 	respTruncated bool
+	answer        madeAnswer
+	answerMade    bool
 
 	// size is what the entry holds, for the budget; owner is its journal,
 	// and older and newer its neighbours in the budget's list.
@@ -216,10 +219,18 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 			var cut bool
 			e.respHeader, cut = capHeaders(x.respHeader)
 			e.respBody, e.respTruncated = x.respBody, x.respTruncated || cut
+			if x.answerMade {
+				e.answer, e.answerMade = x.answer, true
+			}
 		}
 	}
+	// A made answer is counted as the copy it replaces.
+	answerBytes := 0
+	if e.answerMade {
+		answerBytes = min(x.answerLen, maxJournalResponse)
+	}
 	e.size = journalEntryOverhead + int64(len(e.requestID)+len(e.path)+len(e.route)+len(e.rawQuery)+len(e.host)+
-		len(e.body)+len(e.respBody)+headerBytes(e.header)+headerBytes(e.respHeader))
+		len(e.body)+len(e.respBody)+answerBytes+headerBytes(e.header)+headerBytes(e.respHeader))
 	j.insert(e)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -638,18 +649,32 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	b = append(b, `,"Delivered":`...)
 	b = strconv.AppendInt(b, int64(e.delivered), 10)
 	b = append(b, `,"Response":`...)
+	respBody, respTruncated := e.response()
 	if e.respHeader == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"Headers":`...)
 		b = appendMultiMap(b, maskHeaders(e.respHeader))
 		b = append(b, `,"Body":`...)
-		b = appendJournalBody(b, e.respBody, e.respTruncated)
+		b = appendJournalBody(b, respBody, respTruncated)
 		b = append(b, '}')
 	}
 	b = append(b, `,"ResponseTruncated":`...)
-	b = strconv.AppendBool(b, e.respTruncated)
+	b = strconv.AppendBool(b, respTruncated)
 	return append(b, '}')
+}
+
+// response is the start of the answer's body as the journal shows it, and
+// whether it was cut (at maxJournalResponse, or its headers).
+func (e *journalEntry) response() ([]byte, bool) {
+	if !e.answerMade {
+		return e.respBody, e.respTruncated
+	}
+	body := e.answer.appendTo(nil)
+	if len(body) > maxJournalResponse {
+		return body[:maxJournalResponse], true
+	}
+	return body, e.respTruncated
 }
 
 // appendMultiMap writes names in order, each to its value, or to a list of

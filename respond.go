@@ -87,17 +87,26 @@ func writeValue(x *exchange, v any) {
 	case jsonText:
 		writeBody(x, http.StatusOK, v)
 	case pooledJSON:
-		writeBody(x, http.StatusOK, *v.buf)
-		if cap(*v.buf) <= 1<<20 { // don't keep a giant page's buffer forever
-			*v.buf = (*v.buf)[:0]
-			bufPool.Put(v.buf)
-		}
+		writePooled(x, v)
+	case *madeAnswer:
+		// The journal makes this answer again when it is read (exchange.answer).
+		p := encoded(v.appendTo)
+		x.answerNext, x.answerLen = true, len(*p.buf)
+		writePooled(x, p)
 	case jsonStream:
 		x.Header()["Content-Type"] = jsonContentTypeHeader
 		x.WriteHeader(http.StatusOK)
 		v(x) //nolint:errcheck // the client has gone; nothing to tell it
 	default:
 		writeJSON(x, http.StatusOK, v)
+	}
+}
+
+func writePooled(x *exchange, v pooledJSON) {
+	writeBody(x, http.StatusOK, *v.buf)
+	if cap(*v.buf) <= 1<<20 { // don't keep a giant page's buffer forever
+		*v.buf = (*v.buf)[:0]
+		bufPool.Put(v.buf)
 	}
 }
 
