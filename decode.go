@@ -308,27 +308,31 @@ type typesJSON []typeEntry
 type typeEntry struct{ Type typeName }
 
 // typeName is an entry's Type: the type it names, 0 for null or an unknown
-// name; wrong once a value of another JSON type was among its keys, as
-// stringProp keeps its kind.
-type typeName struct {
-	t     requestorType
-	wrong bool
-}
+// name, and wrongType once a value of another JSON type was among its keys,
+// as stringProp keeps its kind. One byte: an array of half a million bad
+// entries is read whole in this pass.
+type typeName requestorType
+
+const wrongType typeName = 0xff
 
 func (n *typeName) UnmarshalJSON(raw []byte) error {
+	if *n == wrongType {
+		return nil
+	}
+	var t requestorType
 	switch raw[0] {
 	case '"':
-		n.t = 0
 		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
-			n.t, _ = lookupRequestorType(string(inner))
+			t, _ = lookupRequestorType(string(inner))
 		} else if s, err := jsonString(raw); err == nil {
-			n.t, _ = lookupRequestorType(s)
+			t, _ = lookupRequestorType(s)
 		}
 	case 'n':
-		n.t = 0
 	default:
-		n.wrong = true
+		*n = wrongType
+		return nil
 	}
+	*n = typeName(t)
 	return nil
 }
 
@@ -336,11 +340,12 @@ func (n *typeName) UnmarshalJSON(raw []byte) error {
 // false when an entry names none.
 func (ts typesJSON) types() (types []requestorType, ok bool) {
 	for _, e := range ts {
-		if e.Type.wrong || e.Type.t == 0 {
+		t := requestorType(e.Type)
+		if e.Type == wrongType || t == 0 {
 			return nil, false
 		}
-		if !slices.Contains(types, e.Type.t) {
-			types = append(types, e.Type.t)
+		if !slices.Contains(types, t) {
+			types = append(types, t)
 		}
 	}
 	return types, true
