@@ -49,7 +49,8 @@ func (s *Server) update(x *exchange, r *http.Request) (any, error) {
 	if !found {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource has the id %s.", id)}
 	}
-	return encoded(func(b []byte) []byte { return appendResource(b, updated, true) }), nil
+	x.answer = madeAnswer{updated: updated}
+	return &x.answer, nil
 }
 
 // List query parameters, matched case-insensitively.
@@ -71,17 +72,22 @@ func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 }
 
 // madeAnswer is an answer of stored resources, which never change: a
-// create's or a list's. The journal makes its bytes again when it is read,
-// rather than keep a copy of them that most entries never show.
+// create's, an update's or a list's. The journal makes its bytes again
+// when it is read, rather than keep a copy of them that most entries never
+// show.
 type madeAnswer struct {
-	created *resource   // a create's resource; nil for a list
-	page    []*resource // a list's page
+	created *resource   // a create's resource
+	updated *resource   // an update's resource
+	page    []*resource // a list's page, when neither is set
 	total   int
 	pages   int
 	pageNo  int
 }
 
 func (a *madeAnswer) appendTo(b []byte) []byte {
+	if a.updated != nil {
+		return appendResource(b, a.updated, true)
+	}
 	if a.created != nil {
 		b = append(b, `{"Data":[`...)
 		b = appendResource(b, a.created, false)

@@ -649,14 +649,18 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	b = append(b, `,"Delivered":`...)
 	b = strconv.AppendInt(b, int64(e.delivered), 10)
 	b = append(b, `,"Response":`...)
-	respBody, respTruncated := e.response()
+	respTruncated := e.respTruncated
 	if e.respHeader == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"Headers":`...)
 		b = appendMultiMap(b, maskHeaders(e.respHeader))
 		b = append(b, `,"Body":`...)
-		b = appendJournalBody(b, respBody, respTruncated)
+		if e.answerMade {
+			b, respTruncated = appendMadeAnswer(b, &e.answer, respTruncated)
+		} else {
+			b = appendJournalBody(b, e.respBody, respTruncated)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, `,"ResponseTruncated":`...)
@@ -664,17 +668,17 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	return append(b, '}')
 }
 
-// response is the start of the answer's body as the journal shows it, and
-// whether it was cut (at maxJournalResponse, or its headers).
-func (e *journalEntry) response() ([]byte, bool) {
-	if !e.answerMade {
-		return e.respBody, e.respTruncated
+// appendMadeAnswer writes a made answer as appendJournalBody writes the
+// copy it replaces: the answer itself, which is compact JSON in UTF-8
+// already, or its first maxJournalResponse bytes as a string.
+func appendMadeAnswer(b []byte, a *madeAnswer, truncated bool) ([]byte, bool) {
+	start := len(b)
+	b = a.appendTo(b)
+	if len(b)-start <= maxJournalResponse {
+		return b, truncated
 	}
-	body := e.answer.appendTo(nil)
-	if len(body) > maxJournalResponse {
-		return body[:maxJournalResponse], true
-	}
-	return body, e.respTruncated
+	cut := string(b[start : start+maxJournalResponse])
+	return appendJSONString(b[:start], cut), true
 }
 
 // appendMultiMap writes names in order, each to its value, or to a list of

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -1372,6 +1373,35 @@ func TestJournalMadeAnswers(t *testing.T) {
 		en := entries[i]
 		if en.Response == nil || string(en.Response.Body) != string(want) || en.ResponseTruncated {
 			t.Errorf("entry %d: Response %+v truncated %v, want Body %s", i, en.Response, en.ResponseTruncated, want)
+		}
+	}
+}
+
+// BenchmarkJournalRead reads a journal of 1,000 creates as GET
+// /__admin/requests writes it: what a reader pays, the answers made again
+// included.
+//
+//	go test -run '^$' -bench '^BenchmarkJournalRead$' -benchmem .
+func BenchmarkJournalRead(b *testing.B) {
+	logs := newLogWriter(io.Discard)
+	defer logs.Close()
+	srv := newServer(defaultConfig(), newStore(nil), newLogger("text", slog.LevelInfo, logs))
+	w := &discardResponse{header: http.Header{}}
+	for i := range 1000 {
+		r := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(benchJSON(i)))
+		r.Header.Set("Content-Type", "application/json")
+		clear(w.header)
+		srv.ServeHTTP(w, r)
+	}
+	entries := srv.defaultNS().journal.matching(journalQuery{})
+	if len(entries) != 1000 {
+		b.Fatalf("%d entries", len(entries))
+	}
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		for _, e := range entries {
+			buf = appendJournalEntry(buf[:0], e)
 		}
 	}
 }
