@@ -190,7 +190,7 @@ func (*ignored) UnmarshalJSON([]byte) error { return nil }
 // value of another JSON type (kind: its first byte). Of duplicate keys the
 // last string or null is the value, and a wrong type among them is a fault.
 // raw is the string as sent, quotes and escapes included, in the bytes
-// being read: input copies it once, into the stored value.
+// being read: fields copies it once, into the stored value.
 type stringProp struct {
 	sent, valued bool
 	raw          []byte // when valued
@@ -211,8 +211,9 @@ func (p *stringProp) UnmarshalJSON(raw []byte) error {
 }
 
 // rawValue is a value as sent, in the bytes being read: json.RawMessage
-// without its copy. It is read before the bytes are (decodeTypes,
-// compactJSON).
+// without its copy. It is used while those bytes are: a create's body, or
+// a seed's Decoder buffer until its next item (decodeTypes reads it,
+// compactJSON copies it).
 type rawValue []byte
 
 func (v *rawValue) UnmarshalJSON(raw []byte) error {
