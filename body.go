@@ -53,6 +53,9 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 			return nil, tooBusy(x)
 		}
 		body = make([]byte, r.ContentLength)
+		if r.Body == io.ReadCloser(&x.capture) && r.ContentLength <= maxJournalBody {
+			x.capture.share(body)
+		}
 		_, err = io.ReadFull(r.Body, body)
 	} else {
 		// Chunked: the buffer is held as it grows.
@@ -75,15 +78,20 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 			return nil, tooLarge(x, r, limit)
 		}
 	}
+	if err != nil {
+		return nil, unreadable(err)
+	}
+	return body, nil
+}
+
+// unreadable is the 400 for a body that could not be read.
+func unreadable(err error) error {
 	var timeout interface{ Timeout() bool }
 	if errors.As(err, &timeout) && timeout.Timeout() {
 		// Said plainly: the error's text names the server's own address.
-		return nil, badRequest("The request body could not be read: it did not arrive within the server's read timeout.")
+		return badRequest("The request body could not be read: it did not arrive within the server's read timeout.")
 	}
-	if err != nil {
-		return nil, badRequest("The request body could not be read: %v.", err)
-	}
-	return body, nil
+	return badRequest("The request body could not be read: %v.", err)
 }
 
 // tooLarge is the 413 for r. Unless the client waits for 100 Continue

@@ -54,20 +54,56 @@ type document struct {
 // openDocument starts reading body, which must hold one value of kind d.
 func openDocument(body []byte, d jsonDocument) (*document, error) {
 	base := afterBOM(body)
+	if err := d.checkStart(body, base); err != nil {
+		return nil, err
+	}
+	return d.reader(body, base), nil
+}
+
+func (d jsonDocument) reader(body []byte, base int) *document {
 	doc := &document{jsonDocument: d, body: body, base: base, text: body[base:]}
 	doc.dec = json.NewDecoder(bytes.NewReader(doc.text))
+	return doc
+}
+
+// checkStart refuses a body that is empty or holds a value of another kind
+// than d: what is not JSON at all is told as such.
+func (d jsonDocument) checkStart(body []byte, base int) error {
 	i := skipJSONSpace(body, base)
 	if i == len(body) {
-		return nil, &jsonError{fmt.Sprintf("%s is empty; expected %s.", d.subject, d.expected)}
+		return &jsonError{fmt.Sprintf("%s is empty; expected %s.", d.subject, d.expected)}
 	}
 	if body[i] != d.open {
-		// Read first: what is not JSON at all is told as such.
-		if err := doc.dec.Decode(&ignored{}); err != nil {
-			return nil, doc.syntaxError(err)
+		if err := d.reader(body, base).readValue(); err != nil {
+			return err
 		}
-		return nil, &jsonError{fmt.Sprintf("%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))}
+		return &jsonError{fmt.Sprintf("%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))}
 	}
-	return doc, nil
+	return nil
+}
+
+// readValue reads the document's first value, and says where it stops
+// being JSON.
+func (d *document) readValue() error {
+	if err := d.dec.Decode(&ignored{}); err != nil {
+		return d.syntaxError(err)
+	}
+	return nil
+}
+
+// readError says why json.Unmarshal refused body: where it stops being one
+// JSON value followed by white space. It reads the body again with a
+// Decoder, which tells a value that ends early from one that breaks, and
+// where the value ends: only a body refused pays for it.
+func (d jsonDocument) readError(body []byte, base int) error {
+	doc := d.reader(body, base)
+	if err := doc.readValue(); err != nil {
+		return err
+	}
+	if err := doc.finish(); err != nil {
+		return err
+	}
+	return &jsonError{d.subject + " is not valid JSON."}
 }
 
 // finish checks that only white space follows the value read.
@@ -153,9 +189,11 @@ func (*ignored) UnmarshalJSON([]byte) error { return nil }
 // stringProp is a string property as sent: absent, null, a string, or a
 // value of another JSON type (kind: its first byte). Of duplicate keys the
 // last string or null is the value, and a wrong type among them is a fault.
+// raw is the string as sent, quotes and escapes included, in the bytes
+// being read: fields copies it once, into the stored value.
 type stringProp struct {
 	sent, valued bool
-	s            string // the value when valued; null when not
+	raw          []byte // when valued
 	kind         byte
 }
 
@@ -163,14 +201,23 @@ func (p *stringProp) UnmarshalJSON(raw []byte) error {
 	p.sent = true
 	switch raw[0] {
 	case 'n':
-		p.valued, p.s = false, ""
+		p.valued, p.raw = false, nil
 	case '"':
-		s, err := jsonString(raw)
-		p.valued, p.s = true, s
-		return err
+		p.valued, p.raw = true, raw
 	default:
 		p.kind = raw[0]
 	}
+	return nil
+}
+
+// rawValue is a value as sent, in the bytes being read: json.RawMessage
+// without its copy. It is used while those bytes are: a create's body, or
+// a seed's Decoder buffer until its next item (decodeTypes reads it,
+// compactJSON copies it).
+type rawValue []byte
+
+func (v *rawValue) UnmarshalJSON(raw []byte) error {
+	*v = raw
 	return nil
 }
 
@@ -186,10 +233,24 @@ func jsonString(raw []byte) (string, error) {
 	return s, err
 }
 
-// resourceJSON is a resource as encoding/json reads it: each property by
+// appendJSONText appends the text of the checked JSON string raw, read as
+// jsonString reads it. Most strings hold no escape and are valid UTF-8:
+// their text is their bytes.
+func appendJSONText(b, raw []byte) []byte {
+	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return append(b, inner...)
+	}
+	s, _ := jsonString(raw) // raw is a string encoding/json checked
+	return append(b, s...)
+}
+
+// resourceFields is a resource as encoding/json reads it: each property by
 // its name in any case, the last of duplicate keys winning, as ASP.NET's
-// model binding reads them.
-type resourceJSON struct {
+// model binding reads them. Types is read as T: by a create or update
+// body's one pass (bodyJSON), or as sent by a seed item (resourceJSON).
+// Generic rather than embedded: encoding/json pays an allocation a body for
+// a field of an embedded struct.
+type resourceFields[T any] struct {
 	ID             stringProp `json:"Id"`
 	DisplayName    stringProp
 	FirstName      stringProp
@@ -203,14 +264,22 @@ type resourceJSON struct {
 	Fax            stringProp
 	Email          stringProp
 	AddressComment stringProp
-	Types          json.RawMessage
-	Address        json.RawMessage
+	Types          T
+	Address        rawValue
 	// What GET /__admin/resources writes besides the properties, so that
 	// its output is a seed as it is.
 	StatusID ignored `json:"StatusId"`
 	Links    ignored `json:"_links"`
 	Embedded ignored `json:"_embedded"`
 }
+
+// resourceJSON is a seed item: its Types as sent, for decodeTypes to read
+// strictly.
+type resourceJSON = resourceFields[rawValue]
+
+// bodyJSON is a create or update body, Types included: the one pass of
+// json.Unmarshal reads it all when every Types entry names a type.
+type bodyJSON = resourceFields[typesJSON]
 
 // resourceNames are the names resourceJSON reads, for a strict seed.
 var resourceNames = func() []string {
@@ -231,6 +300,58 @@ type typeJSON struct {
 
 var typeEntryNames = []string{"Id", "Type", "_links", "_embedded"}
 
+// typesJSON is Types as the body's pass reads it: of each entry, the type
+// its Type names. An entry that is not an object leaves an error of
+// json.Unmarshal; one that names no type reads as 0. Either way decodeTypes
+// reads Types again to say what is wrong.
+type typesJSON []typeEntry
+
+type typeEntry struct{ Type typeName }
+
+// typeName is an entry's Type: the type it names, 0 for null or an unknown
+// name, and wrongType once a value of another JSON type was among its keys,
+// as stringProp keeps its kind. One byte: an array of half a million bad
+// entries is read whole in this pass.
+type typeName requestorType
+
+const wrongType typeName = 0xff
+
+func (n *typeName) UnmarshalJSON(raw []byte) error {
+	if *n == wrongType {
+		return nil
+	}
+	var t requestorType
+	switch raw[0] {
+	case '"':
+		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
+			t, _ = lookupRequestorType(string(inner))
+		} else if s, err := jsonString(raw); err == nil {
+			t, _ = lookupRequestorType(s)
+		}
+	case 'n':
+	default:
+		*n = wrongType
+		return nil
+	}
+	*n = typeName(t)
+	return nil
+}
+
+// types returns the types ts names, each once in the order given; ok is
+// false when an entry names none.
+func (ts typesJSON) types() (types []requestorType, ok bool) {
+	for _, e := range ts {
+		t := requestorType(e.Type)
+		if e.Type == wrongType || t == 0 {
+			return nil, false
+		}
+		if !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	return types, true
+}
+
 // resourceInput is a create, update or seed body as sent, before the rules
 // of rules.go are applied.
 type resourceInput struct {
@@ -238,50 +359,103 @@ type resourceInput struct {
 	seen    [numProps]bool
 	address []byte // Address as sent, nil when absent; the rules decide what it may be
 	ms      modelState
+	// names is FirstName, Surname and Company as sent, one space apart, in
+	// the string that holds the values: often the DisplayName to generate.
+	names string
 }
 
 // decodeResource reads a create or update body, which must be one JSON
 // object; properties it does not know are ignored, as the real service
 // ignores them.
 func decodeResource(body []byte) (*resourceInput, error) {
-	doc, err := openDocument(body, objectBody)
-	if err != nil {
-		return nil, err
-	}
-	var b resourceJSON
-	if err := doc.dec.Decode(&b); err != nil {
-		return nil, doc.syntaxError(err)
-	}
-	if err := doc.finish(); err != nil {
-		return nil, err
-	}
 	in := &resourceInput{}
-	if err := b.input(in, false, nil); err != nil {
+	if err := decodeResourceInto(body, in); err != nil {
 		return nil, err
 	}
 	return in, nil
 }
 
-// input fills in with what b read. strict refuses properties a Types entry
-// does not have; memo, when not nil, keeps the Types values read without
-// fault, for the next items of a seed.
-func (b *resourceJSON) input(in *resourceInput, strict bool, memo typesMemo) error {
+// decodeResourceInto is decodeResource into the caller's in. The body is
+// read once, by json.Unmarshal, from the bytes already read; in's strings
+// are copied from it once, and refer to nothing else of it.
+func decodeResourceInto(body []byte, in *resourceInput) error {
+	base := afterBOM(body)
+	if err := objectBody.checkStart(body, base); err != nil {
+		return err
+	}
+	text := body[base:]
+	var b bodyJSON
+	err := json.Unmarshal(text, &b)
+	if err != nil && !isTypeError(err) {
+		return objectBody.readError(body, base)
+	}
+	b.fields(in)
+	// Only Types may be of the wrong type: each other property reads any.
+	types, ok := b.Types.types()
+	if err == nil && ok && b.Types != nil {
+		in.seen[propTypes] = true
+		in.res.types = types
+		return nil
+	}
+	// Types is absent, null, not an array, or holds an entry that names no
+	// type: read as sent, to tell absent from null and to say what is wrong.
+	var sent struct{ Types rawValue }
+	if err := json.Unmarshal(text, &sent); err != nil {
+		return err
+	}
+	in.seen[propTypes] = sent.Types != nil
+	in.res.types, err = decodeTypes(sent.Types, false, &in.ms)
+	return err
+}
+
+// isTypeError reports whether err is json.Unmarshal's for a value of the
+// wrong JSON type, which is not a syntax error.
+func isTypeError(err error) bool {
+	var wrongType *json.UnmarshalTypeError
+	return errors.As(err, &wrongType)
+}
+
+// fields fills in with the properties b read but Types: their strings in
+// one string, copied from the body once.
+func (b *resourceFields[T]) fields(in *resourceInput) {
 	props := [numStringFields]*stringProp{
 		fieldID: &b.ID, fieldDisplayName: &b.DisplayName, fieldFirstName: &b.FirstName, fieldSurname: &b.Surname,
 		fieldCompany: &b.Company, fieldPosition: &b.Position, fieldStatus: &b.Status, fieldExternalID: &b.ExternalID,
 		fieldPhone: &b.Phone, fieldMobile: &b.Mobile, fieldFax: &b.Fax, fieldEmail: &b.Email, fieldAddressComment: &b.AddressComment,
 	}
+	var buf [512]byte
+	text := buf[:0]
+	var starts, ends [numStringFields]int
 	for f, p := range props {
 		f := field(f)
 		in.seen[f] = p.sent
 		if p.kind != 0 {
 			in.ms.add(f.String(), f.String()+" must be a string or null.")
 		}
-		in.res.set(f, p.s, p.valued)
+		if f == fieldSurname || f == fieldCompany {
+			text = append(text, ' ')
+		}
+		starts[f] = len(text)
+		if p.valued {
+			text = appendJSONText(text, p.raw)
+		}
+		ends[f] = len(text)
 	}
-	in.seen[propTypes] = b.Types != nil
+	all := string(text)
+	for f, p := range props {
+		in.res.set(field(f), all[starts[f]:ends[f]], p.valued)
+	}
+	in.names = all[starts[fieldFirstName]:ends[fieldCompany]]
 	in.seen[propAddress] = b.Address != nil
 	in.address = b.Address
+}
+
+// itemInput fills in with what the seed item b read: strict refuses
+// properties a Types entry does not have; memo, when not nil, keeps the
+// Types values read without fault, for the next items of the seed.
+func itemInput(b *resourceJSON, in *resourceInput, strict bool, memo typesMemo) error {
+	b.fields(in)
+	in.seen[propTypes] = b.Types != nil
 	if types, ok := memo[string(b.Types)]; ok {
 		in.res.types = slices.Clone(types)
 		return nil
@@ -364,10 +538,11 @@ func (e *typeJSON) requestorType() (requestorType, string) {
 	case !e.Type.valued:
 		return 0, "Type is required; it must be one of " + typeNamesList + "."
 	}
-	if t, ok := lookupRequestorType(e.Type.s); ok {
+	name, _ := jsonString(e.Type.raw) // a string encoding/json checked
+	if t, ok := lookupRequestorType(name); ok {
 		return t, ""
 	}
-	return 0, fmt.Sprintf("Unknown requestor type %q; it must be one of %s.", e.Type.s, typeNamesList)
+	return 0, fmt.Sprintf("Unknown requestor type %q; it must be one of %s.", name, typeNamesList)
 }
 
 // unknownProps adds a fault, keyed prefix+key, for each key of the checked

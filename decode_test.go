@@ -493,3 +493,30 @@ func doStrictJSON(t *testing.T, a *testClient, method, path, body string) respon
 	}
 	return resp
 }
+
+// TestDecodeTypesOnePass: Types read in the body's one pass (typesJSON)
+// reads as decodeTypes, the entry-by-entry reader that says what is wrong,
+// reads it alone.
+func TestDecodeTypesOnePass(t *testing.T) {
+	t.Parallel()
+	for _, types := range []string{
+		`[]`, `null`, `[{"Type":"Team"}]`, `[{"Type":"team"},{"TYPE":"Employee"},{"type":"TEAM"}]`,
+		`[{"Type":"Te\u0061m"},{"Type":"Customer","Id":99,"_links":[],"_embedded":null}]`,
+		`[{"Type":"Team","Type":"Bogus"}]`, `[{"Type":"Bogus","Type":"Team"}]`, `[{"Type":1,"Type":"Team"}]`,
+		`[{"Type":"Team","Type":null}]`, `[{}]`, `[0,{"Type":"Team"}]`, `[[]]`, `"Team"`, `{}`, `[{"Type":"Kontractor"}]`,
+		`[{"Type":"Contractor"},{"Type":"Company"},{"Type":"Customer"},{"Type":"Employee"},{"Type":"Team"},{"Type":"Company"}]`,
+	} {
+		in, err := decodeResource([]byte(`{"Company":"C","Types":` + types + `}`))
+		if err != nil {
+			t.Fatalf("%s: %v", types, err)
+		}
+		var ms modelState
+		want, err := decodeTypes([]byte(types), false, &ms)
+		if err != nil {
+			t.Fatalf("%s: decodeTypes: %v", types, err)
+		}
+		if !slices.Equal(in.res.types, want) || !reflect.DeepEqual(in.ms, ms) || !in.seen[propTypes] {
+			t.Errorf("Types %s: %v %v seen %v, want %v %v", types, in.res.types, in.ms.props, in.seen[propTypes], want, ms.props)
+		}
+	}
+}

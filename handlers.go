@@ -17,11 +17,11 @@ func (s *Server) readResource(x *exchange, r *http.Request, mode writeMode, path
 	if err != nil {
 		return nil, err
 	}
-	in, err := decodeResource(body)
-	if err != nil {
+	var in resourceInput
+	if err := decodeResourceInto(body, &in); err != nil {
 		return nil, err
 	}
-	return buildResource(in, mode, pathID)
+	return buildResource(&in, mode, pathID)
 }
 
 func (s *Server) create(x *exchange, r *http.Request) (any, error) {
@@ -32,11 +32,8 @@ func (s *Server) create(x *exchange, r *http.Request) (any, error) {
 	if res, err = x.ns.store.create(res); err != nil {
 		return nil, fmt.Errorf("create resource: %w", err)
 	}
-	return encoded(func(b []byte) []byte {
-		b = append(b, `{"Data":[`...)
-		b = appendResource(b, res, false)
-		return append(b, `],"Total":1}`...)
-	}), nil
+	x.answer = madeAnswer{created: res}
+	return &x.answer, nil
 }
 
 func (s *Server) update(x *exchange, r *http.Request) (any, error) {
@@ -52,7 +49,8 @@ func (s *Server) update(x *exchange, r *http.Request) (any, error) {
 	if !found {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource has the id %s.", id)}
 	}
-	return encoded(func(b []byte) []byte { return appendResource(b, updated, true) }), nil
+	x.answer = madeAnswer{updated: updated}
+	return &x.answer, nil
 }
 
 // List query parameters, matched case-insensitively.
@@ -69,23 +67,46 @@ func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	total, page := x.ns.store.list(q)
-	totalPages := (total + pageSize - 1) / pageSize
-	return encoded(func(b []byte) []byte {
-		b = append(b, `{"TotalResults":`...)
-		b = strconv.AppendInt(b, int64(total), 10)
-		b = append(b, `,"TotalPages":`...)
-		b = strconv.AppendInt(b, int64(totalPages), 10)
-		b = append(b, `,"Page":`...)
-		b = strconv.AppendInt(b, int64(q.Page), 10)
-		b = append(b, `,"ResourceList":[`...)
-		for i, res := range page {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendResource(b, res, true)
+	x.answer = madeAnswer{page: page, total: total, pages: (total + pageSize - 1) / pageSize, pageNo: q.Page}
+	return &x.answer, nil
+}
+
+// madeAnswer is an answer of stored resources, which never change: a
+// create's, an update's or a list's. The journal makes its bytes again
+// when it is read, rather than keep a copy of them that most entries never
+// show.
+type madeAnswer struct {
+	created *resource   // a create's resource
+	updated *resource   // an update's resource
+	page    []*resource // a list's page, when neither is set
+	total   int
+	pages   int
+	pageNo  int
+}
+
+func (a *madeAnswer) appendTo(b []byte) []byte {
+	if a.updated != nil {
+		return appendResource(b, a.updated, true)
+	}
+	if a.created != nil {
+		b = append(b, `{"Data":[`...)
+		b = appendResource(b, a.created, false)
+		return append(b, `],"Total":1}`...)
+	}
+	b = append(b, `{"TotalResults":`...)
+	b = strconv.AppendInt(b, int64(a.total), 10)
+	b = append(b, `,"TotalPages":`...)
+	b = strconv.AppendInt(b, int64(a.pages), 10)
+	b = append(b, `,"Page":`...)
+	b = strconv.AppendInt(b, int64(a.pageNo), 10)
+	b = append(b, `,"ResourceList":[`...)
+	for i, res := range a.page {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		return append(b, `],"_links":[],"_embedded":null}`...)
-	}), nil
+		b = appendResource(b, res, true)
+	}
+	return append(b, `],"_links":[],"_embedded":null}`...)
 }
 
 // parseListQuery reads the list parameters; it returns the page size in

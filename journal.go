@@ -66,10 +66,13 @@ type journalEntry struct {
 	delivered  int // the status of the answer the client received; 0 for none
 	durationMs float64
 	faultID    int
-	// The answer: respHeader is nil when there was none.
+	// The answer: respHeader is nil when there was none. With answerMade,
+	// its body is made from answer when read, and respBody is empty.
 	respHeader    http.Header
 	respBody      []byte
 	respTruncated bool
+	answer        madeAnswer
+	answerMade    bool
 
 	// size is what the entry holds, for the budget; owner is its journal,
 	// and older and newer its neighbours in the budget's list.
@@ -216,10 +219,18 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 			var cut bool
 			e.respHeader, cut = capHeaders(x.respHeader)
 			e.respBody, e.respTruncated = x.respBody, x.respTruncated || cut
+			if x.answerMade {
+				e.answer, e.answerMade = x.answer, true
+			}
 		}
 	}
+	// A made answer is counted as the copy it replaces.
+	answerBytes := 0
+	if e.answerMade {
+		answerBytes = min(x.answerLen, maxJournalResponse)
+	}
 	e.size = journalEntryOverhead + int64(len(e.requestID)+len(e.path)+len(e.route)+len(e.rawQuery)+len(e.host)+
-		len(e.body)+len(e.respBody)+headerBytes(e.header)+headerBytes(e.respHeader))
+		len(e.body)+len(e.respBody)+answerBytes+headerBytes(e.header)+headerBytes(e.respHeader))
 	j.insert(e)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -638,18 +649,36 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	b = append(b, `,"Delivered":`...)
 	b = strconv.AppendInt(b, int64(e.delivered), 10)
 	b = append(b, `,"Response":`...)
+	respTruncated := e.respTruncated
 	if e.respHeader == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"Headers":`...)
 		b = appendMultiMap(b, maskHeaders(e.respHeader))
 		b = append(b, `,"Body":`...)
-		b = appendJournalBody(b, e.respBody, e.respTruncated)
+		if e.answerMade {
+			b, respTruncated = appendMadeAnswer(b, &e.answer, respTruncated)
+		} else {
+			b = appendJournalBody(b, e.respBody, respTruncated)
+		}
 		b = append(b, '}')
 	}
 	b = append(b, `,"ResponseTruncated":`...)
-	b = strconv.AppendBool(b, e.respTruncated)
+	b = strconv.AppendBool(b, respTruncated)
 	return append(b, '}')
+}
+
+// appendMadeAnswer writes a made answer as appendJournalBody writes the
+// copy it replaces: the answer itself, which is compact JSON in UTF-8
+// already, or its first maxJournalResponse bytes as a string.
+func appendMadeAnswer(b []byte, a *madeAnswer, truncated bool) ([]byte, bool) {
+	start := len(b)
+	b = a.appendTo(b)
+	if len(b)-start <= maxJournalResponse {
+		return b, truncated
+	}
+	cut := string(b[start : start+maxJournalResponse])
+	return appendJSONString(b[:start], cut), true
 }
 
 // appendMultiMap writes names in order, each to its value, or to a list of
@@ -853,13 +882,23 @@ type capturedBody struct {
 	// which the server sends on the first read, and not once it has answered.
 	waitsContinue bool
 	started       bool
+	shared        []byte // the handler's buffer, which buf is the start of
 }
+
+// share makes c keep buf, which the handler reads the whole body into from
+// its start and never changes, rather than a copy of what it reads: the
+// journal's Body is the body's own bytes. buf must fit maxJournalBody.
+func (c *capturedBody) share(buf []byte) { c.shared = buf }
 
 func (c *capturedBody) Read(p []byte) (int, error) {
 	c.started = true
 	n, err := c.ReadCloser.Read(p)
 	c.read += int64(n)
 	c.ended = err != nil || c.read == c.declared
+	if c.shared != nil {
+		c.buf = c.shared[:c.read]
+		return n, err
+	}
 	keep := min(n, maxJournalBody-len(c.buf))
 	c.buf = append(c.buf, p[:keep]...)
 	if keep < n {

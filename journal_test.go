@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -1329,5 +1330,59 @@ func TestJournalBudgetMemory(t *testing.T) {
 	}
 	if limit := int64(limBaseline + 3*budget); peak > limit {
 		t.Errorf("peak resident memory %d MiB, over %d MiB: the journals are not bounded by -journal-budget", peak>>20, limit>>20)
+	}
+}
+
+// TestJournalMadeAnswers: the journal makes a create's and a list's answer
+// again when it is read (madeAnswer) rather than keep a copy; what it shows
+// is what was sent, also once the resource was changed since.
+func TestJournalMadeAnswers(t *testing.T) {
+	t.Parallel()
+	c := startServer(t, defaultConfig(), nil)
+	created := c.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Types":[{"Type":"Employee"}]}`)
+	var out struct{ Data []struct{ Id string } }
+	if err := json.Unmarshal(created.Body, &out); err != nil || len(out.Data) != 1 {
+		t.Fatalf("create: %v %s", err, created.Body)
+	}
+	listed := c.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	c.expect(http.StatusOK, http.MethodPut, "/api/v2/resource/"+out.Data[0].Id, putBody(out.Data[0].Id, "FirstName", "Augusta"))
+	entries := c.journal()
+	if len(entries) != 3 {
+		t.Fatalf("journal of %d entries, want 3", len(entries))
+	}
+	for i, want := range [][]byte{created.Body, listed.Body} {
+		en := entries[i]
+		if en.Response == nil || string(en.Response.Body) != string(want) || en.ResponseTruncated {
+			t.Errorf("entry %d: Response %+v truncated %v, want Body %s", i, en.Response, en.ResponseTruncated, want)
+		}
+	}
+}
+
+// BenchmarkJournalRead reads a journal of 1,000 creates as GET
+// /__admin/requests writes it: what a reader pays, the answers made again
+// included.
+//
+//	go test -run '^$' -bench '^BenchmarkJournalRead$' -benchmem .
+func BenchmarkJournalRead(b *testing.B) {
+	logs := newLogWriter(io.Discard)
+	defer logs.Close()
+	srv := newServer(defaultConfig(), newStore(nil), newLogger("text", slog.LevelInfo, logs))
+	w := &discardResponse{header: http.Header{}}
+	for i := range 1000 {
+		r := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(benchJSON(i)))
+		r.Header.Set("Content-Type", "application/json")
+		clear(w.header)
+		srv.ServeHTTP(w, r)
+	}
+	entries := srv.defaultNS().journal.matching(journalQuery{})
+	if len(entries) != 1000 {
+		b.Fatalf("%d entries", len(entries))
+	}
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		for _, e := range entries {
+			buf = appendJournalEntry(buf[:0], e)
+		}
 	}
 }

@@ -130,6 +130,16 @@ type exchange struct {
 	respHeader    http.Header
 	respBody      []byte
 	respTruncated bool
+	// contentLength holds the first answer's Content-Length value
+	// (respond.go's contentLength).
+	contentLength [1]string
+	// answer is the handler's answer when it is a madeAnswer, which the
+	// journal makes again when read instead of keeping its bytes:
+	// answerNext while writeValue writes it (answerLen bytes), answerMade
+	// once it is the answer captured, whose respBody then stays empty.
+	answer                 madeAnswer
+	answerLen              int
+	answerNext, answerMade bool
 
 	// The length the answer declared (-1: none), and the server and request
 	// to record, so that Write can record the entry before the last bytes
@@ -170,6 +180,7 @@ func (x *exchange) WriteHeader(code int) {
 			// The map itself, not a copy: nothing writes to it once the
 			// answer is out, and the entry is added when it is.
 			x.respHeader, x.respBody, x.respTruncated = x.Header(), x.respBody[:0], false
+			x.answerMade, x.answerNext = x.answerNext, false
 			x.declared = -1
 			if cl := x.Header()["Content-Length"]; len(cl) == 1 {
 				if n, err := strconv.Atoi(cl[0]); err == nil {
@@ -220,6 +231,9 @@ func (x *exchange) recordedStatus() int {
 // keepResponse keeps the start of the answer's body for the journal, in a
 // buffer bounded by maxJournalResponse.
 func (x *exchange) keepResponse(b []byte) {
+	if x.answerMade {
+		return
+	}
 	room := maxJournalResponse - len(x.respBody)
 	if len(b) > room {
 		b, x.respTruncated = b[:max(room, 0)], true

@@ -87,17 +87,26 @@ func writeValue(x *exchange, v any) {
 	case jsonText:
 		writeBody(x, http.StatusOK, v)
 	case pooledJSON:
-		writeBody(x, http.StatusOK, *v.buf)
-		if cap(*v.buf) <= 1<<20 { // don't keep a giant page's buffer forever
-			*v.buf = (*v.buf)[:0]
-			bufPool.Put(v.buf)
-		}
+		writePooled(x, v)
+	case *madeAnswer:
+		// The journal makes this answer again when it is read (exchange.answer).
+		p := encoded(v.appendTo)
+		x.answerNext, x.answerLen = true, len(*p.buf)
+		writePooled(x, p)
 	case jsonStream:
 		x.Header()["Content-Type"] = jsonContentTypeHeader
 		x.WriteHeader(http.StatusOK)
 		v(x) //nolint:errcheck // the client has gone; nothing to tell it
 	default:
 		writeJSON(x, http.StatusOK, v)
+	}
+}
+
+func writePooled(x *exchange, v pooledJSON) {
+	writeBody(x, http.StatusOK, *v.buf)
+	if cap(*v.buf) <= 1<<20 { // don't keep a giant page's buffer forever
+		*v.buf = (*v.buf)[:0]
+		bufPool.Put(v.buf)
 	}
 }
 
@@ -133,7 +142,21 @@ const jsonMediaType = "application/json; charset=utf-8"
 func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = jsonContentTypeHeader
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	h["Content-Length"] = contentLength(w, len(body))
 	w.WriteHeader(status)
 	w.Write(body) //nolint:errcheck // the client has gone; nothing to tell it
+}
+
+// contentLength is the value of an answer's Content-Length header: the
+// exchange's first answer keeps it in the exchange, rather than in a slice
+// of its own (an allocation an answer). A second answer (a fault's after
+// the handler's) gets its own, so that the first answer's headers, which
+// the journal keeps, stay as they were sent.
+func contentLength(w http.ResponseWriter, n int) []string {
+	v := strconv.Itoa(n)
+	if x, ok := w.(*exchange); ok && x.contentLength[0] == "" {
+		x.contentLength[0] = v
+		return x.contentLength[:]
+	}
+	return []string{v}
 }

@@ -153,7 +153,7 @@ func buildResource(in *resourceInput, mode writeMode, pathID string) (*resource,
 	checkLength(&r, fieldFirstName, maxFirstName, &ms)
 	checkLength(&r, fieldSurname, maxSurname, &ms)
 	checkLength(&r, fieldCompany, maxCompany, &ms)
-	applyNames(&r, &ms)
+	applyNames(&r, &ms, in.names)
 	if mode == modeUpdate {
 		if missing := missingEditable(in); len(missing) > 0 {
 			for _, p := range missing {
@@ -192,8 +192,9 @@ func applyStatus(r *resource, mode writeMode, seen bool, ms *modelState) {
 
 // applyNames: Company is required when FirstName and Surname are both
 // empty; an empty DisplayName is generated from the name parts, and either
-// way it must fit the limit.
-func applyNames(r *resource, ms *modelState) {
+// way it must fit the limit. sent is the name parts as sent, one space
+// apart (resourceInput.names).
+func applyNames(r *resource, ms *modelState, sent string) {
 	first, surname, company := namePart(r, fieldFirstName), namePart(r, fieldSurname), namePart(r, fieldCompany)
 	if first == "" && surname == "" && company == "" {
 		ms.add("Company", "Company is required when FirstName and Surname are both empty.")
@@ -202,7 +203,7 @@ func applyNames(r *resource, ms *modelState) {
 		checkLength(r, fieldDisplayName, maxDisplayName, ms)
 		return
 	}
-	generated := joinNonEmpty(first, surname, company)
+	generated := joinNames(sent, first, surname, company)
 	if generated == "" {
 		return
 	}
@@ -224,13 +225,39 @@ func checkLength(r *resource, f field, limit int, ms *modelState) {
 // namePart is a name field as the rules see it: trimmed, "" when null.
 func namePart(r *resource, f field) string { return strings.TrimSpace(r.str(f)) }
 
+// joinNames is joinNonEmpty of the parts, without a copy when sent, the
+// parts as sent one space apart, is that join already: a create that sends
+// its name parts and no DisplayName stores their text once.
+func joinNames(sent string, parts ...string) string {
+	i := 0
+	for k, p := range parts {
+		if k > 0 {
+			if i == len(sent) || sent[i] != ' ' {
+				return joinNonEmpty(parts...)
+			}
+			i++
+		}
+		if p == "" || !strings.HasPrefix(sent[i:], p) {
+			return joinNonEmpty(parts...)
+		}
+		i += len(p)
+	}
+	if i != len(sent) {
+		return joinNonEmpty(parts...)
+	}
+	return sent
+}
+
 func joinNonEmpty(parts ...string) string {
 	var b strings.Builder
-	n := 0
+	n, last := 0, ""
 	for _, p := range parts {
 		if p != "" {
-			n += len(p) + 1
+			n, last = n+len(p)+1, p
 		}
+	}
+	if n == len(last)+1 { // one part, or none: it is the join
+		return last
 	}
 	b.Grow(max(n-1, 0)) // one allocation at most
 	for _, p := range parts {

@@ -52,7 +52,7 @@ func decodeSeed(body []byte) ([]*resource, error) {
 				return err
 			}
 		}
-		if err := b.input(in, true, memo); err != nil {
+		if err := itemInput(&b, in, true, memo); err != nil {
 			return err
 		}
 		res, err := buildResource(in, modeSeed, "")
