@@ -391,6 +391,8 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 	if or {
 		sep = tOr
 	}
+	// A filter of one condition, the commonest, makes no list of terms.
+	var first filterNode
 	var terms []filterNode
 	for {
 		var t filterNode
@@ -403,11 +405,15 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 		if err != nil {
 			return nil, err
 		}
+		if first == nil && p.tok.kind != sep {
+			return t, nil
+		}
 		if l, ok := t.(*filterLogic); ok && l.Or == or {
 			terms = append(terms, l.Terms...)
 		} else {
 			terms = append(terms, t)
 		}
+		first = t
 		if p.tok.kind != sep {
 			break
 		}
@@ -415,9 +421,6 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 			return nil, err
 		}
 		p.next()
-	}
-	if len(terms) == 1 {
-		return terms[0], nil
 	}
 	return &filterLogic{Or: or, Terms: terms}, nil
 }

@@ -97,6 +97,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type exchange struct {
 	http.ResponseWriter
 	requestID string
+	idHeader  [1]string // X-Request-Id's value
 	start     time.Time
 	path      string     // as the client sent it, its secrets masked (maskPath)
 	apiPath   string     // path without its /ns/{name} prefix, as the namespace's journal shows it
@@ -270,9 +271,13 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 		b = append(b, '-')
 		id = string(strconv.AppendUint(b, s.requestSeq.Add(1), 10))
 	}
-	w.Header()["X-Request-Id"] = []string{id} // canonical already: Set would check it again
 	_, observer := r.Header[consoleHeader]
-	return &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: maskPath(r.URL.Path), observer: observer, srv: s, req: r}
+	x := &exchange{ResponseWriter: w, requestID: id, start: time.Now(), path: maskPath(r.URL.Path), observer: observer, srv: s, req: r}
+	// The header's value lives in the exchange, which is made anyway; the
+	// name is canonical already: Set would check it again.
+	x.idHeader[0] = id
+	w.Header()["X-Request-Id"] = x.idHeader[:]
+	return x
 }
 
 // consoleHeader marks the console's own requests (any value; the console

@@ -23,6 +23,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // serveProduction serves h with the production settings of newHTTPServer on a
@@ -227,6 +229,9 @@ func builtBinary(t testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	// As Main does, before anything runs: the tests and benchmarks make
+	// GUIDs as the binary does.
+	uuid.EnableRandPool()
 	code := m.Run()
 	if builtBin.dir != "" {
 		os.RemoveAll(builtBin.dir)

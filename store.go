@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -49,8 +50,9 @@ func newID(ids io.Reader, taken map[string]int32) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("generate resource id: %w", err)
 		}
-		if _, ok := taken[id.String()]; !ok {
-			return id.String(), nil
+		s := id.String() // once: each call makes a string
+		if _, ok := taken[s]; !ok {
+			return s, nil
 		}
 	}
 }
@@ -352,6 +354,9 @@ func (s *store) list(q listQuery) (total int, page []*resource) {
 		}
 		return total, page
 	}
+	if q.Sorts == nil {
+		return s.filteredPageLocked(q)
+	}
 	var matches []match
 	visit := func(pos int32, e *entry) {
 		if q.Filter == nil || q.Filter.match(e) {
@@ -388,6 +393,38 @@ func (s *store) list(q listQuery) (total int, page []*resource) {
 		page = append(page, m.e.res)
 	}
 	return len(matches), page
+}
+
+// filteredPageLocked is list for a filter without a sort: the matches come
+// in creation order, so only the page's are kept, and nothing is gathered
+// that the answer does not show.
+func (s *store) filteredPageLocked(q listQuery) (total int, page []*resource) {
+	first, size := 0, max(q.PageSize, 0)
+	if q.Page >= 1 && size >= 1 && q.Page-1 <= math.MaxInt/size {
+		first = (q.Page - 1) * size
+	} else {
+		size = 0 // no page: the totals alone
+	}
+	visit := func(pos int32, e *entry) {
+		if !q.Filter.match(e) {
+			return
+		}
+		if total >= first && total-first < size {
+			page = append(page, e.res)
+		}
+		total++
+	}
+	if candidates, indexed := s.candidatesLocked(q.Filter); indexed {
+		for _, pos := range candidates {
+			visit(pos, s.at(pos))
+		}
+	} else {
+		s.each(visit)
+	}
+	if page == nil {
+		page = []*resource{}
+	}
+	return total, page
 }
 
 // match is a resource a filter matched, at its position, with the value of
