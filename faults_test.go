@@ -1253,9 +1253,12 @@ func TestFaultListingIsStreamed(t *testing.T) {
 	}
 	t.Logf("4 concurrent listings of %d faults (%d MB each): heap in use grew by at most %d MiB over %d MiB",
 		n, sizes[0]>>20, grew>>20, base>>20)
-	// Built whole, four listings hold four answers; streamed, a few bodies
-	// each and the garbage of a busy machine (see TestJournalReadIsStreamed).
-	if limit := sizes[0] / 4; grew > limit {
+	// Built whole, four listings hold four answers (562 MiB was seen);
+	// streamed, a few bodies each and the garbage of a busy machine, which
+	// under the race detector reached 16 MiB against a limit of a quarter
+	// answer (16.75 MiB) and failed. Half an answer tells the two apart
+	// with room on both sides.
+	if limit := sizes[0] / 2; grew > limit {
 		t.Errorf("heap in use grew by %d MiB during the listings, over %d MiB: the listing is built whole", grew>>20, limit>>20)
 	}
 }
