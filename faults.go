@@ -216,7 +216,7 @@ func parseFaults(body []byte) ([]*fault, error) {
 		parsed = append(parsed, parseFault(spec, prefix, &ms))
 	}
 	if !ms.empty() {
-		return nil, &validationError{Message: "The fault is invalid; nothing was added.", ModelState: ms}
+		return nil, invalidAs("The fault is invalid; nothing was added.", ms)
 	}
 	return parsed, nil
 }

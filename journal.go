@@ -559,7 +559,7 @@ func parseJournalQuery(raw string) (journalQuery, error) {
 		}
 	}
 	if !ms.empty() {
-		return journalQuery{}, &validationError{Message: "The journal query is invalid.", ModelState: ms}
+		return journalQuery{}, invalidAs("The journal query is invalid.", ms)
 	}
 	if q.wait > 0 && q.count == 0 {
 		q.count = 1
@@ -934,5 +934,5 @@ func noQuery(r *http.Request) error {
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		ms.add(name, fmt.Sprintf("Unknown parameter %q; %s %s takes none.", name, r.Method, r.URL.Path))
 	}
-	return &validationError{Message: "The query string is invalid.", ModelState: ms}
+	return invalidAs("The query string is invalid.", ms)
 }

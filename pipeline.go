@@ -1,7 +1,6 @@
 package resourcedir
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -42,11 +41,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.finish(x, r)
 	r, nsName, err := routedRequest(x, r)
 	if err != nil {
-		var moved *movedError
-		if errors.As(err, &moved) {
-			x.Header().Set("Location", moved.location)
-			err = &moved.apiError
-		}
 		s.writeError(x, err)
 		return
 	}
@@ -291,14 +285,6 @@ func (s *Server) routed(r *http.Request) bool {
 	return pattern != "/"
 }
 
-// movedError is a redirect, answered in the error shape with a Location.
-type movedError struct {
-	apiError
-	location string
-}
-
-func (e *movedError) Error() string { return e.apiError.Error() }
-
 // finish turns a panic into a JSON 500 (or a cut connection when part of
 // the answer is out), then records the journal entry and the log line.
 func (s *Server) finish(x *exchange, r *http.Request) {
@@ -378,8 +364,8 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 			if r.URL.RawQuery != "" {
 				to += "?" + r.URL.RawQuery
 			}
-			return nil, "", &movedError{apiError{Status: http.StatusPermanentRedirect, Message: fmt.Sprintf(
-				"The console of the namespace %s is at %s/.", name, p)}, to}
+			return nil, "", &apiError{Status: http.StatusPermanentRedirect, Message: fmt.Sprintf(
+				"The console of the namespace %s is at %s/.", name, p), location: to}
 		}
 		if rest == "" || slices.ContainsFunc(serverWide, func(c string) bool { return rest == c || strings.HasPrefix(rest, c+"/") }) {
 			return nil, "", errNoRoute(p)
