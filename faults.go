@@ -601,16 +601,3 @@ func (s *Server) closeConnection(x *exchange, kind string) {
 	}
 	conn.Close()
 }
-
-// readSentBody reads what the client has sent of r's body, within limit,
-// before its connection is closed without an answer: the journal shows it,
-// and closing a socket with bytes unread makes the kernel send a reset
-// instead of the close an empty or garbage fault means. A client waiting
-// for 100 Continue has sent nothing, and reading would invite it to.
-func readSentBody(r *http.Request, limit int64) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit ||
-		strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
-		return
-	}
-	io.Copy(io.Discard, io.LimitReader(r.Body, limit)) //nolint:errcheck // closing anyway
-}
