@@ -484,7 +484,10 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 		// never learns of it.
 		x.silenced, x.scratch = true, http.Header{}
 		s.mux.ServeHTTP(x, r)
-		x.servedStatus = x.status()
+		x.did = http.StatusOK // net/http's answer to a handler that wrote nothing
+		if x.wroteHeader {
+			x.did = x.code
+		}
 		x.silenced, x.code, x.wroteHeader, x.bytes = false, 0, false, 0
 	}
 	if f.DelayMs > 0 || f.Kind == kindHang {
@@ -531,8 +534,8 @@ func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
 	case <-t.C:
 		return true
 	case <-r.Context().Done():
-		if !x.wroteHeader {
-			x.code = statusClientClosed // nobody is left to answer
+		if !x.wroteHeader && x.did == 0 {
+			x.did = statusClientClosed // nobody is left to answer
 		}
 		return false
 	case <-s.closing:
@@ -578,18 +581,9 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 var garbageBytes = []byte("\x00\x8f\xfe\x16GARBAGE-FROM-AN-INJECTED-FAULT\x00\r\n\r\n\xff")
 
 // closeConnection ends the connection without an HTTP answer, its journal
-// entry recorded first, so that a client that sees the connection end finds
-// the entry.
+// entry recorded first (hijack).
 func (s *Server) closeConnection(x *exchange, kind string) {
-	conn, buf, err := http.NewResponseController(x).Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler) // the server cuts the connection itself
-	}
-	x.cut = true
-	// Hijack clears the deadlines: the journal takes what has arrived of a
-	// body readSentBody left unread, without waiting for the rest.
-	conn.SetReadDeadline(time.Now()) //nolint:errcheck // closing anyway
-	s.record(x)
+	conn, buf := x.hijack()
 	switch kind {
 	case kindReset:
 		if tcp, ok := conn.(*net.TCPConn); ok {

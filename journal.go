@@ -197,23 +197,23 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	e := &journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
-		rawQuery: r.URL.RawQuery, host: r.Host, status: x.recordedStatus(), delivered: x.deliveredStatus(), faultID: x.faultID,
+		rawQuery: r.URL.RawQuery, host: r.Host, status: x.did, delivered: x.got, faultID: x.faultID,
 		durationMs: float64(now.Sub(x.start).Microseconds()) / 1000, owner: j,
 	}
 	if x.refused {
 		// A stranger may send as many of these as it likes: only what
 		// says what was refused is kept, and the entry says what was cut.
-		e.refused, e.headersCut, e.respTruncated = true, len(r.Header) > 0, x.respHeader != nil
+		e.refused, e.headersCut, e.respTruncated = true, len(r.Header) > 0, x.kept.header != nil
 		e.truncated = r.ContentLength != 0
 	} else {
 		x.capture.drain()
 		e.header, e.headersCut = capHeaders(r.Header)
 		e.body, e.truncated = x.capture.buf, x.capture.truncated
-		if x.respHeader != nil {
+		if x.kept.header != nil {
 			var cut bool
-			e.respHeader, cut = capHeaders(x.respHeader)
-			e.respBody, e.respTruncated = x.respBody, x.respTruncated || cut
-			if x.answerMade {
+			e.respHeader, cut = capHeaders(x.kept.header)
+			e.respBody, e.respTruncated = x.kept.body, x.kept.truncated || cut
+			if x.kept.made {
 				e.answer, e.answerMade = x.answer, true
 			}
 		}
@@ -221,7 +221,7 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	// A made answer is counted as the copy it replaces.
 	answerBytes := 0
 	if e.answerMade {
-		answerBytes = min(x.answerLen, maxJournalResponse)
+		answerBytes = min(x.kept.madeLen, maxJournalResponse)
 	}
 	e.size = journalEntryOverhead + int64(len(e.requestID)+len(e.path)+len(e.route)+len(e.rawQuery)+len(e.host)+
 		len(e.body)+len(e.respBody)+answerBytes+headerBytes(e.header)+headerBytes(e.respHeader))

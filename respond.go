@@ -96,7 +96,7 @@ func writeValue(x *exchange, v any) {
 	case *madeAnswer:
 		// The journal makes this answer again when it is read (exchange.answer).
 		p := encoded(v.appendTo)
-		x.answerNext, x.answerLen = true, len(*p.buf)
+		x.kept.next, x.kept.madeLen = true, len(*p.buf)
 		writePooled(x, p)
 	case jsonStream:
 		x.Header()["Content-Type"] = jsonContentTypeHeader
