@@ -464,11 +464,11 @@ func (l *faultList) exposedHeaders(base []string) []string {
 // spent reports whether f has fired all its Times and never fires again.
 func (f *fault) spent() bool { return f.Times != 0 && f.Fired >= f.Times }
 
-// applyFault answers r with the first fault that fires, if any; it reports
-// whether the request was answered.
-func (s *Server) applyFault(x *exchange, r *http.Request) bool {
+// takeFault returns the first fault that fires for r, or the zero fault
+// (ID 0) when none does.
+func (s *Server) takeFault(x *exchange, r *http.Request) fault {
 	if x.observer || !isAPIPath(r.URL.Path) {
-		return false
+		return fault{}
 	}
 	var body []byte
 	if x.ns.faults.needsBody() {
@@ -476,20 +476,16 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 	}
 	f, ok := x.ns.faults.take(r, body)
 	if !ok {
-		return false
+		return fault{}
 	}
 	x.faultID = f.ID
-	if f.After {
-		// Served for real, the write applied and journaled; the client
-		// never learns of it.
-		x.silenced, x.scratch = true, http.Header{}
-		s.mux.ServeHTTP(x, r)
-		x.did = http.StatusOK // net/http's answer to a handler that wrote nothing
-		if x.wroteHeader {
-			x.did = x.code
-		}
-		x.silenced, x.code, x.wroteHeader, x.bytes = false, 0, false, 0
-	}
+	return f
+}
+
+// applyFault delays and answers r as fault f says; it reports whether the
+// request was answered (false for a delay only: the real answer follows).
+// An After fault's real answer has been served already (ServeHTTP).
+func (s *Server) applyFault(x *exchange, r *http.Request, f fault) bool {
 	if f.DelayMs > 0 || f.Kind == kindHang {
 		readAhead(x, r, s.cfg.MaxBody)
 		d := time.Duration(f.DelayMs) * time.Millisecond

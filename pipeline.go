@@ -28,7 +28,8 @@ import (
 //     for OPTIONS, which only CORS answers; and only for a path some route
 //     answers, so that a mistyped URL leaves nothing behind), and its
 //     journal starts recording an /api/v2 request;
-//  8. injected faults;
+//  8. injected faults: a fault answers instead of the handler, or after
+//     it (After: the handler's answer is made, journaled and not sent);
 //  9. the route's handler, whose value or error one adapter writes.
 //
 // The console's own requests (consoleHeader) skip the journal and the
@@ -77,10 +78,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if x.ns != nil && !x.observer {
 		x.ns.lastRequest.Store(time.Now().UnixNano())
 	}
-	if s.applyFault(x, r) {
+	f := s.takeFault(x, r)
+	if f.ID != 0 && !f.After && s.applyFault(x, r, f) {
 		return
 	}
+	if f.After {
+		x.silence() // served for real, the write applied; the client never learns of it
+	}
 	s.mux.ServeHTTP(x, r)
+	if f.After {
+		x.unsilence()
+		s.applyFault(x, r, f)
+	}
 }
 
 // begin gives the request its id: the caller's when it is safe to echo.

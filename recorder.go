@@ -166,6 +166,21 @@ func (x *exchange) keepResponse(b []byte) {
 	x.kept.body = append(x.kept.body, b...)
 }
 
+// silence makes the handler's answer measured and kept for the journal,
+// but not sent: an After fault answers instead.
+func (x *exchange) silence() { x.silenced, x.scratch = true, http.Header{} }
+
+// unsilence ends the handler's silenced answer: it is what the server did
+// (net/http's 200 when the handler wrote nothing), and the fault's answer
+// starts anew.
+func (x *exchange) unsilence() {
+	x.did = http.StatusOK
+	if x.wroteHeader {
+		x.did = x.code
+	}
+	x.silenced, x.code, x.wroteHeader, x.bytes = false, 0, false, 0
+}
+
 // Unwrap lets http.ResponseController reach the connection.
 func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 
