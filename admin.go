@@ -87,7 +87,7 @@ func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 // object, and the map nil when the body is empty (a byte-order mark and
 // white space aside, as for every body).
 func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
-	body = bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
+	body = bytes.TrimSpace(withoutBOM(body))
 	if len(body) == 0 {
 		return nil, true
 	}

@@ -32,6 +32,10 @@ func afterBOM(body []byte) int {
 	return 0
 }
 
+// withoutBOM is body past a byte-order mark, for a reader that names no
+// positions in it.
+func withoutBOM(body []byte) []byte { return body[afterBOM(body):] }
+
 // How much of an oversized body the server reads and throws away before it
 // answers 413: a client that sends its whole body before reading the answer
 // (most HTTP libraries) would otherwise see the connection reset.

@@ -127,7 +127,7 @@ func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 		return bytes.Contains(body, []byte(m.bodyText))
 	case m.bodyProps != nil:
 		var props map[string]json.RawMessage
-		if json.Unmarshal(bytes.TrimPrefix(body, utf8BOM), &props) != nil {
+		if json.Unmarshal(withoutBOM(body), &props) != nil {
 			return false
 		}
 		found := 0

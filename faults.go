@@ -188,7 +188,7 @@ func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
 // strict: an unknown property, a wrong type or an impossible value is a 400
 // that names it.
 func parseFaults(body []byte) ([]*fault, error) {
-	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
+	trimmed := bytes.TrimSpace(withoutBOM(body))
 	isArray := len(trimmed) > 0 && trimmed[0] == '['
 	var specs []map[string]json.RawMessage
 	var err error

@@ -1,7 +1,6 @@
 package resourcedir
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -250,7 +249,7 @@ func appendJournalBody(b, body []byte, truncated bool) []byte {
 	// compactJSON, not json.Compact: a lone surrogate escape or invalid
 	// UTF-8 in the body would make the answer one a strict reader refuses.
 	if !truncated {
-		if c := compactJSON(bytes.TrimPrefix(body, utf8BOM)); c != nil {
+		if c := compactJSON(withoutBOM(body)); c != nil {
 			return append(b, c...)
 		}
 	}
