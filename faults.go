@@ -559,7 +559,7 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 		return
 	}
 	if f.body == nil {
-		writeJSON(x, f.Status, struct{ Message string }{fmt.Sprintf(
+		s.writeError(x, &apiError{Status: f.Status, Message: fmt.Sprintf(
 			"Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status)})
 		return
 	}
