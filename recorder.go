@@ -75,10 +75,10 @@ type exchange struct {
 	// refused: answered 401 for its credentials; the journal keeps only
 	// its request line and status.
 	refused bool
-	// silenced: an After fault answers instead, so the handler's answer is
-	// measured but not sent.
-	silenced bool
-	scratch  http.Header
+	// silenced holds the handler's headers while an After fault is to
+	// answer instead (nil otherwise): its answer is measured and kept for
+	// the journal, but not sent.
+	silenced http.Header
 
 	// held is what the request's body holds of -max-request-bytes.
 	held int64
@@ -105,8 +105,8 @@ type keptAnswer struct {
 func exchangeOf(w http.ResponseWriter) *exchange { return w.(*exchange) }
 
 func (x *exchange) Header() http.Header {
-	if x.silenced {
-		return x.scratch
+	if x.silenced != nil {
+		return x.silenced
 	}
 	return x.ResponseWriter.Header()
 }
@@ -127,7 +127,7 @@ func (x *exchange) WriteHeader(code int) {
 			}
 		}
 	}
-	if !x.silenced {
+	if x.silenced == nil {
 		x.ResponseWriter.WriteHeader(code)
 	}
 }
@@ -140,7 +140,7 @@ func (x *exchange) Write(b []byte) (int, error) {
 	if x.journaled {
 		x.keepResponse(b)
 	}
-	if x.silenced {
+	if x.silenced != nil {
 		return len(b), nil
 	}
 	// The write that completes a journaled answer goes out after its entry
@@ -168,7 +168,7 @@ func (x *exchange) keepResponse(b []byte) {
 
 // silence makes the handler's answer measured and kept for the journal,
 // but not sent: an After fault answers instead.
-func (x *exchange) silence() { x.silenced, x.scratch = true, http.Header{} }
+func (x *exchange) silence() { x.silenced = http.Header{} }
 
 // unsilence ends the handler's silenced answer: it is what the server did
 // (net/http's 200 when the handler wrote nothing), and the fault's answer
@@ -178,7 +178,7 @@ func (x *exchange) unsilence() {
 	if x.wroteHeader {
 		x.did = x.code
 	}
-	x.silenced, x.code, x.wroteHeader, x.bytes = false, 0, false, 0
+	x.silenced, x.code, x.wroteHeader, x.bytes = nil, 0, false, 0
 }
 
 // Unwrap lets http.ResponseController reach the connection.
@@ -208,11 +208,11 @@ func (s *Server) recovered(x *exchange, r *http.Request, p any) (cut bool) {
 	}
 	s.log.Error("panic serving request", "request_id", x.requestID, "method", r.Method, "path", x.path,
 		"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-	if x.wroteHeader && !x.silenced {
+	if x.wroteHeader && x.silenced == nil {
 		x.code = http.StatusInternalServerError
 		return true
 	}
-	x.silenced = false
+	x.silenced = nil
 	x.code, x.wroteHeader = 0, false
 	s.writeError(x, errInternal(x.requestID))
 	return false

@@ -50,9 +50,9 @@ func TestExchangeUnsilence(t *testing.T) {
 		x.silence()
 		x.code, x.wroteHeader = tt.code, tt.wroteHeader
 		x.unsilence()
-		if x.did != tt.want || x.silenced || x.code != 0 || x.wroteHeader || x.bytes != 0 {
+		if x.did != tt.want || x.silenced != nil || x.code != 0 || x.wroteHeader || x.bytes != 0 {
 			t.Errorf("handler's %d (header %v): did %d, silenced %v, code %d, header %v, bytes %d; want did %d and a fresh answer",
-				tt.code, tt.wroteHeader, x.did, x.silenced, x.code, x.wroteHeader, x.bytes, tt.want)
+				tt.code, tt.wroteHeader, x.did, x.silenced != nil, x.code, x.wroteHeader, x.bytes, tt.want)
 		}
 	}
 }
