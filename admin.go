@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,7 +87,7 @@ func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 // object, and the map nil when the body is empty (a byte-order mark and
 // white space aside, as for every body).
 func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
-	body = bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
+	body = bytes.TrimSpace(withoutBOM(body))
 	if len(body) == 0 {
 		return nil, true
 	}
@@ -200,4 +201,18 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 		Status    string
 		Resources int
 	}{"reset", x.ns.store.count()}, nil
+}
+
+// noQuery refuses parameters on a control that takes none: the admin API
+// is strict, so a typo does not pass silently.
+func noQuery(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	values, _ := url.ParseQuery(r.URL.RawQuery)
+	ms := modelState{}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		ms.add(name, fmt.Sprintf("Unknown parameter %q; %s %s takes none.", name, r.Method, r.URL.Path))
+	}
+	return invalidAs("The query string is invalid.", ms)
 }

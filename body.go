@@ -13,9 +13,11 @@ import (
 	"time"
 )
 
-// Reading a request body: its size limit (413), its declared media type
-// (415) and the byte-order mark some tools put before it. What the bytes
-// mean is decode.go's business.
+// The rules of a request body, all in one place: its size limit (413) and
+// the bytes every request may hold (503), its declared media type (415),
+// the byte-order mark some tools put before it, Expect: 100-continue, what
+// is read ahead for a fault or thrown away before an answer, and what the
+// journal keeps of it. What the bytes mean is decode.go's business.
 
 // utf8BOM is what some Windows tools put before UTF-8 text; ASP.NET skips it.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -29,6 +31,10 @@ func afterBOM(body []byte) int {
 	}
 	return 0
 }
+
+// withoutBOM is body past a byte-order mark, for a reader that names no
+// positions in it.
+func withoutBOM(body []byte) []byte { return body[afterBOM(body):] }
 
 // How much of an oversized body the server reads and throws away before it
 // answers 413: a client that sends its whole body before reading the answer
@@ -100,14 +106,27 @@ func unreadable(err error) error {
 // the connection closed after the answer.
 func tooLarge(x *exchange, r *http.Request, limit int64) error {
 	x.Header().Set("Connection", "close")
-	waits := strings.EqualFold(r.Header.Get("Expect"), "100-continue")
-	if !waits && r.ContentLength <= limit+maxDiscard {
-		rc := http.NewResponseController(x)
-		rc.SetReadDeadline(time.Now().Add(discardTimeout)) //nolint:errcheck // best effort
-		io.Copy(io.Discard, io.LimitReader(r.Body, maxDiscard))
-		rc.SetReadDeadline(time.Time{}) //nolint:errcheck // best effort
+	if !waitsContinue(r) && r.ContentLength <= limit+maxDiscard {
+		discardRest(x, r)
 	}
 	return errBodyTooLarge(limit)
+}
+
+// discardRest reads and throws away up to maxDiscard more bytes of r's
+// body, for no longer than discardTimeout, so that a client that sends its
+// whole body before it reads the answer sees the answer, not a reset.
+func discardRest(x *exchange, r *http.Request) {
+	rc := http.NewResponseController(x)
+	rc.SetReadDeadline(time.Now().Add(discardTimeout))      //nolint:errcheck // best effort
+	io.Copy(io.Discard, io.LimitReader(r.Body, maxDiscard)) //nolint:errcheck // best effort
+	rc.SetReadDeadline(time.Time{})                         //nolint:errcheck // best effort
+}
+
+// waitsContinue reports whether r's client sends its body only after a 100
+// Continue, which net/http sends on the body's first read: until then the
+// client has sent nothing, and reading would invite it to.
+func waitsContinue(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Expect"), "100-continue")
 }
 
 // requestBytes bounds the request bytes that every request being served
@@ -186,4 +205,98 @@ func isJSONMediaType(contentType string) bool {
 func errBodyTooLarge(limit int64) *apiError {
 	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
 		"The request body is larger than the limit of %d bytes.", limit)}
+}
+
+// capturedBody keeps the first maxJournalBody bytes that the handler reads.
+type capturedBody struct {
+	io.ReadCloser
+	buf       []byte
+	read      int64 // bytes read so far
+	ended     bool  // a read returned an error: EOF, or one that recurs
+	truncated bool
+	declared  int64 // Content-Length; -1 when unknown (chunked)
+	// waitsContinue: the client sends the body only after a 100 Continue,
+	// which the server sends on the first read, and not once it has answered.
+	waitsContinue bool
+	started       bool
+	shared        []byte // the handler's buffer, which buf is the start of
+}
+
+// share makes c keep buf, which the handler reads the whole body into from
+// its start and never changes, rather than a copy of what it reads: the
+// journal's Body is the body's own bytes. buf must fit maxJournalBody.
+func (c *capturedBody) share(buf []byte) { c.shared = buf }
+
+func (c *capturedBody) Read(p []byte) (int, error) {
+	c.started = true
+	n, err := c.ReadCloser.Read(p)
+	c.read += int64(n)
+	c.ended = err != nil || c.read == c.declared
+	if c.shared != nil {
+		c.buf = c.shared[:c.read]
+		return n, err
+	}
+	keep := min(n, maxJournalBody-len(c.buf))
+	c.buf = append(c.buf, p[:keep]...)
+	if keep < n {
+		c.truncated = true
+	}
+	return n, err
+}
+
+// drain reads what the handler left unread (a faulted request, a 404), so
+// that the journal shows what the client sent, up to the journal's cap. It
+// does not wait for a body that the client holds back: one that waits for a
+// 100 Continue never sent, or one declared over the cap (a 413 answered from
+// Content-Length), which a client may send only after the verdict.
+func (c *capturedBody) drain() {
+	switch {
+	case c.ended || c.ReadCloser == http.NoBody || c.truncated:
+	case c.declared > maxJournalBody:
+		c.truncated = true
+	case c.waitsContinue && !c.started:
+	default:
+		io.Copy(io.Discard, io.LimitReader(c, maxJournalBody+1-int64(len(c.buf)))) //nolint:errcheck // best effort
+	}
+}
+
+// readAhead reads r's body to its end before a delay (the server notices a
+// client that hangs up only once the body has been read, and a delay must
+// end when the client gives up) or for a fault that matches on it. The
+// first limit+1 bytes are kept, returned and put back for the handler,
+// which needs no more to answer; the rest of a body over the limit is
+// thrown away, within the bounds of a 413. Reading it again is free.
+func readAhead(x *exchange, r *http.Request, limit int64) []byte {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	if ahead, ok := r.Body.(readAheadBody); ok {
+		return ahead.head
+	}
+	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
+	if int64(len(head)) > limit {
+		discardRest(x, r)
+	}
+	r.Body = readAheadBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body, head}
+	return head
+}
+
+// readAheadBody is a body that readAhead has read: what it read first, then
+// the rest.
+type readAheadBody struct {
+	io.Reader
+	io.Closer
+	head []byte
+}
+
+// readSentBody reads what the client has sent of r's body, within limit,
+// before its connection is closed without an answer: the journal shows it,
+// and closing a socket with bytes unread makes the kernel send a reset
+// instead of the close an empty or garbage fault means. A client waiting
+// for 100 Continue has sent nothing, and reading would invite it to.
+func readSentBody(r *http.Request, limit int64) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit || waitsContinue(r) {
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(r.Body, limit)) //nolint:errcheck // closing anyway
 }

@@ -15,7 +15,7 @@ import (
 // The JSON of request bodies, read with encoding/json: a create or update
 // body is one resource object (decodeResource), a seed an array of them
 // (decodeSeed in seed.go). A body that encoding/json refuses is a
-// *jsonError that says where it broke; a property of the wrong JSON type
+// 400 (an *apiError without a ModelState) that says where it broke; a property of the wrong JSON type
 // is a fault in the ModelState, beside those of the rules (rules.go).
 
 // maxJSONDepth is how deeply encoding/json lets a document nest.
@@ -34,12 +34,6 @@ var (
 	objectBody = jsonDocument{'{', "The request body", "a JSON object", "JSON object"}
 	seedBody   = jsonDocument{'[', "The seed", "a JSON array of resources", "JSON array"}
 )
-
-// jsonError is a body that is not the JSON expected; its text is the whole
-// sentence a client is told.
-type jsonError struct{ msg string }
-
-func (e *jsonError) Error() string { return e.msg }
 
 // document is a body being read: a decoder over its JSON text, which
 // starts at base, past a byte-order mark.
@@ -71,13 +65,13 @@ func (d jsonDocument) reader(body []byte, base int) *document {
 func (d jsonDocument) checkStart(body []byte, base int) error {
 	i := skipJSONSpace(body, base)
 	if i == len(body) {
-		return &jsonError{fmt.Sprintf("%s is empty; expected %s.", d.subject, d.expected)}
+		return badRequest("%s is empty; expected %s.", d.subject, d.expected)
 	}
 	if body[i] != d.open {
 		if err := d.reader(body, base).readValue(); err != nil {
 			return err
 		}
-		return &jsonError{fmt.Sprintf("%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))}
+		return badRequest("%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))
 	}
 	return nil
 }
@@ -103,13 +97,13 @@ func (d jsonDocument) readError(body []byte, base int) error {
 	if err := doc.finish(); err != nil {
 		return err
 	}
-	return &jsonError{d.subject + " is not valid JSON."}
+	return badRequest("%s is not valid JSON.", d.subject)
 }
 
 // finish checks that only white space follows the value read.
 func (d *document) finish() error {
 	if rest := skipJSONSpace(d.body, d.base+int(d.dec.InputOffset())); rest != len(d.body) {
-		return &jsonError{fmt.Sprintf("%s has data after the %s, at byte %d.", d.subject, d.value, rest)}
+		return badRequest("%s has data after the %s, at byte %d.", d.subject, d.value, rest)
 	}
 	return nil
 }
@@ -120,10 +114,10 @@ func (d *document) syntaxError(err error) error {
 	var se *json.SyntaxError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return &jsonError{fmt.Sprintf("%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))}
+		return badRequest("%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))
 	case errors.As(err, &se):
 		// Offset counts the bytes read up to and including the one at fault.
-		return &jsonError{fmt.Sprintf("%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)}
+		return badRequest("%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)
 	}
 	return err
 }
@@ -135,7 +129,7 @@ func (d *document) syntaxError(err error) error {
 func (d *document) pieceError() error {
 	err := json.NewDecoder(bytes.NewReader(d.text)).Decode(&ignored{})
 	if err == nil {
-		return &jsonError{d.subject + " is not valid JSON."}
+		return badRequest("%s is not valid JSON.", d.subject)
 	}
 	return d.syntaxError(err)
 }

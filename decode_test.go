@@ -116,8 +116,8 @@ func rtIsObject(body []byte) bool {
 func checkDecode(t *testing.T, body []byte, mode writeMode) {
 	in, err := decodeResource(body)
 	if err != nil {
-		var je *jsonError
-		if !errors.As(err, &je) || je.msg == "" {
+		var je *apiError
+		if !errors.As(err, &je) || je.Status != http.StatusBadRequest || je.Message == "" || !je.ModelState.empty() {
 			t.Fatalf("decodeResource(%q): unexpected error %#v", body, err)
 		}
 		if rtIsObject(body) {
@@ -130,7 +130,7 @@ func checkDecode(t *testing.T, body []byte, mode writeMode) {
 	}
 	res, err := buildResource(in, mode, rtFuzzID)
 	var ms map[string][]string
-	if ve := (*validationError)(nil); errors.As(err, &ve) {
+	if ve := (*apiError)(nil); errors.As(err, &ve) && !ve.ModelState.empty() {
 		ms = ve.ModelState.props
 	} else if err != nil {
 		t.Fatalf("%q: unexpected error %#v", body, err)

@@ -7,12 +7,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 )
 
 // anyAPIPath is the Path of a fault that matches every /api/v2 path.
@@ -129,7 +127,7 @@ func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 		return bytes.Contains(body, []byte(m.bodyText))
 	case m.bodyProps != nil:
 		var props map[string]json.RawMessage
-		if json.Unmarshal(bytes.TrimPrefix(body, utf8BOM), &props) != nil {
+		if json.Unmarshal(withoutBOM(body), &props) != nil {
 			return false
 		}
 		found := 0
@@ -197,38 +195,6 @@ func (l *faultList) take(r *http.Request, body []byte) (fault, bool) {
 		}
 	}
 	return fault{}, false
-}
-
-// readAhead reads r's body to its end before a delay (the server notices a
-// client that hangs up only once the body has been read, and a delay must
-// end when the client gives up) or for a fault that matches on it. The
-// first limit+1 bytes are kept, returned and put back for the handler,
-// which needs no more to answer; the rest of a body over the limit is
-// thrown away, within the bounds of a 413. Reading it again is free.
-func readAhead(x *exchange, r *http.Request, limit int64) []byte {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil
-	}
-	if ahead, ok := r.Body.(readAheadBody); ok {
-		return ahead.head
-	}
-	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
-	if int64(len(head)) > limit {
-		rc := http.NewResponseController(x)
-		rc.SetReadDeadline(time.Now().Add(discardTimeout))      //nolint:errcheck // best effort
-		io.Copy(io.Discard, io.LimitReader(r.Body, maxDiscard)) //nolint:errcheck // best effort
-		rc.SetReadDeadline(time.Time{})                         //nolint:errcheck // best effort
-	}
-	r.Body = readAheadBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body, head}
-	return head
-}
-
-// readAheadBody is a body that readAhead has read: what it read first, then
-// the rest.
-type readAheadBody struct {
-	io.Reader
-	io.Closer
-	head []byte
 }
 
 // pathMatches compares a route pattern with a request path, segment by

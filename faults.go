@@ -188,7 +188,7 @@ func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
 // strict: an unknown property, a wrong type or an impossible value is a 400
 // that names it.
 func parseFaults(body []byte) ([]*fault, error) {
-	trimmed := bytes.TrimSpace(bytes.TrimPrefix(body, utf8BOM))
+	trimmed := bytes.TrimSpace(withoutBOM(body))
 	isArray := len(trimmed) > 0 && trimmed[0] == '['
 	var specs []map[string]json.RawMessage
 	var err error
@@ -216,7 +216,7 @@ func parseFaults(body []byte) ([]*fault, error) {
 		parsed = append(parsed, parseFault(spec, prefix, &ms))
 	}
 	if !ms.empty() {
-		return nil, &validationError{Message: "The fault is invalid; nothing was added.", ModelState: ms}
+		return nil, invalidAs("The fault is invalid; nothing was added.", ms)
 	}
 	return parsed, nil
 }
@@ -464,11 +464,11 @@ func (l *faultList) exposedHeaders(base []string) []string {
 // spent reports whether f has fired all its Times and never fires again.
 func (f *fault) spent() bool { return f.Times != 0 && f.Fired >= f.Times }
 
-// applyFault answers r with the first fault that fires, if any; it reports
-// whether the request was answered.
-func (s *Server) applyFault(x *exchange, r *http.Request) bool {
+// takeFault returns the first fault that fires for r, or the zero fault
+// (ID 0) when none does.
+func (s *Server) takeFault(x *exchange, r *http.Request) fault {
 	if x.observer || !isAPIPath(r.URL.Path) {
-		return false
+		return fault{}
 	}
 	var body []byte
 	if x.ns.faults.needsBody() {
@@ -476,17 +476,16 @@ func (s *Server) applyFault(x *exchange, r *http.Request) bool {
 	}
 	f, ok := x.ns.faults.take(r, body)
 	if !ok {
-		return false
+		return fault{}
 	}
 	x.faultID = f.ID
-	if f.After {
-		// Served for real, the write applied and journaled; the client
-		// never learns of it.
-		x.silenced, x.scratch = true, http.Header{}
-		s.mux.ServeHTTP(x, r)
-		x.servedStatus = x.status()
-		x.silenced, x.code, x.wroteHeader, x.bytes = false, 0, false, 0
-	}
+	return f
+}
+
+// applyFault delays and answers r as fault f says; it reports whether the
+// request was answered (false for a delay only: the real answer follows).
+// An After fault's real answer has been served already (ServeHTTP).
+func (s *Server) applyFault(x *exchange, r *http.Request, f fault) bool {
 	if f.DelayMs > 0 || f.Kind == kindHang {
 		readAhead(x, r, s.cfg.MaxBody)
 		d := time.Duration(f.DelayMs) * time.Millisecond
@@ -531,8 +530,8 @@ func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
 	case <-t.C:
 		return true
 	case <-r.Context().Done():
-		if !x.wroteHeader {
-			x.code = statusClientClosed // nobody is left to answer
+		if !x.wroteHeader && x.did == 0 {
+			x.did = statusClientClosed // nobody is left to answer
 		}
 		return false
 	case <-s.closing:
@@ -560,7 +559,7 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 		return
 	}
 	if f.body == nil {
-		writeJSON(x, f.Status, struct{ Message string }{fmt.Sprintf(
+		s.writeError(x, &apiError{Status: f.Status, Message: fmt.Sprintf(
 			"Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status)})
 		return
 	}
@@ -578,18 +577,9 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 var garbageBytes = []byte("\x00\x8f\xfe\x16GARBAGE-FROM-AN-INJECTED-FAULT\x00\r\n\r\n\xff")
 
 // closeConnection ends the connection without an HTTP answer, its journal
-// entry recorded first, so that a client that sees the connection end finds
-// the entry.
+// entry recorded first (hijack).
 func (s *Server) closeConnection(x *exchange, kind string) {
-	conn, buf, err := http.NewResponseController(x).Hijack()
-	if err != nil {
-		panic(http.ErrAbortHandler) // the server cuts the connection itself
-	}
-	x.cut = true
-	// Hijack clears the deadlines: the journal takes what has arrived of a
-	// body readSentBody left unread, without waiting for the rest.
-	conn.SetReadDeadline(time.Now()) //nolint:errcheck // closing anyway
-	s.record(x)
+	conn, buf := x.hijack()
 	switch kind {
 	case kindReset:
 		if tcp, ok := conn.(*net.TCPConn); ok {
@@ -600,17 +590,4 @@ func (s *Server) closeConnection(x *exchange, kind string) {
 		buf.Flush()             //nolint:errcheck // closing anyway
 	}
 	conn.Close()
-}
-
-// readSentBody reads what the client has sent of r's body, within limit,
-// before its connection is closed without an answer: the journal shows it,
-// and closing a socket with bytes unread makes the kernel send a reset
-// instead of the close an empty or garbage fault means. A client waiting
-// for 100 Continue has sent nothing, and reading would invite it to.
-func readSentBody(r *http.Request, limit int64) {
-	if r.Body == nil || r.Body == http.NoBody || r.ContentLength > limit ||
-		strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
-		return
-	}
-	io.Copy(io.Discard, io.LimitReader(r.Body, limit)) //nolint:errcheck // closing anyway
 }

@@ -381,7 +381,7 @@ func parseGenerate(body []byte) (count int, seed uint64, err error) {
 		ms.add("Seed", fmt.Sprintf("Seed must be an integer from 0 to %d, not %s.", uint64(1<<64-1), raw))
 	}
 	if !ms.empty() {
-		return 0, 0, &validationError{Message: "The generate request is invalid; nothing was added.", ModelState: ms}
+		return 0, 0, invalidAs("The generate request is invalid; nothing was added.", ms)
 	}
 	return count, seed, nil
 }

@@ -182,5 +182,5 @@ func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 			msg = msgs[0]
 		}
 	}
-	return listQuery{}, 0, &validationError{Message: msg, ModelState: ms}
+	return listQuery{}, 0, invalidAs(msg, ms)
 }

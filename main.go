@@ -509,8 +509,8 @@ func readLimited(path string, limit int64) ([]byte, error) {
 
 // describeError flattens an API error into one line for the terminal.
 func describeError(err error) string {
-	var ve *validationError
-	if !errors.As(err, &ve) {
+	var ve *apiError
+	if !errors.As(err, &ve) || ve.ModelState.empty() {
 		return err.Error()
 	}
 	parts := []string{strings.TrimSuffix(ve.Message, ".")}

@@ -1,13 +1,10 @@
 package resourcedir
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,7 +28,8 @@ import (
 //     for OPTIONS, which only CORS answers; and only for a path some route
 //     answers, so that a mistyped URL leaves nothing behind), and its
 //     journal starts recording an /api/v2 request;
-//  8. injected faults;
+//  8. injected faults: a fault answers instead of the handler, or after
+//     it (After: the handler's answer is made, journaled and not sent);
 //  9. the route's handler, whose value or error one adapter writes.
 //
 // The console's own requests (consoleHeader) skip the journal and the
@@ -42,11 +40,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.finish(x, r)
 	r, nsName, err := routedRequest(x, r)
 	if err != nil {
-		var moved *movedError
-		if errors.As(err, &moved) {
-			x.Header().Set("Location", moved.location)
-			err = &moved.apiError
-		}
 		s.writeError(x, err)
 		return
 	}
@@ -85,182 +78,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if x.ns != nil && !x.observer {
 		x.ns.lastRequest.Store(time.Now().UnixNano())
 	}
-	if s.applyFault(x, r) {
+	f := s.takeFault(x, r)
+	if f.ID != 0 && !f.After && s.applyFault(x, r, f) {
 		return
+	}
+	if f.After {
+		x.silence() // served for real, the write applied; the client never learns of it
 	}
 	s.mux.ServeHTTP(x, r)
-}
-
-// exchange is one request on its way through the pipeline: the
-// ResponseWriter that every step and handler writes through, and what the
-// journal and the log need once it is answered.
-type exchange struct {
-	http.ResponseWriter
-	requestID string
-	idHeader  [1]string // X-Request-Id's value
-	start     time.Time
-	path      string     // as the client sent it, its secrets masked (maskPath)
-	apiPath   string     // path without its /ns/{name} prefix, as the namespace's journal shows it
-	route     string     // apiPath as the routes spell it (canonicalAPIPath)
-	ns        *namespace // nil until authentication has passed
-
-	code        int
-	bytes       int
-	wroteHeader bool
-
-	journaled bool         // the request goes into its namespace's journal
-	capture   capturedBody // the body as the journal keeps it
-	faultID   int          // the fault that answered, 0 for none
-	// servedStatus is what the handler answered when an After fault then
-	// replaced the answer: the journal shows what was done.
-	servedStatus int
-
-	// observer: the console sent the request, so it is neither journaled
-	// nor answered by a fault.
-	observer bool
-	// cut: the connection ended without a final answer (a fault that closes
-	// it, or a panic after part of the answer was out).
-	cut bool
-	// recorded: the journal entry and the log line are written. A fault
-	// writes them before its answer or close goes out, so that a client that
-	// has seen what happened finds it in the journal.
-	recorded bool
-	// The answer as the journal shows it: the headers it was sent with and
-	// the first maxJournalResponse bytes of its body. With an After fault
-	// that sends no answer, the real answer that was lost.
-	respHeader    http.Header
-	respBody      []byte
-	respTruncated bool
-	// contentLength holds the first answer's Content-Length value
-	// (respond.go's contentLength).
-	contentLength [1]string
-	// answer is the handler's answer when it is a madeAnswer, which the
-	// journal makes again when read instead of keeping its bytes:
-	// answerNext while writeValue writes it (answerLen bytes), answerMade
-	// once it is the answer captured, whose respBody then stays empty.
-	answer                 madeAnswer
-	answerLen              int
-	answerNext, answerMade bool
-
-	// The length the answer declared (-1: none), and the server and request
-	// to record, so that Write can record the entry before the last bytes
-	// go out.
-	declared int
-	srv      *Server
-	req      *http.Request // as the client sent it
-
-	// anonymous: no credentials were sent, and the route answers without them.
-	anonymous bool
-	// refused: answered 401 for its credentials; the journal keeps only
-	// its request line and status.
-	refused bool
-	// silenced: an After fault answers instead, so the handler's answer is
-	// measured but not sent.
-	silenced bool
-	scratch  http.Header
-
-	// held is what the request's body holds of -max-request-bytes.
-	held int64
-}
-
-// exchangeOf returns the exchange that the pipeline passes to handlers as
-// their ResponseWriter.
-func exchangeOf(w http.ResponseWriter) *exchange { return w.(*exchange) }
-
-func (x *exchange) Header() http.Header {
-	if x.silenced {
-		return x.scratch
-	}
-	return x.ResponseWriter.Header()
-}
-
-func (x *exchange) WriteHeader(code int) {
-	if !x.wroteHeader {
-		x.code, x.wroteHeader = code, true
-		if x.journaled {
-			// The map itself, not a copy: nothing writes to it once the
-			// answer is out, and the entry is added when it is.
-			x.respHeader, x.respBody, x.respTruncated = x.Header(), x.respBody[:0], false
-			x.answerMade, x.answerNext = x.answerNext, false
-			x.declared = -1
-			if cl := x.Header()["Content-Length"]; len(cl) == 1 {
-				if n, err := strconv.Atoi(cl[0]); err == nil {
-					x.declared = n
-				}
-			}
-		}
-	}
-	if !x.silenced {
-		x.ResponseWriter.WriteHeader(code)
+	if f.After {
+		x.unsilence()
+		s.applyFault(x, r, f)
 	}
 }
-
-func (x *exchange) Write(b []byte) (int, error) {
-	if !x.wroteHeader {
-		x.WriteHeader(http.StatusOK)
-	}
-	x.bytes += len(b)
-	if x.journaled {
-		x.keepResponse(b)
-	}
-	if x.silenced {
-		return len(b), nil
-	}
-	// The write that completes a journaled answer goes out after its entry
-	// is in: a client that has the whole answer must find it in the journal,
-	// and net/http sends a body larger than its buffers before the handler
-	// returns to the pipeline's own recording.
-	if x.journaled && !x.recorded && x.bytes == x.declared {
-		x.srv.record(x)
-	}
-	return x.ResponseWriter.Write(b)
-}
-
-// recordedStatus is the status the journal and the log show: what the
-// handler answered when an After fault then replaced the answer, and 0 (or
-// 499 when the client gave up) when a fault gave no HTTP answer at all.
-func (x *exchange) recordedStatus() int {
-	switch {
-	case x.servedStatus != 0:
-		return x.servedStatus
-	case x.faultID != 0 && !x.wroteHeader:
-		return x.code
-	}
-	return x.status()
-}
-
-// keepResponse keeps the start of the answer's body for the journal, in a
-// buffer bounded by maxJournalResponse.
-func (x *exchange) keepResponse(b []byte) {
-	if x.answerMade {
-		return
-	}
-	room := maxJournalResponse - len(x.respBody)
-	if len(b) > room {
-		b, x.respTruncated = b[:max(room, 0)], true
-	}
-	x.respBody = append(x.respBody, b...)
-}
-
-// deliveredStatus is the status of the answer the client received: 0 when
-// the connection ended without a final answer.
-func (x *exchange) deliveredStatus() int {
-	switch {
-	case x.cut, x.faultID != 0 && !x.wroteHeader, x.wroteHeader && x.code < 200:
-		return 0
-	}
-	return x.status()
-}
-
-func (x *exchange) status() int {
-	if x.code == 0 {
-		return http.StatusOK
-	}
-	return x.code
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 
 // begin gives the request its id: the caller's when it is safe to echo.
 func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
@@ -289,60 +119,6 @@ const consoleHeader = "X-Resourcedir-Console"
 func (s *Server) routed(r *http.Request) bool {
 	_, pattern := s.mux.Handler(r)
 	return pattern != "/"
-}
-
-// movedError is a redirect, answered in the error shape with a Location.
-type movedError struct {
-	apiError
-	location string
-}
-
-func (e *movedError) Error() string { return e.apiError.Error() }
-
-// finish turns a panic into a JSON 500 (or a cut connection when part of
-// the answer is out), then records the journal entry and the log line.
-func (s *Server) finish(x *exchange, r *http.Request) {
-	defer x.release()
-	if p := recover(); p != nil {
-		if p == http.ErrAbortHandler {
-			x.cut = true
-			s.record(x)
-			panic(p)
-		}
-		s.log.Error("panic serving request", "request_id", x.requestID, "method", r.Method, "path", x.path,
-			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		if x.wroteHeader && !x.silenced {
-			// Part of a response is out: cut the connection so the client
-			// sees a failure rather than a truncated 200.
-			x.code, x.cut = http.StatusInternalServerError, true
-			s.record(x)
-			panic(http.ErrAbortHandler)
-		}
-		x.silenced = false
-		x.code, x.wroteHeader = 0, false
-		s.writeError(x, errInternal(x.requestID))
-	}
-	s.record(x)
-}
-
-// record writes the journal entry and the log line of an answered request,
-// once.
-func (s *Server) record(x *exchange) {
-	if x.recorded {
-		return
-	}
-	x.recorded = true
-	r := x.req
-	now := time.Now()
-	if x.journaled {
-		x.ns.journal.add(x, r, now)
-	}
-	if s.requestLog != nil && s.requestLog.write(x, r.Method, now) {
-		return
-	}
-	if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
-		h.Handle(r.Context(), requestRecord(x, r.Method, now)) //nolint:errcheck // nowhere to report a log failure
-	}
 }
 
 // routedRequest returns the request the routes see (r itself, or a copy
@@ -378,8 +154,8 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 			if r.URL.RawQuery != "" {
 				to += "?" + r.URL.RawQuery
 			}
-			return nil, "", &movedError{apiError{Status: http.StatusPermanentRedirect, Message: fmt.Sprintf(
-				"The console of the namespace %s is at %s/.", name, p)}, to}
+			return nil, "", &apiError{Status: http.StatusPermanentRedirect, Message: fmt.Sprintf(
+				"The console of the namespace %s is at %s/.", name, p), location: to}
 		}
 		if rest == "" || slices.ContainsFunc(serverWide, func(c string) bool { return rest == c || strings.HasPrefix(rest, c+"/") }) {
 			return nil, "", errNoRoute(p)

@@ -47,7 +47,7 @@ func plainLogString(s string) bool {
 // writes when there is no requestLog, or when a string is not plain.
 func requestRecord(x *exchange, method string, now time.Time) slog.Record {
 	rec := slog.NewRecord(now, slog.LevelInfo, "request", 0)
-	rec.AddAttrs(slog.String("method", method), slog.String("path", x.path), slog.Int("status", x.recordedStatus()),
+	rec.AddAttrs(slog.String("method", method), slog.String("path", x.path), slog.Int("status", x.did),
 		slog.Int("bytes", x.bytes), slog.Duration("duration", now.Sub(x.start)), slog.String("request_id", x.requestID))
 	return rec
 }
@@ -69,7 +69,7 @@ func (l *requestLog) appendLine(b []byte, method string, x *exchange, now time.T
 	if !plainLogString(method) || !plainLogString(x.path) || !plainLogString(x.requestID) {
 		return b, false
 	}
-	status, duration := x.recordedStatus(), now.Sub(x.start)
+	status, duration := x.did, now.Sub(x.start)
 	if l.json {
 		b = append(b, `{"time":"`...)
 		b = now.AppendFormat(b, time.RFC3339Nano)

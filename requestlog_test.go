@@ -71,6 +71,7 @@ func TestRequestLineIsSlogs(t *testing.T) {
 		for _, zone := range []*time.Location{time.UTC, time.FixedZone("CET", 3600)} {
 			x := &exchange{path: tt.path, requestID: tt.id, start: start.In(zone), code: tt.code,
 				wroteHeader: tt.code != 0, bytes: tt.bytes, faultID: tt.faultID}
+			x.settle(true)
 			t.Run(tt.name+"/"+zone.String(), func(t *testing.T) {
 				checkRequestLine(t, x, tt.method, x.start.Add(tt.took), tt.plain)
 			})
@@ -99,6 +100,7 @@ func FuzzRequestLine(f *testing.F) {
 			return // slog's JSON handler refuses such times; a clock never gives them
 		}
 		x := &exchange{path: path, requestID: id, start: start, code: code, wroteHeader: code != 0, bytes: n}
+		x.settle(true)
 		plain := plainLogString(method) && plainLogString(path) && plainLogString(id)
 		checkRequestLine(t, x, method, start.Add(time.Duration(took)), plain)
 	})

@@ -11,16 +11,26 @@ import (
 	"sync"
 )
 
-// apiError is an answer in the ASP.NET Web API error shape. cause, when
-// set, is logged and never shown to the client.
+// apiError is the one error that handlers and pipeline steps return: an
+// answer in the ASP.NET Web API error shape. Message is the whole sentence a
+// client (or, for a seed, the terminal) is told. ModelState names every
+// fault of a body or query that breaks the rules; location is a redirect's
+// Location; cause, when set, is logged and never shown to the client.
 type apiError struct {
 	Status     int
 	Message    string
 	ModelState modelState
+	location   string
 	cause      error
 }
 
-func (e *apiError) Error() string { return fmt.Sprintf("%d: %s", e.Status, e.Message) }
+func (e *apiError) Error() string { return e.Message }
+
+// invalidAs is the 400 for a body or query that breaks the rules, naming
+// every fault in ms.
+func invalidAs(message string, ms modelState) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Message: message, ModelState: ms}
+}
 
 func errInternal(requestID string) *apiError {
 	return &apiError{Status: http.StatusInternalServerError, Message: fmt.Sprintf(
@@ -31,21 +41,16 @@ func badRequest(format string, args ...any) *apiError {
 	return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-// writeError answers err in the error shape: the errors of the wire and
-// the rules are 400s, an *apiError says its status, and anything else is a
-// 500 that names nothing internal (the log has it).
+// writeError answers err in the error shape, the one place an error
+// becomes a status and a body: an *apiError says its status, and anything
+// else is a 500 that names nothing internal (the log has it).
 func (s *Server) writeError(x *exchange, err error) {
 	var ae *apiError
-	var je *jsonError
-	var ve *validationError
-	switch {
-	case errors.As(err, &ae):
-	case errors.As(err, &je):
-		ae = &apiError{Status: http.StatusBadRequest, Message: je.msg}
-	case errors.As(err, &ve):
-		ae = &apiError{Status: http.StatusBadRequest, Message: ve.Message, ModelState: ve.ModelState}
-	default:
+	if !errors.As(err, &ae) {
 		ae = &apiError{Status: http.StatusInternalServerError, cause: err}
+	}
+	if ae.location != "" {
+		x.Header().Set("Location", ae.location)
 	}
 	if ae.Status == http.StatusInternalServerError {
 		if ae.Message == "" {
@@ -91,7 +96,7 @@ func writeValue(x *exchange, v any) {
 	case *madeAnswer:
 		// The journal makes this answer again when it is read (exchange.answer).
 		p := encoded(v.appendTo)
-		x.answerNext, x.answerLen = true, len(*p.buf)
+		x.kept.next, x.kept.madeLen = true, len(*p.buf)
 		writePooled(x, p)
 	case jsonStream:
 		x.Header()["Content-Type"] = jsonContentTypeHeader

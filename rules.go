@@ -28,14 +28,6 @@ const (
 	modeSeed
 )
 
-// validationError is a body that breaks the rules; it names every fault.
-type validationError struct {
-	Message    string
-	ModelState modelState
-}
-
-func (e *validationError) Error() string { return e.Message }
-
 // maxProblems bounds what an error answer lists, so that a body with a
 // million faults does not make an answer a hundred times its size.
 const maxProblems = 100
@@ -104,8 +96,8 @@ func (m modelState) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-func invalid(ms modelState) *validationError {
-	return &validationError{Message: "The request is invalid.", ModelState: ms}
+func invalid(ms modelState) *apiError {
+	return invalidAs("The request is invalid.", ms)
 }
 
 // buildResource applies the rules to a decoded body and returns the
@@ -159,9 +151,9 @@ func buildResource(in *resourceInput, mode writeMode, pathID string) (*resource,
 			for _, p := range missing {
 				ms.add(p.String(), missingMessage(p))
 			}
-			return nil, &validationError{ModelState: ms, Message: fmt.Sprintf(
+			return nil, invalidAs(fmt.Sprintf(
 				"Partial updates are not supported: the body lacks %s. Send every editable property with its current or new value.",
-				joinProps(missing))}
+				joinProps(missing)), ms)
 		}
 	}
 	if !ms.empty() {

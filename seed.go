@@ -57,7 +57,7 @@ func decodeSeed(body []byte) ([]*resource, error) {
 		}
 		res, err := buildResource(in, modeSeed, "")
 		if err != nil {
-			ve, ok := err.(*validationError)
+			ve, ok := err.(*apiError)
 			if !ok {
 				return err
 			}
@@ -83,7 +83,7 @@ func decodeSeed(body []byte) ([]*resource, error) {
 		checkSeedIDs(resources, &all)
 	}
 	if !all.empty() {
-		return nil, &validationError{Message: "The seed is invalid; nothing was seeded.", ModelState: all}
+		return nil, invalidAs("The seed is invalid; nothing was seeded.", all)
 	}
 	return resources, nil
 }

@@ -244,7 +244,7 @@ func TestSeedNotJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rs, err := decodeSeed([]byte(tt.body))
-			if je, ok := err.(*jsonError); !ok || je.msg != tt.msg || rs != nil {
+			if je, ok := err.(*apiError); !ok || je.Message != tt.msg || !je.ModelState.empty() || rs != nil {
 				t.Errorf("decodeSeed: %d resources, error %v\nwant %s", len(rs), err, tt.msg)
 			}
 		})
@@ -323,17 +323,18 @@ func seedFuzzCheck(t *testing.T, body []byte, resources []*resource, err error) 
 	if resources != nil {
 		t.Fatalf("an error (%v) with %d resources: all or nothing", err, len(resources))
 	}
-	switch e := err.(type) {
-	case *jsonError:
-		for _, m := range seedFuzzAtByte.FindAllStringSubmatch(e.msg, -1) {
+	e, _ := err.(*apiError)
+	switch {
+	case e != nil && e.Status == http.StatusBadRequest && e.ModelState.empty():
+		for _, m := range seedFuzzAtByte.FindAllStringSubmatch(e.Message, -1) {
 			if at, _ := strconv.Atoi(m[1]); at > len(body) {
-				t.Fatalf("%q names byte %d of a %d-byte body", e.msg, at, len(body))
+				t.Fatalf("%q names byte %d of a %d-byte body", e.Message, at, len(body))
 			}
 		}
-		if isArray && json.Valid(trimmed) && !strings.Contains(e.msg, "exceeded max depth") {
-			t.Fatalf("a JSON syntax error (%s) for a body encoding/json reads: %.300q", e.msg, body)
+		if isArray && json.Valid(trimmed) && !strings.Contains(e.Message, "exceeded max depth") {
+			t.Fatalf("a JSON syntax error (%s) for a body encoding/json reads: %.300q", e.Message, body)
 		}
-	case *validationError:
+	case e != nil && e.Status == http.StatusBadRequest:
 		if !isArray {
 			t.Fatalf("a validation error (%s) for a body encoding/json does not read as an array: %.300q", e.Message, body)
 		}
@@ -402,8 +403,8 @@ func TestSeedProblemsFirstInBodyOrder(t *testing.T) {
 
 func seedFuzzWantKept(t *testing.T, what string, err error, keys []string, problems int) {
 	t.Helper()
-	ve, ok := err.(*validationError)
-	if !ok {
+	ve, ok := err.(*apiError)
+	if !ok || ve.ModelState.empty() {
 		t.Fatalf("%s: %v, want a validation error", what, err)
 	}
 	var missing []string

@@ -1,0 +1,264 @@
+package resourcedir
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The journal as the admin API reads it: GET /__admin/requests, its
+// filters and waits, the JSON of an entry, and clearing it.
+
+// journalQuery is what GET /__admin/requests asks for; zero values select
+// everything.
+type journalQuery struct {
+	journalFilter
+	limit int
+	count int
+	wait  time.Duration
+}
+
+// journalFilter selects entries; comparable, so that waiters share it.
+type journalFilter struct {
+	method    string
+	path      string // a route pattern, {name} segments allowed
+	status    int
+	hasStatus bool // status 0 is what a request closed without an answer shows
+	since     uint64
+}
+
+func (f journalFilter) matches(e *journalEntry) bool {
+	return e.seq > f.since &&
+		(f.method == "" || f.method == e.method) &&
+		(!f.hasStatus || f.status == e.status) &&
+		(f.path == "" || pathMatches(f.path, e.route))
+}
+
+// parseJournalQuery reads the filters; the admin API is strict, so an
+// unknown parameter or a bad value is a 400 that names it.
+func parseJournalQuery(raw string) (journalQuery, error) {
+	values, err := url.ParseQuery(raw)
+	if err != nil {
+		return journalQuery{}, badRequest("The query string is malformed: %v.", err)
+	}
+	var q journalQuery
+	ms := modelState{}
+	number := func(name string, min int64) int64 {
+		n, err := strconv.ParseInt(values.Get(name), 10, 64)
+		if err != nil || n < min {
+			ms.add(name, fmt.Sprintf("%s must be an integer of at least %d, not %q.", name, min, values.Get(name)))
+		}
+		return n
+	}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		if len(values[name]) > 1 {
+			ms.add(name, fmt.Sprintf("%s is given %d times; give it once.", name, len(values[name])))
+			continue
+		}
+		switch name {
+		case "method":
+			q.method = strings.ToUpper(values.Get(name))
+		case "path":
+			q.path = canonicalAPIPath(values.Get(name))
+			if !strings.HasPrefix(q.path, "/") {
+				ms.add(name, "path must start with /, e.g. /api/v2/resource/{id}.")
+			}
+		case "status":
+			q.status, q.hasStatus = int(number(name, 0)), true
+		case "since":
+			q.since = uint64(number(name, 0))
+		case "limit":
+			q.limit = int(number(name, 1))
+		case "count":
+			q.count = int(number(name, 1))
+		case "wait":
+			d, err := time.ParseDuration(values.Get(name))
+			if err != nil || d < 0 || d > maxJournalWait {
+				ms.add(name, fmt.Sprintf("wait must be a duration such as 5s, at most %s, not %q.", maxJournalWait, values.Get(name)))
+			}
+			q.wait = d
+		default:
+			ms.add(name, fmt.Sprintf("Unknown parameter %q; the journal takes method, path, status, since, limit, count and wait.", name))
+		}
+	}
+	if !ms.empty() {
+		return journalQuery{}, invalidAs("The journal query is invalid.", ms)
+	}
+	if q.wait > 0 && q.count == 0 {
+		q.count = 1
+	}
+	return q, nil
+}
+
+// readJournal answers GET /__admin/requests, waiting when asked until
+// enough entries match. The answer is streamed entry by entry, so that
+// reading a journal of large bodies does not build it whole.
+func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
+	q, err := parseJournalQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, err
+	}
+	var entries []*journalEntry
+	if j := x.ns.journal; j != nil {
+		entries = j.await(q, r.Context().Done(), s.closing)
+	}
+	if q.limit > 0 && len(entries) > q.limit {
+		entries = entries[len(entries)-q.limit:]
+	}
+	state := "on"
+	if x.ns.journal == nil {
+		state = "off"
+	}
+	return jsonStream(func(w io.Writer) error {
+		if _, err := io.WriteString(w, `{"Requests":[`); err != nil {
+			return err
+		}
+		var b []byte
+		for i, e := range entries {
+			b = b[:0]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJournalEntry(b, e)
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+		_, err := fmt.Fprintf(w, `],"Count":%d,"Journal":%q}`, len(entries), state)
+		return err
+	}), nil
+}
+
+// appendJournalEntry writes one entry as the journal shows it.
+func appendJournalEntry(b []byte, e *journalEntry) []byte {
+	b = append(b, `{"Seq":`...)
+	b = strconv.AppendUint(b, e.seq, 10)
+	b = append(b, `,"Time":"`...)
+	b = e.time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","RequestId":`...)
+	b = appendJSONString(b, e.requestID)
+	b = append(b, `,"Method":`...)
+	b = appendJSONString(b, e.method)
+	b = append(b, `,"Path":`...)
+	b = appendJSONString(b, e.path) // masked by the pipeline
+	b = append(b, `,"Query":`...)
+	query := maskQuery(e.rawQuery)
+	b = appendJSONString(b, query)
+	b = append(b, `,"Params":`...)
+	params, _ := url.ParseQuery(query)
+	b = appendMultiMap(b, params)
+	b = append(b, `,"Headers":`...)
+	headers := maskHeaders(e.header)
+	if !e.refused {
+		headers["Host"] = []string{e.host}
+	}
+	b = appendMultiMap(b, headers)
+	b = append(b, `,"HeadersTruncated":`...)
+	b = strconv.AppendBool(b, e.headersCut)
+	b = append(b, `,"Body":`...)
+	b = appendJournalBody(b, e.body, e.truncated)
+	b = append(b, `,"BodyTruncated":`...)
+	b = strconv.AppendBool(b, e.truncated)
+	b = append(b, `,"Status":`...)
+	b = strconv.AppendInt(b, int64(e.status), 10)
+	b = append(b, `,"DurationMs":`...)
+	b = strconv.AppendFloat(b, e.durationMs, 'f', -1, 64)
+	b = append(b, `,"Fault":`...)
+	if e.faultID == 0 {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(e.faultID), 10)
+	}
+	b = append(b, `,"Delivered":`...)
+	b = strconv.AppendInt(b, int64(e.delivered), 10)
+	b = append(b, `,"Response":`...)
+	respTruncated := e.respTruncated
+	if e.respHeader == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"Headers":`...)
+		b = appendMultiMap(b, maskHeaders(e.respHeader))
+		b = append(b, `,"Body":`...)
+		if e.answerMade {
+			b, respTruncated = appendMadeAnswer(b, &e.answer, respTruncated)
+		} else {
+			b = appendJournalBody(b, e.respBody, respTruncated)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, `,"ResponseTruncated":`...)
+	b = strconv.AppendBool(b, respTruncated)
+	return append(b, '}')
+}
+
+// appendMadeAnswer writes a made answer as appendJournalBody writes the
+// copy it replaces: the answer itself, which is compact JSON in UTF-8
+// already, or its first maxJournalResponse bytes as a string.
+func appendMadeAnswer(b []byte, a *madeAnswer, truncated bool) ([]byte, bool) {
+	start := len(b)
+	b = a.appendTo(b)
+	if len(b)-start <= maxJournalResponse {
+		return b, truncated
+	}
+	cut := string(b[start : start+maxJournalResponse])
+	return appendJSONString(b[:start], cut), true
+}
+
+// appendMultiMap writes names in order, each to its value, or to a list of
+// them when repeated.
+func appendMultiMap(b []byte, m map[string][]string) []byte {
+	b = append(b, '{')
+	for i, name := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, name)
+		b = append(b, ':')
+		vals := m[name]
+		if len(vals) == 1 {
+			b = appendJSONString(b, vals[0])
+			continue
+		}
+		b = append(b, '[')
+		for k, v := range vals {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, v)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+// appendJournalBody writes a captured body: the body itself (compacted) when
+// it is JSON, read as the API reads it (past a byte-order mark), else a JSON
+// string; null when empty. Either way invalid UTF-8 and lone surrogate
+// escapes are written as U+FFFD, so that a strict JSON reader can read the
+// journal whatever a client sent.
+func appendJournalBody(b, body []byte, truncated bool) []byte {
+	if len(body) == 0 {
+		return append(b, "null"...)
+	}
+	// compactJSON, not json.Compact: a lone surrogate escape or invalid
+	// UTF-8 in the body would make the answer one a strict reader refuses.
+	if !truncated {
+		if c := compactJSON(withoutBOM(body)); c != nil {
+			return append(b, c...)
+		}
+	}
+	return appendJSONString(b, string(body))
+}
+
+func (s *Server) clearJournal(x *exchange, r *http.Request) (any, error) {
+	if err := noQuery(r); err != nil {
+		return nil, err
+	}
+	return struct{ Cleared int }{x.ns.journal.clear()}, nil
+}
