@@ -260,17 +260,17 @@ func genRunes(s string, n int) string {
 func (g *resourceGenerator) edge(e genEdge) genItem {
 	switch e {
 	case edgeFirstName50:
-		it := g.person(genRunes("Maximilián-Éléonore ", maxFirstName), g.pick(genSurnames))
-		it.Surname = genPtr(genRunes("Ångström-O'Brien ", maxSurname))
+		it := g.person(genRunes("Maximilián-Éléonore ", maxLength(fieldFirstName)), g.pick(genSurnames))
+		it.Surname = genPtr(genRunes("Ångström-O'Brien ", maxLength(fieldSurname)))
 		it.DisplayName = genPtr("Max Ångström")
 		return it
 	case edgeDisplayName100:
 		it := g.person("Hubert", "Wolfeschlegelsteinhausen")
-		it.DisplayName = genPtr(genRunes("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxDisplayName))
+		it.DisplayName = genPtr(genRunes("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxLength(fieldDisplayName)))
 		return it
 	case edgeCompany100:
 		it := g.company()
-		it.Company = genPtr(genRunes("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxCompany))
+		it.Company = genPtr(genRunes("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxLength(fieldCompany)))
 		it.DisplayName = it.Company
 		return it
 	case edgeApostrophe:

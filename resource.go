@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,23 +34,57 @@ const (
 	numFields     = numStringFields + 1
 )
 
-// fieldNames are the canonical (wire) spellings, indexed by field.
-var fieldNames = [numFields]string{
-	fieldID:             "Id",
-	fieldDisplayName:    "DisplayName",
-	fieldFirstName:      "FirstName",
-	fieldSurname:        "Surname",
-	fieldCompany:        "Company",
-	fieldPosition:       "Position",
-	fieldStatus:         "Status",
-	fieldExternalID:     "ExternalID",
-	fieldPhone:          "Phone",
-	fieldMobile:         "Mobile",
-	fieldFax:            "Fax",
-	fieldEmail:          "Email",
-	fieldAddressComment: "AddressComment",
-	fieldStatusID:       "StatusId",
+// propSpec is one property of a resource as the API writes it. propTable
+// is the one list of them: every other list of properties (names, wire
+// order, limits, indexes, the OpenAPI document, import) is derived from it.
+type propSpec struct {
+	prop     prop   // the string field it is, propTypes, propAddress or propStatusID
+	name     string // the wire (canonical) spelling
+	nullable bool   // answers may write null
+	maxLen   int    // characters (not bytes); 0: no limit
+	update   int    // rank among the keys a PUT must carry, from 1; 0: not one
+	indexed  bool   // has an exact-match index (base.go)
+	scrubbed bool   // personal data, which import -scrub replaces
 }
+
+// propTable lists the properties in the order answers write them. A new
+// string field also needs its constant in the field enum, before
+// numStringFields, and a value from the generator.
+var propTable = []propSpec{
+	{prop: prop(fieldID), name: "Id", update: 1},
+	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true},
+	{prop: prop(fieldFirstName), name: "FirstName", nullable: true, maxLen: 50, update: 3, indexed: true, scrubbed: true},
+	{prop: prop(fieldSurname), name: "Surname", nullable: true, maxLen: 50, update: 4, indexed: true, scrubbed: true},
+	{prop: prop(fieldCompany), name: "Company", nullable: true, maxLen: 100, update: 5, indexed: true},
+	{prop: prop(fieldPosition), name: "Position", nullable: true, update: 6},
+	{prop: prop(fieldStatus), name: "Status", update: 13, indexed: true},
+	{prop: propStatusID, name: "StatusId"},
+	{prop: propTypes, name: "Types", update: 14},
+	{prop: prop(fieldExternalID), name: "ExternalID", nullable: true, update: 12, indexed: true},
+	{prop: prop(fieldPhone), name: "Phone", nullable: true, update: 7, scrubbed: true},
+	{prop: prop(fieldMobile), name: "Mobile", nullable: true, update: 8, scrubbed: true},
+	{prop: prop(fieldFax), name: "Fax", nullable: true, update: 9, scrubbed: true},
+	{prop: prop(fieldEmail), name: "Email", nullable: true, update: 10, indexed: true, scrubbed: true},
+	{prop: prop(fieldAddressComment), name: "AddressComment", nullable: true, update: 11, scrubbed: true},
+	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
+}
+
+// specOf is propTable by prop, propStatusID included.
+var specOf = func() (specs [numProps + 1]*propSpec) {
+	for i := range propTable {
+		specs[propTable[i].prop] = &propTable[i]
+	}
+	return specs
+}()
+
+// fieldNames are the canonical (wire) spellings, indexed by field.
+var fieldNames = func() (names [numFields]string) {
+	for f := range numStringFields {
+		names[f] = specOf[f].name
+	}
+	names[fieldStatusID] = specOf[propStatusID].name
+	return names
+}()
 
 func (f field) String() string { return fieldNames[f] }
 
@@ -127,8 +162,11 @@ func (r *resource) value(f field) (string, bool) {
 
 func (r *resource) isNull(f field) bool { return f < numStringFields && r.null[f] }
 
-func (r *resource) statusID() int {
-	if r.vals[fieldStatus] == statusInactive {
+func (r *resource) statusID() int { return statusIDOf(r.vals[fieldStatus]) }
+
+// statusIDOf is the StatusId of a Status, canonical or folded.
+func statusIDOf(status string) int {
+	if strings.EqualFold(status, statusInactive) {
 		return 2
 	}
 	return 1
@@ -153,24 +191,28 @@ const (
 	propTypes = prop(numStringFields) + iota
 	propAddress
 	numProps
+	// propStatusID is StatusId, which answers write but a body never sets:
+	// it numbers past the props of a body.
+	propStatusID = numProps
 )
 
-func (p prop) String() string {
-	switch p {
-	case propTypes:
-		return "Types"
-	case propAddress:
-		return "Address"
-	}
-	return field(p).String()
-}
+func (p prop) String() string { return specOf[p].name }
 
-// editableProps are the keys a full-replacement PUT must carry.
-var editableProps = []prop{
-	prop(fieldID), prop(fieldDisplayName), prop(fieldFirstName), prop(fieldSurname), prop(fieldCompany),
-	prop(fieldPosition), prop(fieldPhone), prop(fieldMobile), prop(fieldFax), prop(fieldEmail),
-	prop(fieldAddressComment), prop(fieldExternalID), prop(fieldStatus), propTypes,
-}
+// editableProps are the keys a full-replacement PUT must carry, in the
+// order messages and the OpenAPI document list them.
+var editableProps = func() []prop {
+	var ps []prop
+	for _, s := range propTable {
+		if s.update > 0 {
+			ps = append(ps, s.prop)
+		}
+	}
+	slices.SortFunc(ps, func(a, b prop) int { return specOf[a].update - specOf[b].update })
+	return ps
+}()
+
+// maxLength is string field f's limit in characters, 0 for none.
+func maxLength(f field) int { return specOf[f].maxLen }
 
 // parseGUID reads a GUID in any case and returns its canonical form.
 func parseGUID(s string) (string, bool) {
@@ -181,18 +223,40 @@ func parseGUID(s string) (string, bool) {
 	return id.String(), true
 }
 
-// appendResource writes r in the property order of the contract. links adds
-// the _links and _embedded that update and list responses carry.
+// appendResource writes r in the property order of the contract (propTable).
+// links adds the _links and _embedded that update and list responses carry.
 func appendResource(b []byte, r *resource, links bool) []byte {
-	b = append(b, `{"Id":`...)
-	b = appendJSONString(b, r.id())
-	for f := fieldDisplayName; f <= fieldStatus; f++ {
-		b = appendStringProp(b, r, f)
+	b = append(b, '{')
+	for i := range propTable {
+		p := propTable[i].prop
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, propTable[i].name...)
+		b = append(b, '"', ':')
+		switch {
+		case p < prop(numStringFields):
+			b = appendStringValue(b, r, field(p))
+		case p == propStatusID:
+			b = strconv.AppendInt(b, int64(r.statusID()), 10)
+		case p == propTypes:
+			b = appendTypes(b, r.types, links)
+		case r.address == nil: // propAddress
+			b = append(b, "null"...)
+		default:
+			b = append(b, r.address...)
+		}
 	}
-	b = append(b, `,"StatusId":`...)
-	b = strconv.AppendInt(b, int64(r.statusID()), 10)
-	b = append(b, `,"Types":[`...)
-	for i, t := range r.types {
+	if links {
+		b = append(b, `,"_links":[],"_embedded":null`...)
+	}
+	return append(b, '}')
+}
+
+func appendTypes(b []byte, types []requestorType, links bool) []byte {
+	b = append(b, '[')
+	for i, t := range types {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -206,26 +270,10 @@ func appendResource(b []byte, r *resource, links bool) []byte {
 		}
 		b = append(b, '}')
 	}
-	b = append(b, ']')
-	for f := fieldExternalID; f < numStringFields; f++ {
-		b = appendStringProp(b, r, f)
-	}
-	b = append(b, `,"Address":`...)
-	if r.address == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, r.address...)
-	}
-	if links {
-		b = append(b, `,"_links":[],"_embedded":null`...)
-	}
-	return append(b, '}')
+	return append(b, ']')
 }
 
-func appendStringProp(b []byte, r *resource, f field) []byte {
-	b = append(b, ',', '"')
-	b = append(b, fieldNames[f]...)
-	b = append(b, '"', ':')
+func appendStringValue(b []byte, r *resource, f field) []byte {
 	if r.isNull(f) {
 		return append(b, "null"...)
 	}

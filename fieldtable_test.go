@@ -1,0 +1,66 @@
+package resourcedir
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestPropTableContract pins what the contract says of each property, so
+// that a change to propTable that changes the API fails here.
+func TestPropTableContract(t *testing.T) {
+	var wire []string
+	for _, s := range propTable {
+		wire = append(wire, s.name)
+	}
+	wantWire := []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status",
+		"StatusId", "Types", "ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address"}
+	if !slices.Equal(wire, wantWire) {
+		t.Errorf("wire order %v, want %v", wire, wantWire)
+	}
+	limits := map[field]int{fieldFirstName: 50, fieldSurname: 50, fieldCompany: 100, fieldDisplayName: 100}
+	for f := range numStringFields {
+		if got := maxLength(f); got != limits[f] {
+			t.Errorf("%s limit %d, want %d", f, got, limits[f])
+		}
+	}
+	var editable []string
+	for _, p := range editableProps {
+		editable = append(editable, p.String())
+	}
+	wantEditable := []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Phone", "Mobile",
+		"Fax", "Email", "AddressComment", "ExternalID", "Status", "Types"}
+	if !slices.Equal(editable, wantEditable) {
+		t.Errorf("editable %v, want %v", editable, wantEditable)
+	}
+	wantIndexed := []field{fieldDisplayName, fieldFirstName, fieldSurname, fieldCompany, fieldStatus, fieldExternalID, fieldEmail}
+	if !slices.Equal(indexedFields, wantIndexed) {
+		t.Errorf("indexed %v, want %v", indexedFields, wantIndexed)
+	}
+	if fieldNames[fieldStatusID] != "StatusId" || propStatusID.String() != "StatusId" {
+		t.Errorf("StatusId is %q", fieldNames[fieldStatusID])
+	}
+}
+
+// TestPropTableWellFormed: each prop once, update ranks 1..n without gaps.
+func TestPropTableWellFormed(t *testing.T) {
+	seen := map[prop]bool{}
+	var ranks []int
+	for _, s := range propTable {
+		if seen[s.prop] {
+			t.Errorf("%s twice", s.name)
+		}
+		seen[s.prop] = true
+		if s.update > 0 {
+			ranks = append(ranks, s.update)
+		}
+	}
+	if len(seen) != int(numProps)+1 {
+		t.Errorf("%d props in the table, want %d", len(seen), numProps+1)
+	}
+	slices.Sort(ranks)
+	for i, r := range ranks {
+		if r != i+1 {
+			t.Fatalf("update ranks %v, want 1..%d", ranks, len(ranks))
+		}
+	}
+}
