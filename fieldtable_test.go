@@ -1,7 +1,10 @@
 package resourcedir
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -62,5 +65,42 @@ func TestPropTableWellFormed(t *testing.T) {
 		if r != i+1 {
 			t.Fatalf("update ranks %v, want 1..%d", ranks, len(ranks))
 		}
+	}
+}
+
+// TestResourceFieldsMatchPropTable ties the struct encoding/json reads
+// bodies into, and its stringProps, to propTable: each string field is read
+// by its name, into the slot of its field, and nothing else is.
+func TestResourceFieldsMatchPropTable(t *testing.T) {
+	for f := range numStringFields {
+		body := `{"` + strings.ToLower(fieldNames[f]) + `":"v"}`
+		var b bodyJSON
+		if err := json.Unmarshal([]byte(body), &b); err != nil {
+			t.Fatal(err)
+		}
+		for g, p := range b.stringProps() {
+			if want := field(g) == f; p.sent != want || (want && string(p.raw) != `"v"`) {
+				t.Errorf("%s: slot of %s sent %v raw %s", body, field(g), p.sent, p.raw)
+			}
+		}
+	}
+	var names, strs []string
+	typ := reflect.TypeFor[resourceJSON]()
+	for i := range typ.NumField() {
+		sf := typ.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "" {
+			name = sf.Name
+		}
+		names = append(names, name)
+		if sf.Type == reflect.TypeFor[stringProp]() {
+			strs = append(strs, name)
+		}
+	}
+	if !slices.Equal(strs, fieldNames[:numStringFields]) {
+		t.Errorf("resourceFields' string properties %v, want the string fields %v", strs, fieldNames[:numStringFields])
+	}
+	if !slices.Equal(names, resourceNames) {
+		t.Errorf("resourceFields reads %v, want %v", names, resourceNames)
 	}
 }

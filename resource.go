@@ -48,8 +48,9 @@ type propSpec struct {
 }
 
 // propTable lists the properties in the order answers write them. A new
-// string field also needs its constant in the field enum, before
-// numStringFields, and a value from the generator.
+// string field also needs its constant in the field enum (before
+// numStringFields), its stringProp in resourceFields below, and a value
+// from the generator.
 var propTable = []propSpec{
 	{prop: prop(fieldID), name: "Id", update: 1},
 	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true},
@@ -67,6 +68,47 @@ var propTable = []propSpec{
 	{prop: prop(fieldEmail), name: "Email", nullable: true, update: 10, indexed: true, scrubbed: true},
 	{prop: prop(fieldAddressComment), name: "AddressComment", nullable: true, update: 11, scrubbed: true},
 	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
+}
+
+// resourceFields is a resource as decode.go reads it with encoding/json: each property by
+// its name in any case, the last of duplicate keys winning, as ASP.NET's
+// model binding reads them. Types is read as T: by a create or update
+// body's one pass (bodyJSON), or as sent by a seed item (resourceJSON).
+// Generic rather than embedded: encoding/json pays an allocation a body for
+// a field of an embedded struct.
+type resourceFields[T any] struct {
+	ID             stringProp `json:"Id"`
+	DisplayName    stringProp
+	FirstName      stringProp
+	Surname        stringProp
+	Company        stringProp
+	Position       stringProp
+	Status         stringProp
+	ExternalID     stringProp
+	Phone          stringProp
+	Mobile         stringProp
+	Fax            stringProp
+	Email          stringProp
+	AddressComment stringProp
+	Types          T
+	Address        rawValue
+	// What GET /__admin/resources writes besides the properties, so that
+	// its output is a seed as it is.
+	StatusID ignored `json:"StatusId"`
+	Links    ignored `json:"_links"`
+	Embedded ignored `json:"_embedded"`
+}
+
+// stringProps are b's string properties by field. With the struct's
+// fields, it is the one list of properties besides propTable: encoding/json
+// needs a struct field for each, and reading them by name per request
+// would need reflection. TestResourceFieldsMatchPropTable ties both to it.
+func (b *resourceFields[T]) stringProps() [numStringFields]*stringProp {
+	return [numStringFields]*stringProp{
+		fieldID: &b.ID, fieldDisplayName: &b.DisplayName, fieldFirstName: &b.FirstName, fieldSurname: &b.Surname,
+		fieldCompany: &b.Company, fieldPosition: &b.Position, fieldStatus: &b.Status, fieldExternalID: &b.ExternalID,
+		fieldPhone: &b.Phone, fieldMobile: &b.Mobile, fieldFax: &b.Fax, fieldEmail: &b.Email, fieldAddressComment: &b.AddressComment,
+	}
 }
 
 // specOf is propTable by prop, propStatusID included.
