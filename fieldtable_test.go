@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -102,5 +103,50 @@ func TestResourceFieldsMatchPropTable(t *testing.T) {
 	}
 	if !slices.Equal(names, resourceNames) {
 		t.Errorf("resourceFields reads %v, want %v", names, resourceNames)
+	}
+}
+
+// TestGeneratorCoversPropTable: generated items carry every property a
+// seed item takes, in the API's order, and the generator has a value for
+// each string field (a field it never fills would always be null).
+func TestGeneratorCoversPropTable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := generateItems(&buf, 300, 1); err != nil {
+		t.Fatal(err)
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(buf.Bytes(), &items); err != nil {
+		t.Fatal(err)
+	}
+	var want []string // no Id, which the seed derives, nor StatusId
+	for _, s := range propTable {
+		if s.prop != prop(fieldID) && s.prop != propStatusID {
+			want = append(want, s.name)
+		}
+	}
+	valued := map[string]bool{}
+	for _, raw := range items {
+		var keys []string
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.Token()
+		for dec.More() {
+			k, _ := dec.Token()
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, k.(string))
+			if s, ok := v.(string); ok && s != "" {
+				valued[k.(string)] = true
+			}
+		}
+		if !slices.Equal(keys, want) {
+			t.Fatalf("item keys %v, want %v", keys, want)
+		}
+	}
+	for f := fieldID + 1; f < numStringFields; f++ {
+		if !valued[fieldNames[f]] {
+			t.Errorf("the generator never gives %s a value", f)
+		}
 	}
 }
