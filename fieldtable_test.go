@@ -3,7 +3,9 @@ package resourcedir
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +149,37 @@ func TestGeneratorCoversPropTable(t *testing.T) {
 	for f := fieldID + 1; f < numStringFields; f++ {
 		if !valued[fieldNames[f]] {
 			t.Errorf("the generator never gives %s a value", f)
+		}
+	}
+}
+
+// TestConsoleShowsPropTable: the console page has a form field for each
+// property propTable puts in the form, in its order, and tells console.js
+// the columns and text fields.
+func TestConsoleShowsPropTable(t *testing.T) {
+	t.Parallel()
+	rec := serve(consoleHandler(t), http.MethodGet, "/", nil)
+	page := rec.Body.String()
+	for _, placeholder := range []string{consoleColumns, consoleFormProps, consoleForm} {
+		if strings.Contains(page, placeholder) {
+			t.Errorf("the page still has %s", placeholder)
+		}
+	}
+	var form []string
+	for _, m := range regexp.MustCompile(` id="f-([A-Za-z]+)"`).FindAllStringSubmatch(page, -1) {
+		form = append(form, m[1])
+	}
+	want := []string{"DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "ExternalID", "Email",
+		"Phone", "Mobile", "Fax", "AddressComment", "Types"}
+	if !slices.Equal(form, want) {
+		t.Errorf("the form's fields are %v, want %v", form, want)
+	}
+	for _, attr := range []string{
+		`data-columns="Id DisplayName FirstName Surname Company Status ExternalID Email Types"`,
+		`data-props="DisplayName FirstName Surname Company Position ExternalID Phone Mobile Fax Email AddressComment"`,
+	} {
+		if !strings.Contains(page, attr) {
+			t.Errorf("the page lacks %s", attr)
 		}
 	}
 }

@@ -45,6 +45,8 @@ type propSpec struct {
 	update   int    // rank among the keys a PUT must carry, from 1; 0: not one
 	indexed  bool   // has an exact-match index (base.go)
 	scrubbed bool   // personal data, which import -scrub replaces
+	column   bool   // a column of the console's list
+	form     int    // place in the console's form, from 1; 0: not in it
 }
 
 // propTable lists the properties in the order answers write them. A new
@@ -52,21 +54,21 @@ type propSpec struct {
 // numStringFields), its stringProp in resourceFields below, and a value
 // from the generator.
 var propTable = []propSpec{
-	{prop: prop(fieldID), name: "Id", update: 1},
-	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true},
-	{prop: prop(fieldFirstName), name: "FirstName", nullable: true, maxLen: 50, update: 3, indexed: true, scrubbed: true},
-	{prop: prop(fieldSurname), name: "Surname", nullable: true, maxLen: 50, update: 4, indexed: true, scrubbed: true},
-	{prop: prop(fieldCompany), name: "Company", nullable: true, maxLen: 100, update: 5, indexed: true},
-	{prop: prop(fieldPosition), name: "Position", nullable: true, update: 6},
-	{prop: prop(fieldStatus), name: "Status", update: 13, indexed: true},
+	{prop: prop(fieldID), name: "Id", update: 1, column: true},
+	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true, column: true, form: 1},
+	{prop: prop(fieldFirstName), name: "FirstName", nullable: true, maxLen: 50, update: 3, indexed: true, scrubbed: true, column: true, form: 2},
+	{prop: prop(fieldSurname), name: "Surname", nullable: true, maxLen: 50, update: 4, indexed: true, scrubbed: true, column: true, form: 3},
+	{prop: prop(fieldCompany), name: "Company", nullable: true, maxLen: 100, update: 5, indexed: true, column: true, form: 4},
+	{prop: prop(fieldPosition), name: "Position", nullable: true, update: 6, form: 5},
+	{prop: prop(fieldStatus), name: "Status", update: 13, indexed: true, column: true, form: 6},
 	{prop: propStatusID, name: "StatusId"},
-	{prop: propTypes, name: "Types", update: 14},
-	{prop: prop(fieldExternalID), name: "ExternalID", nullable: true, update: 12, indexed: true},
-	{prop: prop(fieldPhone), name: "Phone", nullable: true, update: 7, scrubbed: true},
-	{prop: prop(fieldMobile), name: "Mobile", nullable: true, update: 8, scrubbed: true},
-	{prop: prop(fieldFax), name: "Fax", nullable: true, update: 9, scrubbed: true},
-	{prop: prop(fieldEmail), name: "Email", nullable: true, update: 10, indexed: true, scrubbed: true},
-	{prop: prop(fieldAddressComment), name: "AddressComment", nullable: true, update: 11, scrubbed: true},
+	{prop: propTypes, name: "Types", update: 14, column: true, form: 13},
+	{prop: prop(fieldExternalID), name: "ExternalID", nullable: true, update: 12, indexed: true, column: true, form: 7},
+	{prop: prop(fieldPhone), name: "Phone", nullable: true, update: 7, scrubbed: true, form: 9},
+	{prop: prop(fieldMobile), name: "Mobile", nullable: true, update: 8, scrubbed: true, form: 10},
+	{prop: prop(fieldFax), name: "Fax", nullable: true, update: 9, scrubbed: true, form: 11},
+	{prop: prop(fieldEmail), name: "Email", nullable: true, update: 10, indexed: true, scrubbed: true, column: true, form: 8},
+	{prop: prop(fieldAddressComment), name: "AddressComment", nullable: true, update: 11, scrubbed: true, form: 12},
 	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
 }
 
