@@ -51,8 +51,9 @@ type propSpec struct {
 
 // propTable lists the properties in the order answers write them. A new
 // string field also needs its constant in the field enum (before
-// numStringFields), its stringProp in resourceFields below, and a value
-// from the generator.
+// numStringFields), its stringProp in resourceFields and stringProps below
+// (TestResourceFieldsMatchPropTable checks them), and a value from the
+// generator (TestGeneratorCoversPropTable).
 var propTable = []propSpec{
 	{prop: prop(fieldID), name: "Id", update: 1, column: true},
 	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true, column: true, form: 1},
