@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -19,10 +20,16 @@ import (
 
 // indexedFields are the fields with an exact-match index: the ones callers
 // filter on to find a resource (spec 4.3) and Status. Id has its own map.
-var indexedFields = []field{
-	fieldDisplayName, fieldFirstName, fieldSurname, fieldCompany,
-	fieldExternalID, fieldEmail, fieldStatus,
-}
+// They are marked in propTable.
+var indexedFields = func() []field {
+	var fs []field
+	for f := range numStringFields {
+		if specOf[f].indexed {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}()
 
 // fold is the one folding rule of the directory: filters, sorts and indexes
 // compare what it gives (lower-cased, then compared by code point).
@@ -76,17 +83,9 @@ func newEntry(r *resource) *entry {
 // null. StatusId reads as "1" or "2".
 func (e *entry) folded(f field) (string, bool) {
 	if f == fieldStatusID {
-		return statusIDText(e.fold[fieldStatus]), true
+		return strconv.Itoa(statusIDOf(e.fold[fieldStatus])), true
 	}
 	return e.fold[f], !e.res.null[f]
-}
-
-// statusIDText is StatusId as text, from the folded Status.
-func statusIDText(foldedStatus string) string {
-	if foldedStatus == "inactive" {
-		return "2"
-	}
-	return "1"
 }
 
 // postings maps a folded value to the ascending positions that hold it.

@@ -54,6 +54,7 @@ func loadConsoleAssets() map[string]*consoleAsset {
 	// new server.
 	page := assets["index.html"] // embedded, so always there
 	page.body = bytes.Replace(page.body, []byte(consoleFaultKinds), consoleKindOptions(), 1)
+	page.body = fillConsoleFields(page.body)
 	for name, a := range assets {
 		if a != page {
 			a.setVersion()
@@ -179,4 +180,84 @@ func consoleAssetNames() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// The console's list columns and resource form, written into index.html
+// from propTable so that the console shows every field the server has.
+
+// Where index.html has what fillConsoleFields writes.
+const (
+	consoleColumns   = "<!-- resource columns -->"    // the list's columns, for console.js
+	consoleFormProps = "<!-- resource form props -->" // the form's text fields in wire order, for console.js
+	consoleForm      = "<!-- resource form -->"       // the form's fields
+)
+
+// consoleFieldLooks are the form's text fields that look other than plain:
+// their class and extra attributes.
+var consoleFieldLooks = map[string]struct{ class, attrs string }{
+	"DisplayName":    {"field wide", ` placeholder="generated from the names when empty"`},
+	"Email":          {"field", ` type="text"`},
+	"AddressComment": {"field wide", ""},
+}
+
+// consoleStatusField and consoleTypesField are the form's fields of Status
+// (a choice of the statuses) and Types (chips console.js adds).
+const (
+	consoleStatusField = `<fieldset class="field status-field" id="f-Status">
+            <legend>Status</legend>
+            <div class="segmented">
+              <label><input type="radio" name="Status" value="` + statusActive + `" checked><span>` + statusActive + `</span></label>
+              <label><input type="radio" name="Status" value="` + statusInactive + `"><span>` + statusInactive + `</span></label>
+            </div>
+          </fieldset>`
+	consoleTypesField = `<fieldset class="field wide types" id="f-Types">
+            <legend>Types</legend>
+            <div id="types-boxes" class="chips-input"></div>
+          </fieldset>`
+)
+
+// fillConsoleFields writes the columns and the form into page. The list
+// shows Types, a row of chips, last.
+func fillConsoleFields(page []byte) []byte {
+	var columns, props []string
+	var form []*propSpec
+	for i := range propTable {
+		s := &propTable[i]
+		if s.column && s.prop != propTypes {
+			columns = append(columns, s.name)
+		}
+		if s.form > 0 {
+			form = append(form, s)
+		}
+		if s.form > 0 && s.prop < prop(numStringFields) && s.prop != prop(fieldStatus) {
+			props = append(props, s.name)
+		}
+	}
+	if specOf[propTypes].column {
+		columns = append(columns, specOf[propTypes].name)
+	}
+	slices.SortFunc(form, func(a, b *propSpec) int { return a.form - b.form })
+	var b strings.Builder
+	for i, s := range form {
+		if i > 0 {
+			b.WriteString("\n          ")
+		}
+		switch s.prop {
+		case prop(fieldStatus):
+			b.WriteString(consoleStatusField)
+		case propTypes:
+			b.WriteString(consoleTypesField)
+		default:
+			look, ok := consoleFieldLooks[s.name]
+			if !ok {
+				look.class = "field"
+			}
+			name := html.EscapeString(s.name)
+			b.WriteString(`<div class="` + look.class + `"><label for="f-` + name + `">` + name + `</label><input id="f-` + name +
+				`" name="` + name + `" autocomplete="off"` + look.attrs + `></div>`)
+		}
+	}
+	page = bytes.Replace(page, []byte(consoleColumns), []byte(strings.Join(columns, " ")), 1)
+	page = bytes.Replace(page, []byte(consoleFormProps), []byte(strings.Join(props, " ")), 1)
+	return bytes.Replace(page, []byte(consoleForm), []byte(b.String()), 1)
 }

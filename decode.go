@@ -238,35 +238,6 @@ func appendJSONText(b, raw []byte) []byte {
 	return append(b, s...)
 }
 
-// resourceFields is a resource as encoding/json reads it: each property by
-// its name in any case, the last of duplicate keys winning, as ASP.NET's
-// model binding reads them. Types is read as T: by a create or update
-// body's one pass (bodyJSON), or as sent by a seed item (resourceJSON).
-// Generic rather than embedded: encoding/json pays an allocation a body for
-// a field of an embedded struct.
-type resourceFields[T any] struct {
-	ID             stringProp `json:"Id"`
-	DisplayName    stringProp
-	FirstName      stringProp
-	Surname        stringProp
-	Company        stringProp
-	Position       stringProp
-	Status         stringProp
-	ExternalID     stringProp
-	Phone          stringProp
-	Mobile         stringProp
-	Fax            stringProp
-	Email          stringProp
-	AddressComment stringProp
-	Types          T
-	Address        rawValue
-	// What GET /__admin/resources writes besides the properties, so that
-	// its output is a seed as it is.
-	StatusID ignored `json:"StatusId"`
-	Links    ignored `json:"_links"`
-	Embedded ignored `json:"_embedded"`
-}
-
 // resourceJSON is a seed item: its Types as sent, for decodeTypes to read
 // strictly.
 type resourceJSON = resourceFields[rawValue]
@@ -281,7 +252,7 @@ var resourceNames = func() []string {
 	for p := range numProps {
 		names = append(names, p.String())
 	}
-	return append(names, "StatusId", "_links", "_embedded")
+	return append(names, propStatusID.String(), "_links", "_embedded")
 }()
 
 // typeJSON is a Types entry; its Type names the type.
@@ -412,11 +383,7 @@ func isTypeError(err error) bool {
 // fields fills in with the properties b read but Types: their strings in
 // one string, copied from the body once.
 func (b *resourceFields[T]) fields(in *resourceInput) {
-	props := [numStringFields]*stringProp{
-		fieldID: &b.ID, fieldDisplayName: &b.DisplayName, fieldFirstName: &b.FirstName, fieldSurname: &b.Surname,
-		fieldCompany: &b.Company, fieldPosition: &b.Position, fieldStatus: &b.Status, fieldExternalID: &b.ExternalID,
-		fieldPhone: &b.Phone, fieldMobile: &b.Mobile, fieldFax: &b.Fax, fieldEmail: &b.Email, fieldAddressComment: &b.AddressComment,
-	}
+	props := b.stringProps()
 	var buf [512]byte
 	text := buf[:0]
 	var starts, ends [numStringFields]int

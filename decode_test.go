@@ -184,10 +184,10 @@ func checkStored(t *testing.T, body []byte, r *resource) {
 	if !ok || status != statusActive && status != statusInactive {
 		t.Fatalf("%q: Status %q", body, status)
 	}
-	if dn, ok := r.value(fieldDisplayName); !ok || strings.TrimSpace(dn) == "" || utf8.RuneCountInString(dn) > maxDisplayName {
+	if dn, ok := r.value(fieldDisplayName); !ok || strings.TrimSpace(dn) == "" || utf8.RuneCountInString(dn) > maxLength(fieldDisplayName) {
 		t.Fatalf("%q: DisplayName %q", body, dn)
 	}
-	for f, limit := range map[field]int{fieldFirstName: maxFirstName, fieldSurname: maxSurname, fieldCompany: maxCompany} {
+	for f, limit := range map[field]int{fieldFirstName: maxLength(fieldFirstName), fieldSurname: maxLength(fieldSurname), fieldCompany: maxLength(fieldCompany)} {
 		if n := utf8.RuneCountInString(r.str(f)); n > limit {
 			t.Fatalf("%q: %s of %d characters", body, f, n)
 		}

@@ -25,24 +25,45 @@ import (
 // is a few tens of megabytes of JSON.
 const maxGenerateCount = 100_000
 
-// genItem is one seed item. Pointers are null; every key is written, so a
-// seed shows null and "" side by side as a client reading the API sees them.
-// The order is the API's.
+// genItem is one seed item: a value for each string field but Id, which
+// the seed derives (nil is null), Types and Address. MarshalJSON writes
+// every key in the API's order (propTable), so a seed shows null and ""
+// side by side as a client reading the API sees them.
 type genItem struct {
-	DisplayName    *string
-	FirstName      *string
-	Surname        *string
-	Company        *string
-	Position       *string
-	Status         string
-	Types          []genType
-	ExternalID     *string
-	Phone          *string
-	Mobile         *string
-	Fax            *string
-	Email          *string
-	AddressComment *string
-	Address        *genAddress
+	vals    [numStringFields]*string
+	types   []genType
+	address *genAddress
+}
+
+func (it genItem) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for _, s := range propTable {
+		if s.prop == prop(fieldID) || s.prop == propStatusID {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s.name)
+		b = append(b, ':')
+		var v any = it.address
+		switch {
+		case s.prop < prop(numStringFields) && it.vals[s.prop] == nil:
+			b = append(b, "null"...)
+			continue
+		case s.prop < prop(numStringFields):
+			b = appendJSONString(b, *it.vals[s.prop])
+			continue
+		case s.prop == propTypes:
+			v = it.types
+		}
+		text, err := marshalText(v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, text...)
+	}
+	return append(b, '}'), nil
 }
 
 type genType struct {
@@ -156,17 +177,16 @@ func (g *resourceGenerator) status() string {
 
 func (g *resourceGenerator) person(first, last string) genItem {
 	company := g.pick(genCompanyWords) + " " + g.pick(genCompanySuffixes)
-	it := genItem{
-		FirstName: &first, Surname: &last,
-		Company:  g.optional(company, 0.1, 0.15),
-		Position: g.optional(g.pick(genPositions), 0.15, 0.15),
-		Status:   g.status(),
-		Types:    g.personTypes(),
-	}
+	it := genItem{vals: [numStringFields]*string{
+		fieldFirstName: &first, fieldSurname: &last,
+		fieldCompany:  g.optional(company, 0.1, 0.15),
+		fieldPosition: g.optional(g.pick(genPositions), 0.15, 0.15),
+		fieldStatus:   genPtr(g.status()),
+	}, types: g.personTypes()}
 	// Most clients send DisplayName, as the service asks; some leave it to
 	// be generated from the name parts.
 	if g.chance(0.8) {
-		it.DisplayName = genPtr(first + " " + last)
+		it.vals[fieldDisplayName] = genPtr(first + " " + last)
 	}
 	g.contact(&it, first+"."+last)
 	return it
@@ -194,14 +214,13 @@ func (g *resourceGenerator) company() genItem {
 	if g.chance(0.3) {
 		types = append(types, genType{"Customer"})
 	}
-	it := genItem{
-		Company:  &name,
-		Position: g.optional("", 0.5, 0.5),
-		Status:   g.status(),
-		Types:    types,
-	}
+	it := genItem{vals: [numStringFields]*string{
+		fieldCompany:  &name,
+		fieldPosition: g.optional("", 0.5, 0.5),
+		fieldStatus:   genPtr(g.status()),
+	}, types: types}
 	if g.chance(0.7) {
-		it.DisplayName = &name
+		it.vals[fieldDisplayName] = &name
 	}
 	g.contact(&it, "info")
 	return it
@@ -211,15 +230,15 @@ func (g *resourceGenerator) company() genItem {
 // have them.
 func (g *resourceGenerator) contact(it *genItem, local string) {
 	n := g.n
-	it.ExternalID = g.optional(fmt.Sprintf("EXT-%06d", n), 0.15, 0.15)
-	it.Phone = g.optional(fmt.Sprintf("+44 20 7946 %04d", g.rng.IntN(10000)), 0.2, 0.1)
-	it.Mobile = g.optional(fmt.Sprintf("07700 %06d", g.rng.IntN(1000000)), 0.3, 0.2)
-	it.Fax = g.optional(fmt.Sprintf("+44 20 7946 %04d", g.rng.IntN(10000)), 0.1, 0.75)
+	it.vals[fieldExternalID] = g.optional(fmt.Sprintf("EXT-%06d", n), 0.15, 0.15)
+	it.vals[fieldPhone] = g.optional(fmt.Sprintf("+44 20 7946 %04d", g.rng.IntN(10000)), 0.2, 0.1)
+	it.vals[fieldMobile] = g.optional(fmt.Sprintf("07700 %06d", g.rng.IntN(1000000)), 0.3, 0.2)
+	it.vals[fieldFax] = g.optional(fmt.Sprintf("+44 20 7946 %04d", g.rng.IntN(10000)), 0.1, 0.75)
 	email := genEmailLocal(local) + strconv.Itoa(n) + "@" + g.pick(genDomains)
-	it.Email = g.optional(email, 0.1, 0.1)
-	it.AddressComment = g.optional("Reception on the "+[]string{"ground", "first", "second"}[g.rng.IntN(3)]+" floor", 0.2, 0.6)
+	it.vals[fieldEmail] = g.optional(email, 0.1, 0.1)
+	it.vals[fieldAddressComment] = g.optional("Reception on the "+[]string{"ground", "first", "second"}[g.rng.IntN(3)]+" floor", 0.2, 0.6)
 	if g.chance(0.3) {
-		it.Address = &genAddress{
+		it.address = &genAddress{
 			Line1:    strconv.Itoa(1+g.rng.IntN(200)) + " " + g.pick(genStreets),
 			City:     g.pick(genCities),
 			Postcode: fmt.Sprintf("AB%d %dCD", 1+g.rng.IntN(99), g.rng.IntN(10)),
@@ -260,37 +279,37 @@ func genRunes(s string, n int) string {
 func (g *resourceGenerator) edge(e genEdge) genItem {
 	switch e {
 	case edgeFirstName50:
-		it := g.person(genRunes("Maximilián-Éléonore ", maxFirstName), g.pick(genSurnames))
-		it.Surname = genPtr(genRunes("Ångström-O'Brien ", maxSurname))
-		it.DisplayName = genPtr("Max Ångström")
+		it := g.person(genRunes("Maximilián-Éléonore ", maxLength(fieldFirstName)), g.pick(genSurnames))
+		it.vals[fieldSurname] = genPtr(genRunes("Ångström-O'Brien ", maxLength(fieldSurname)))
+		it.vals[fieldDisplayName] = genPtr("Max Ångström")
 		return it
 	case edgeDisplayName100:
 		it := g.person("Hubert", "Wolfeschlegelsteinhausen")
-		it.DisplayName = genPtr(genRunes("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxDisplayName))
+		it.vals[fieldDisplayName] = genPtr(genRunes("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxLength(fieldDisplayName)))
 		return it
 	case edgeCompany100:
 		it := g.company()
-		it.Company = genPtr(genRunes("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxCompany))
-		it.DisplayName = it.Company
+		it.vals[fieldCompany] = genPtr(genRunes("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxLength(fieldCompany)))
+		it.vals[fieldDisplayName] = it.vals[fieldCompany]
 		return it
 	case edgeApostrophe:
 		it := g.person("Miles", "O'Brien")
-		it.DisplayName = genPtr("Miles O'Brien")
+		it.vals[fieldDisplayName] = genPtr("Miles O'Brien")
 		return it
 	case edgeNonASCII:
 		it := g.person("İlkay", "Straße")
-		it.DisplayName = genPtr("İlkay Straße-Øverland é")
-		it.Company = genPtr("Ærø Øl & Brød ApS")
+		it.vals[fieldDisplayName] = genPtr("İlkay Straße-Øverland é")
+		it.vals[fieldCompany] = genPtr("Ærø Øl & Brød ApS")
 		return it
 	case edgeNonBMP:
 		it := g.person("Zoë", "𝔊öthe")
-		it.DisplayName = genPtr("Zoë 𝔊öthe 🚀")
-		it.Position = genPtr("Chief 🦄 Officer")
+		it.vals[fieldDisplayName] = genPtr("Zoë 𝔊öthe 🚀")
+		it.vals[fieldPosition] = genPtr("Chief 🦄 Officer")
 		return it
 	case edgeNullBesideEmpty:
 		it := g.person(g.pick(genFirstNames), g.pick(genSurnames))
-		it.Position, it.ExternalID, it.Phone = genPtr(""), nil, genPtr("")
-		it.Mobile, it.Fax, it.AddressComment = nil, genPtr(""), nil
+		it.vals[fieldPosition], it.vals[fieldExternalID], it.vals[fieldPhone] = genPtr(""), nil, genPtr("")
+		it.vals[fieldMobile], it.vals[fieldFax], it.vals[fieldAddressComment] = nil, genPtr(""), nil
 		return it
 	case edgeDuplicate:
 		name := g.last
@@ -299,11 +318,11 @@ func (g *resourceGenerator) edge(e genEdge) genItem {
 		}
 		first, last, _ := strings.Cut(name, " ")
 		it := g.person(first, last)
-		it.DisplayName = &name
+		it.vals[fieldDisplayName] = &name
 		return it
 	}
 	it := g.company()
-	it.DisplayName = nil // generated from Company alone
+	it.vals[fieldDisplayName] = nil // generated from Company alone
 	return it
 }
 

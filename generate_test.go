@@ -137,22 +137,22 @@ func TestGenerateEdgeCases(t *testing.T) {
 		surname, _ := str(item, "Surname")
 		company, hasCompany := str(item, "Company")
 		display, hasDisplay := str(item, "DisplayName")
-		if n := utf8.RuneCountInString(first); n == maxFirstName {
+		if n := utf8.RuneCountInString(first); n == maxLength(fieldFirstName) {
 			found["FirstName of 50 characters"] = true
-		} else if n > maxFirstName {
+		} else if n > maxLength(fieldFirstName) {
 			t.Errorf("FirstName %q is %d characters", first, n)
 		}
-		if n := utf8.RuneCountInString(surname); n > maxSurname {
+		if n := utf8.RuneCountInString(surname); n > maxLength(fieldSurname) {
 			t.Errorf("Surname %q is %d characters", surname, n)
 		}
-		if n := utf8.RuneCountInString(display); n == maxDisplayName {
+		if n := utf8.RuneCountInString(display); n == maxLength(fieldDisplayName) {
 			found["DisplayName of 100 characters"] = true
-		} else if n > maxDisplayName {
+		} else if n > maxLength(fieldDisplayName) {
 			t.Errorf("DisplayName %q is %d characters", display, n)
 		}
-		if n := utf8.RuneCountInString(company); n == maxCompany {
+		if n := utf8.RuneCountInString(company); n == maxLength(fieldCompany) {
 			found["Company of 100 characters"] = true
-		} else if n > maxCompany {
+		} else if n > maxLength(fieldCompany) {
 			t.Errorf("Company %q is %d characters", company, n)
 		}
 		if item["FirstName"] == nil && item["Surname"] == nil && hasCompany && company != "" {

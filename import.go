@@ -191,16 +191,26 @@ func importStatusHint(status int) string {
 
 // importProps are the properties a seed item carries, in the API's order;
 // StatusId is derived, and _links and _embedded mean nothing to a seed.
-var importProps = []string{
-	"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "Types",
-	"ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address",
-}
+var importProps = func() []string {
+	var names []string
+	for _, s := range propTable {
+		if s.prop != propStatusID {
+			names = append(names, s.name)
+		}
+	}
+	return names
+}()
 
-// importScrubbed hold personal data; -scrub replaces their values.
-var importScrubbed = map[string]bool{
-	"FirstName": true, "Surname": true, "DisplayName": true, "Email": true, "Phone": true,
-	"Mobile": true, "Fax": true, "AddressComment": true, "Address": true,
-}
+// importScrubbed hold personal data (propTable); -scrub replaces their values.
+var importScrubbed = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range propTable {
+		if s.scrubbed {
+			m[s.name] = true
+		}
+	}
+	return m
+}()
 
 // importType is a Types entry as a seed carries it: no _links, _embedded.
 type importType struct {

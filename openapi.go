@@ -17,9 +17,12 @@ import (
 // openAPITables gathers every code table the document is made from: the
 // one place to change when those tables move.
 type openAPITables struct {
-	fields        []string       // filterable and sortable fields, wire spelling
-	stringProps   []string       // string properties of a resource in wire order (fields minus StatusId)
+	fields        []string // filterable and sortable fields, wire spelling
+	stringProps   []string // string properties of a resource in wire order (fields minus StatusId)
+	wireOrder     []string // every property of a resource as answers write them
+	nullable      map[string]bool
 	maxLen        map[string]int // character limits by property
+	limits        string         // the limits as a sentence's list, in the order the rules check them
 	types         []requestorTypeInfo
 	statuses      []string
 	editable      []string // keys a PUT must carry
@@ -39,10 +42,8 @@ type requestorTypeInfo struct {
 
 func currentOpenAPITables() openAPITables {
 	t := openAPITables{
-		maxLen: map[string]int{
-			fieldNames[fieldFirstName]: maxFirstName, fieldNames[fieldSurname]: maxSurname,
-			fieldNames[fieldCompany]: maxCompany, fieldNames[fieldDisplayName]: maxDisplayName,
-		},
+		nullable:      map[string]bool{},
+		maxLen:        map[string]int{},
 		statuses:      []string{statusActive, statusInactive},
 		maxFilter:     [3]int{maxFilterBytes, maxFilterConditions, maxFilterDepth},
 		maxFaultDelay: int(maxFaultDelay.Milliseconds()),
@@ -50,8 +51,23 @@ func currentOpenAPITables() openAPITables {
 		defaultPage:   defaultPageSize,
 	}
 	t.fields = append(t.fields, fieldNames[:]...)
+	var limits []string
 	for f := range numStringFields {
 		t.stringProps = append(t.stringProps, fieldNames[f])
+		n := maxLength(f)
+		if n > 0 {
+			t.maxLen[fieldNames[f]] = n
+		}
+		if n > 0 && f != fieldDisplayName {
+			limits = append(limits, fmt.Sprintf("%s %d", fieldNames[f], n))
+		}
+	}
+	// buildResource checks DisplayName last (applyNames), as it may generate it.
+	limits = append(limits, fmt.Sprintf("%s %d", fieldNames[fieldDisplayName], maxLength(fieldDisplayName)))
+	t.limits = strings.Join(limits, ", ")
+	for _, s := range propTable {
+		t.wireOrder = append(t.wireOrder, s.name)
+		t.nullable[s.name] = s.nullable
 	}
 	for _, e := range requestorTypeTable {
 		t.types = append(t.types, requestorTypeInfo{int(e.id), e.name})
@@ -216,7 +232,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 				"Every answer is JSON in UTF-8 and carries X-Request-Id. Request bodies on /api/v2 must be declared as JSON " +
 				"(application/json or text/json). " +
 				fmt.Sprintf("Limits: bodies %d bytes (-max-body), seeds %d bytes (-max-seed-body), page size %d (-max-page-size), ", cfg.MaxBody, cfg.MaxSeedBody, cfg.MaxPageSize) +
-				fmt.Sprintf("FirstName %d, Surname %d, Company %d, DisplayName %d characters.", t.maxLen["FirstName"], t.maxLen["Surname"], t.maxLen["Company"], t.maxLen["DisplayName"]),
+				t.limits + " characters.",
 		},
 		"servers": []any{
 			obj{"url": "/", "description": "The default namespace."},

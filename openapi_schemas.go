@@ -150,12 +150,12 @@ func resourceSchema(t openAPITables, hal bool) obj {
 		case "Status":
 			props[p] = obj{"type": "string", "enum": t.statuses}
 		case "DisplayName":
-			s := stringSchema(t, p, false)
+			s := stringSchema(t, p, t.nullable[p])
 			s["minLength"] = 1
 			s["description"] = s["description"].(string) + " Generated from FirstName, Surname and Company when sent empty."
 			props[p] = s
 		default:
-			props[p] = stringSchema(t, p, true)
+			props[p] = stringSchema(t, p, t.nullable[p])
 		}
 		required = append(required, p)
 	}
@@ -170,8 +170,7 @@ func resourceSchema(t openAPITables, hal bool) obj {
 		required = append(required, "_links", "_embedded")
 		desc = "A resource as update and list responses write it."
 	}
-	desc += " Properties are written in the order Id, DisplayName, FirstName, Surname, Company, Position, Status, " +
-		"StatusId, Types, ExternalID, Phone, Mobile, Fax, Email, AddressComment, Address."
+	desc += " Properties are written in the order " + strings.Join(t.wireOrder, ", ") + "."
 	return obj{"type": "object", "description": desc, "properties": props,
 		"required": required, "additionalProperties": false}
 }

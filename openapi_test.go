@@ -524,7 +524,7 @@ func TestOpenAPIMatchesCodeTables(t *testing.T) {
 		}
 	}
 
-	limits := map[field]int{fieldFirstName: maxFirstName, fieldSurname: maxSurname, fieldCompany: maxCompany, fieldDisplayName: maxDisplayName}
+	limits := map[field]int{fieldFirstName: maxLength(fieldFirstName), fieldSurname: maxLength(fieldSurname), fieldCompany: maxLength(fieldCompany), fieldDisplayName: maxLength(fieldDisplayName)}
 	for f, limit := range limits {
 		for _, schema := range []string{"Resource", "ResourceCreated", "CreateRequest", "UpdateRequest", "SeedResource"} {
 			if got := at(t, schemas, schema, "properties", fieldNames[f], "maxLength"); got != float64(limit) {

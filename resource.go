@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,23 +34,102 @@ const (
 	numFields     = numStringFields + 1
 )
 
-// fieldNames are the canonical (wire) spellings, indexed by field.
-var fieldNames = [numFields]string{
-	fieldID:             "Id",
-	fieldDisplayName:    "DisplayName",
-	fieldFirstName:      "FirstName",
-	fieldSurname:        "Surname",
-	fieldCompany:        "Company",
-	fieldPosition:       "Position",
-	fieldStatus:         "Status",
-	fieldExternalID:     "ExternalID",
-	fieldPhone:          "Phone",
-	fieldMobile:         "Mobile",
-	fieldFax:            "Fax",
-	fieldEmail:          "Email",
-	fieldAddressComment: "AddressComment",
-	fieldStatusID:       "StatusId",
+// propSpec is one property of a resource as the API writes it. propTable
+// is the one list of them: every other list of properties (names, wire
+// order, limits, indexes, the OpenAPI document, import) is derived from it.
+type propSpec struct {
+	prop     prop   // the string field it is, propTypes, propAddress or propStatusID
+	name     string // the wire (canonical) spelling
+	nullable bool   // answers may write null
+	maxLen   int    // characters (not bytes); 0: no limit
+	update   int    // rank among the keys a PUT must carry, from 1; 0: not one
+	indexed  bool   // has an exact-match index (base.go)
+	scrubbed bool   // personal data, which import -scrub replaces
+	column   bool   // a column of the console's list
+	form     int    // place in the console's form, from 1; 0: not in it
 }
+
+// propTable lists the properties in the order answers write them. A new
+// string field also needs its constant in the field enum (before
+// numStringFields), its stringProp in resourceFields and stringProps below
+// (TestResourceFieldsMatchPropTable checks them), and a value from the
+// generator (TestGeneratorCoversPropTable).
+var propTable = []propSpec{
+	{prop: prop(fieldID), name: "Id", update: 1, column: true},
+	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true, column: true, form: 1},
+	{prop: prop(fieldFirstName), name: "FirstName", nullable: true, maxLen: 50, update: 3, indexed: true, scrubbed: true, column: true, form: 2},
+	{prop: prop(fieldSurname), name: "Surname", nullable: true, maxLen: 50, update: 4, indexed: true, scrubbed: true, column: true, form: 3},
+	{prop: prop(fieldCompany), name: "Company", nullable: true, maxLen: 100, update: 5, indexed: true, column: true, form: 4},
+	{prop: prop(fieldPosition), name: "Position", nullable: true, update: 6, form: 5},
+	{prop: prop(fieldStatus), name: "Status", update: 13, indexed: true, column: true, form: 6},
+	{prop: propStatusID, name: "StatusId"},
+	{prop: propTypes, name: "Types", update: 14, column: true, form: 13},
+	{prop: prop(fieldExternalID), name: "ExternalID", nullable: true, update: 12, indexed: true, column: true, form: 7},
+	{prop: prop(fieldPhone), name: "Phone", nullable: true, update: 7, scrubbed: true, form: 9},
+	{prop: prop(fieldMobile), name: "Mobile", nullable: true, update: 8, scrubbed: true, form: 10},
+	{prop: prop(fieldFax), name: "Fax", nullable: true, update: 9, scrubbed: true, form: 11},
+	{prop: prop(fieldEmail), name: "Email", nullable: true, update: 10, indexed: true, scrubbed: true, column: true, form: 8},
+	{prop: prop(fieldAddressComment), name: "AddressComment", nullable: true, update: 11, scrubbed: true, form: 12},
+	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
+}
+
+// resourceFields is a resource as decode.go reads it with encoding/json: each property by
+// its name in any case, the last of duplicate keys winning, as ASP.NET's
+// model binding reads them. Types is read as T: by a create or update
+// body's one pass (bodyJSON), or as sent by a seed item (resourceJSON).
+// Generic rather than embedded: encoding/json pays an allocation a body for
+// a field of an embedded struct.
+type resourceFields[T any] struct {
+	ID             stringProp `json:"Id"`
+	DisplayName    stringProp
+	FirstName      stringProp
+	Surname        stringProp
+	Company        stringProp
+	Position       stringProp
+	Status         stringProp
+	ExternalID     stringProp
+	Phone          stringProp
+	Mobile         stringProp
+	Fax            stringProp
+	Email          stringProp
+	AddressComment stringProp
+	Types          T
+	Address        rawValue
+	// What GET /__admin/resources writes besides the properties, so that
+	// its output is a seed as it is.
+	StatusID ignored `json:"StatusId"`
+	Links    ignored `json:"_links"`
+	Embedded ignored `json:"_embedded"`
+}
+
+// stringProps are b's string properties by field. With the struct's
+// fields, it is the one list of properties besides propTable: encoding/json
+// needs a struct field for each, and reading them by name per request
+// would need reflection. TestResourceFieldsMatchPropTable ties both to it.
+func (b *resourceFields[T]) stringProps() [numStringFields]*stringProp {
+	return [numStringFields]*stringProp{
+		fieldID: &b.ID, fieldDisplayName: &b.DisplayName, fieldFirstName: &b.FirstName, fieldSurname: &b.Surname,
+		fieldCompany: &b.Company, fieldPosition: &b.Position, fieldStatus: &b.Status, fieldExternalID: &b.ExternalID,
+		fieldPhone: &b.Phone, fieldMobile: &b.Mobile, fieldFax: &b.Fax, fieldEmail: &b.Email, fieldAddressComment: &b.AddressComment,
+	}
+}
+
+// specOf is propTable by prop, propStatusID included.
+var specOf = func() (specs [numProps + 1]*propSpec) {
+	for i := range propTable {
+		specs[propTable[i].prop] = &propTable[i]
+	}
+	return specs
+}()
+
+// fieldNames are the canonical (wire) spellings, indexed by field.
+var fieldNames = func() (names [numFields]string) {
+	for f := range numStringFields {
+		names[f] = specOf[f].name
+	}
+	names[fieldStatusID] = specOf[propStatusID].name
+	return names
+}()
 
 func (f field) String() string { return fieldNames[f] }
 
@@ -127,8 +207,11 @@ func (r *resource) value(f field) (string, bool) {
 
 func (r *resource) isNull(f field) bool { return f < numStringFields && r.null[f] }
 
-func (r *resource) statusID() int {
-	if r.vals[fieldStatus] == statusInactive {
+func (r *resource) statusID() int { return statusIDOf(r.vals[fieldStatus]) }
+
+// statusIDOf is the StatusId of a Status, canonical or folded.
+func statusIDOf(status string) int {
+	if strings.EqualFold(status, statusInactive) {
 		return 2
 	}
 	return 1
@@ -153,24 +236,28 @@ const (
 	propTypes = prop(numStringFields) + iota
 	propAddress
 	numProps
+	// propStatusID is StatusId, which answers write but a body never sets:
+	// it numbers past the props of a body.
+	propStatusID = numProps
 )
 
-func (p prop) String() string {
-	switch p {
-	case propTypes:
-		return "Types"
-	case propAddress:
-		return "Address"
-	}
-	return field(p).String()
-}
+func (p prop) String() string { return specOf[p].name }
 
-// editableProps are the keys a full-replacement PUT must carry.
-var editableProps = []prop{
-	prop(fieldID), prop(fieldDisplayName), prop(fieldFirstName), prop(fieldSurname), prop(fieldCompany),
-	prop(fieldPosition), prop(fieldPhone), prop(fieldMobile), prop(fieldFax), prop(fieldEmail),
-	prop(fieldAddressComment), prop(fieldExternalID), prop(fieldStatus), propTypes,
-}
+// editableProps are the keys a full-replacement PUT must carry, in the
+// order messages and the OpenAPI document list them.
+var editableProps = func() []prop {
+	var ps []prop
+	for _, s := range propTable {
+		if s.update > 0 {
+			ps = append(ps, s.prop)
+		}
+	}
+	slices.SortFunc(ps, func(a, b prop) int { return specOf[a].update - specOf[b].update })
+	return ps
+}()
+
+// maxLength is string field f's limit in characters, 0 for none.
+func maxLength(f field) int { return specOf[f].maxLen }
 
 // parseGUID reads a GUID in any case and returns its canonical form.
 func parseGUID(s string) (string, bool) {
@@ -181,18 +268,40 @@ func parseGUID(s string) (string, bool) {
 	return id.String(), true
 }
 
-// appendResource writes r in the property order of the contract. links adds
-// the _links and _embedded that update and list responses carry.
+// appendResource writes r in the property order of the contract (propTable).
+// links adds the _links and _embedded that update and list responses carry.
 func appendResource(b []byte, r *resource, links bool) []byte {
-	b = append(b, `{"Id":`...)
-	b = appendJSONString(b, r.id())
-	for f := fieldDisplayName; f <= fieldStatus; f++ {
-		b = appendStringProp(b, r, f)
+	b = append(b, '{')
+	for i := range propTable {
+		p := propTable[i].prop
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, propTable[i].name...)
+		b = append(b, '"', ':')
+		switch {
+		case p < prop(numStringFields):
+			b = appendStringValue(b, r, field(p))
+		case p == propStatusID:
+			b = strconv.AppendInt(b, int64(r.statusID()), 10)
+		case p == propTypes:
+			b = appendTypes(b, r.types, links)
+		case r.address == nil: // propAddress
+			b = append(b, "null"...)
+		default:
+			b = append(b, r.address...)
+		}
 	}
-	b = append(b, `,"StatusId":`...)
-	b = strconv.AppendInt(b, int64(r.statusID()), 10)
-	b = append(b, `,"Types":[`...)
-	for i, t := range r.types {
+	if links {
+		b = append(b, `,"_links":[],"_embedded":null`...)
+	}
+	return append(b, '}')
+}
+
+func appendTypes(b []byte, types []requestorType, links bool) []byte {
+	b = append(b, '[')
+	for i, t := range types {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -206,26 +315,10 @@ func appendResource(b []byte, r *resource, links bool) []byte {
 		}
 		b = append(b, '}')
 	}
-	b = append(b, ']')
-	for f := fieldExternalID; f < numStringFields; f++ {
-		b = appendStringProp(b, r, f)
-	}
-	b = append(b, `,"Address":`...)
-	if r.address == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, r.address...)
-	}
-	if links {
-		b = append(b, `,"_links":[],"_embedded":null`...)
-	}
-	return append(b, '}')
+	return append(b, ']')
 }
 
-func appendStringProp(b []byte, r *resource, f field) []byte {
-	b = append(b, ',', '"')
-	b = append(b, fieldNames[f]...)
-	b = append(b, '"', ':')
+func appendStringValue(b []byte, r *resource, f field) []byte {
 	if r.isNull(f) {
 		return append(b, "null"...)
 	}

@@ -11,14 +11,6 @@ import (
 // buildResource is the whole of create (section 2), update (3) and a seed
 // item (7), on top of what decodeResource read.
 
-// Limits of the specification, counted in characters.
-const (
-	maxFirstName   = 50
-	maxSurname     = 50
-	maxCompany     = 100
-	maxDisplayName = 100
-)
-
 // writeMode says which request a body came from; the rules differ slightly.
 type writeMode int
 
@@ -142,9 +134,12 @@ func buildResource(in *resourceInput, mode writeMode, pathID string) (*resource,
 		}
 	}
 	applyStatus(&r, mode, in.seen[fieldStatus], &ms)
-	checkLength(&r, fieldFirstName, maxFirstName, &ms)
-	checkLength(&r, fieldSurname, maxSurname, &ms)
-	checkLength(&r, fieldCompany, maxCompany, &ms)
+	for f := range numStringFields {
+		// applyNames checks DisplayName, which it may generate.
+		if limit := maxLength(f); limit > 0 && f != fieldDisplayName {
+			checkLength(&r, f, limit, &ms)
+		}
+	}
 	applyNames(&r, &ms, in.names)
 	if mode == modeUpdate {
 		if missing := missingEditable(in); len(missing) > 0 {
@@ -191,18 +186,19 @@ func applyNames(r *resource, ms *modelState, sent string) {
 	if first == "" && surname == "" && company == "" {
 		ms.add("Company", "Company is required when FirstName and Surname are both empty.")
 	}
+	limit := maxLength(fieldDisplayName)
 	if namePart(r, fieldDisplayName) != "" {
-		checkLength(r, fieldDisplayName, maxDisplayName, ms)
+		checkLength(r, fieldDisplayName, limit, ms)
 		return
 	}
 	generated := joinNames(sent, first, surname, company)
 	if generated == "" {
 		return
 	}
-	if n := utf8.RuneCountInString(generated); n > maxDisplayName {
+	if n := utf8.RuneCountInString(generated); n > limit {
 		ms.add("DisplayName", fmt.Sprintf(
 			"DisplayName was not sent, and the one generated from FirstName, Surname and Company is %d characters long; the limit is %d. Send a DisplayName of at most %d characters.",
-			n, maxDisplayName, maxDisplayName))
+			n, limit, limit))
 		return
 	}
 	r.set(fieldDisplayName, generated, true)

@@ -7,10 +7,12 @@
 const base = location.pathname.replace(/\/+$/, '');
 const nsMatch = base.match(/^\/ns\/([^/]+)$/);
 
-const columns = ['Id', 'DisplayName', 'FirstName', 'Surname', 'Company', 'Status', 'ExternalID', 'Email', 'Types'];
+// The server writes the list's columns and the form's text fields into the
+// page from its table of properties, so that the console shows every field
+// the server has.
+const columns = document.getElementById('resources-head').dataset.columns.split(' ');
 const sortable = new Set(columns.filter((c) => c !== 'Types' && c !== 'Id'));
-const stringProps = ['DisplayName', 'FirstName', 'Surname', 'Company', 'Position', 'ExternalID',
-  'Phone', 'Mobile', 'Fax', 'Email', 'AddressComment'];
+const stringProps = document.getElementById('resource-form').dataset.props.split(' ');
 const typeNames = ['Team', 'Customer', 'Contractor', 'Employee', 'Company'];
 
 // Every call of the console carries this header, and the server neither
