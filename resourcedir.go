@@ -173,29 +173,30 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srv := newServer(cfg, newStore(cfg.IDSeed), logger)
-	if cfg.NamespaceIdle > 0 {
-		go srv.reapIdleNamespaces(srv.closing)
-	}
 	if cfg.SeedFile != "" {
 		logger.Info("seed read: every namespace starts from it, and every reset goes back to it",
 			"path", cfg.SeedFile, "resources", count)
 	}
 	if cfg.Snapshot == "" {
 		logger.Info("snapshots off: the directory lives in memory only")
-		return srv, nil
+	} else {
+		snap := newSnapshotter(cfg.Snapshot, srv, logger)
+		if err := snap.open(); err != nil {
+			return nil, err
+		}
+		srv.snap = snap
+		timer, stop := context.WithCancel(context.Background())
+		srv.stopTimer = stop
+		srv.timerDone = make(chan struct{})
+		go func() {
+			defer close(srv.timerDone)
+			snap.run(timer, cfg.SnapshotInterval)
+		}()
 	}
-	snap := newSnapshotter(cfg.Snapshot, srv, logger)
-	if err := snap.open(); err != nil {
-		return nil, err
+	// Started last: a server New refuses leaves no goroutine behind.
+	if cfg.NamespaceIdle > 0 {
+		go srv.reapIdleNamespaces(srv.closing)
 	}
-	srv.snap = snap
-	timer, stop := context.WithCancel(context.Background())
-	srv.stopTimer = stop
-	srv.timerDone = make(chan struct{})
-	go func() {
-		defer close(srv.timerDone)
-		snap.run(timer, cfg.SnapshotInterval)
-	}()
 	return srv, nil
 }
 
