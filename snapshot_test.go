@@ -609,9 +609,9 @@ func TestSnapshotFieldsByName(t *testing.T) {
 }
 
 // TestSnapshotSparseHeaders: a sparse file of 2 GiB behind a valid header of
-// each version this resourcedir reads, and of one it does not, is refused
-// from its declared sizes, without a buffer of its size: a version is not
-// believed before the file is.
+// the version this resourcedir reads, of development builds' older ones and
+// of newer ones, is refused from its declared sizes, without a buffer of its
+// size: a version is not believed before the file is.
 func TestSnapshotSparseHeaders(t *testing.T) {
 	dir := t.TempDir()
 	for _, version := range []uint32{2, 3, 4, 5, 1 << 20} {
