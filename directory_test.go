@@ -420,3 +420,16 @@ func TestRunTSeedByContent(t *testing.T) {
 		t.Errorf("first %v %v, again %v %v, after the change %v", ids1, names1, ids2, names2, names3)
 	}
 }
+
+// Config.Filters is read as -filters reads it, in any case: "Kendo" served
+// the assetic rules and a console page of 500.
+func TestRunTFiltersInAnyCase(t *testing.T) {
+	t.Parallel()
+	dir := resourcedir.RunT(t, resourcedir.Config{Filters: "Kendo"})
+	if status, body := send(t, "GET", dir.URL+"/", ""); status != 200 {
+		t.Errorf("the console: %d %.200s", status, body)
+	}
+	if status, body := send(t, "GET", dir.URL+"/api/v2/resource?requestParams.filters="+url.QueryEscape("Fax~isnull"), ""); status != 200 {
+		t.Errorf("a filter only kendo takes: %d %s", status, body)
+	}
+}

@@ -152,9 +152,11 @@ func New(cfg Config) (*Server, error) {
 // never comes (a FIFO): main's, which SIGTERM ends.
 func open(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
-	if _, err := parseDialect(cfg.Filters); err != nil {
+	dialect, err := parseDialect(cfg.Filters)
+	if err != nil {
 		return nil, fmt.Errorf("filters: %w", err)
 	}
+	cfg.Filters = string(dialect) // "Kendo" is kendo, as -filters reads it
 	if cfg.Auth != "" && !strings.Contains(cfg.Auth, ":") {
 		return nil, errors.New("auth must be user:token")
 	}
