@@ -306,11 +306,14 @@ type Request struct {
 	Headers       http.Header // credentials masked
 	Body          json.RawMessage
 	BodyTruncated bool
-	Status        int // what the server did (with an After fault, the real answer's)
-	Delivered     int // what the client received; 0 for no answer
-	DurationMs    float64
-	Fault         *int // the Id of the fault that answered
-	Response      *Response
+	// HeadersTruncated says Headers holds part of what was sent: a long
+	// header block, or a request refused for its credentials (none kept).
+	HeadersTruncated bool
+	Status           int // what the server did (with an After fault, the real answer's)
+	Delivered        int // what the client received; 0 for no answer
+	DurationMs       float64
+	Fault            *int // the Id of the fault that answered
+	Response         *Response
 	// ResponseTruncated says Response.Body was cut.
 	ResponseTruncated bool
 }

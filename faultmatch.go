@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -110,9 +109,14 @@ func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 	if len(m.Query) > 0 {
 		query := r.URL.Query()
 		for name, want := range m.Query {
-			if !slices.ContainsFunc(slices.Collect(maps.Keys(query)), func(got string) bool {
-				return strings.EqualFold(got, name) && slices.Contains(query[got], want)
-			}) {
+			found := false
+			for got, values := range query {
+				if strings.EqualFold(got, name) && slices.Contains(values, want) {
+					found = true
+					break
+				}
+			}
+			if !found {
 				return false
 			}
 		}

@@ -441,8 +441,9 @@ func (l *faultList) remove(id int) bool {
 	return len(l.faults) < n
 }
 
-// exposedHeaders adds to base, sorted, the headers that the faults that can
-// still fire set: a page must be able to read what a fault answers with.
+// exposedHeaders adds to base (sorted, and never changed) the headers that
+// the faults that can still fire set, sorted with it: a page must be able to
+// read what a fault answers with.
 func (l *faultList) exposedHeaders(base []string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -451,13 +452,15 @@ func (l *faultList) exposedHeaders(base []string) []string {
 		for name := range f.Headers {
 			if !f.spent() && !slices.Contains(out, name) {
 				if len(out) == len(base) {
-					out = slices.Clone(base)
+					out = slices.Clone(base) // base is shared by every request
 				}
 				out = append(out, name)
 			}
 		}
 	}
-	slices.Sort(out)
+	if len(out) > len(base) {
+		slices.Sort(out)
+	}
 	return out
 }
 

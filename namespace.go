@@ -35,10 +35,14 @@ type namespace struct {
 	journal *journal
 	faults  faultList
 	// created, and the Unix nanoseconds of the last request that was not
-	// the console's (0: none): what GET /__admin/namespaces shows of a
-	// namespace's life, and what -namespace-idle reads.
+	// the console's, at its start and at its end (0: none): what
+	// GET /__admin/namespaces shows of a namespace's life, and what
+	// -namespace-idle reads.
 	created     time.Time
 	lastRequest atomic.Int64
+	// inFlight counts the client requests being served: a long poll or a
+	// hanging fault outlasts -namespace-idle without the namespace going.
+	inFlight atomic.Int32
 }
 
 // idleSince is when the namespace was last used: its last request, or
@@ -178,7 +182,7 @@ func (s *Server) removeIdleNamespaces(cutoff time.Time) {
 	s.spaces.mu.Lock()
 	var removed []string
 	for name, ns := range s.spaces.byName {
-		if name != defaultNamespace && ns.idleSince().Before(cutoff) {
+		if name != defaultNamespace && ns.inFlight.Load() == 0 && ns.idleSince().Before(cutoff) {
 			delete(s.spaces.byName, name)
 			ns.journal.clear() // its entries' room in the journal budget, now
 			removed = append(removed, name)

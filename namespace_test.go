@@ -874,3 +874,30 @@ type nsEntry struct {
 }
 
 const nsSeed = `[{"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ada", "Surname": "Lovelace"}, {"Company": "Acme"}]`
+
+// A namespace whose request is still being served (a long poll, a hanging
+// fault) is not idle, however long ago that request began.
+func TestNamespaceIdleSparesRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, defaultConfig(), nil)
+	e.in("busy").health()
+	polled := make(chan response, 1)
+	go func() { polled <- e.in("busy").do(http.MethodGet, "/__admin/requests?count=1&wait=30s", "") }()
+	eventually(t, 10*time.Second, "the long poll to be served", func() bool {
+		ns := e.srv.lookupNamespace("busy")
+		return ns != nil && ns.inFlight.Load() == 1
+	})
+	e.srv.removeIdleNamespaces(time.Now().Add(time.Hour)) // everything is idle by that cutoff
+	if e.srv.lookupNamespace("busy") == nil {
+		t.Fatal("the namespace of a request in flight was removed")
+	}
+	e.in("busy").createPerson("Ends the poll")
+	if r := <-polled; r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"Count":1`) {
+		t.Errorf("the long poll: %d %s", r.Status, r.Body)
+	}
+	eventually(t, 10*time.Second, "the poll's end to count", func() bool { return e.srv.lookupNamespace("busy").inFlight.Load() == 0 })
+	e.srv.removeIdleNamespaces(time.Now().Add(time.Hour))
+	if e.srv.lookupNamespace("busy") != nil {
+		t.Error("an idle namespace was kept")
+	}
+}

@@ -77,6 +77,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if x.ns != nil && !x.observer {
 		x.ns.lastRequest.Store(time.Now().UnixNano())
+		x.ns.inFlight.Add(1) // until finish: -namespace-idle leaves it alone
+		x.using = x.ns
 	}
 	f := s.takeFault(x, r)
 	if f.ID != 0 && !f.After && s.applyFault(x, r, f) {

@@ -31,6 +31,7 @@ type exchange struct {
 	apiPath   string     // path without its /ns/{name} prefix, as the namespace's journal shows it
 	route     string     // apiPath as the routes spell it (canonicalAPIPath)
 	ns        *namespace // nil until authentication has passed
+	using     *namespace // the namespace this client request counts in, until finish
 
 	// The answer being written: its status once its header is, and its
 	// body's length so far.
@@ -188,6 +189,12 @@ func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 // part of the answer is out, then records the request.
 func (s *Server) finish(x *exchange, r *http.Request) {
 	defer x.release()
+	if ns := x.using; ns != nil {
+		defer func() {
+			ns.lastRequest.Store(time.Now().UnixNano())
+			ns.inFlight.Add(-1)
+		}()
+	}
 	cut := false
 	if p := recover(); p != nil {
 		cut = s.recovered(x, r, p)
