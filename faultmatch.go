@@ -170,12 +170,20 @@ func faultPath(p string) (string, bool) {
 	return canonical, ok && id != "" && !strings.Contains(id, "/")
 }
 
-// needsBody reports whether a fault that can still fire matches on the
-// request body, which must then be read before take.
-func (l *faultList) needsBody() bool {
+// needsBody reports whether a fault that can still fire matches r's method
+// and path and then its body, which must be read before take: other
+// requests' bodies are left to their handlers.
+func (l *faultList) needsBody(r *http.Request) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.ContainsFunc(l.faults, func(f *fault) bool { return !f.spent() && f.Match.needsBody() })
+	return slices.ContainsFunc(l.faults, func(f *fault) bool {
+		return !f.spent() && f.Match.needsBody() && f.matchesRoute(r)
+	})
+}
+
+// matchesRoute reports whether r has f's Method and Path.
+func (f *fault) matchesRoute(r *http.Request) bool {
+	return (f.Method == "" || f.Method == r.Method) && (f.Path == anyAPIPath || pathMatches(f.Path, r.URL.Path))
 }
 
 // take finds the first fault, in the order they were added, that matches r
@@ -185,8 +193,7 @@ func (l *faultList) take(r *http.Request, body []byte) (fault, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.faults {
-		if f.spent() || f.Method != "" && f.Method != r.Method ||
-			f.Path != anyAPIPath && !pathMatches(f.Path, r.URL.Path) || !f.Match.matches(r, body) {
+		if f.spent() || !f.matchesRoute(r) || !f.Match.matches(r, body) {
 			continue
 		}
 		if f.skipped < f.Skip {

@@ -473,8 +473,10 @@ func (s *Server) takeFault(x *exchange, r *http.Request) fault {
 	if x.observer || !isAPIPath(r.URL.Path) {
 		return fault{}
 	}
+	// A body over the limit is the handler's 413 (at once, for a client
+	// that waits for 100 Continue), whatever a fault would make of it.
 	var body []byte
-	if x.ns.faults.needsBody() {
+	if r.ContentLength <= s.cfg.MaxBody && x.ns.faults.needsBody(r) {
 		body = readAhead(x, r, s.cfg.MaxBody)
 	}
 	f, ok := x.ns.faults.take(r, body)

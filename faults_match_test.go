@@ -1,12 +1,15 @@
 package resourcedir
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A fault's Match narrows it to requests with given query parameters,
@@ -138,6 +141,57 @@ func TestFaultMatchInvalid(t *testing.T) {
 		r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/faults", tt.fault)
 		if want := `"` + tt.prop + `":["`; !strings.Contains(string(r.Body), want) || !strings.Contains(string(r.Body), tt.msg) {
 			t.Errorf("%.80s: %s, want %s and %q", tt.fault, r.Body, want, tt.msg)
+		}
+	}
+}
+
+// A fault that matches on the body reads only the bodies of its own method
+// and path, and never one over the limit: such a body is the handler's 413,
+// at once for a client that waits for 100 Continue (it got 100 Continue and
+// had its 5 MB read and thrown away).
+func TestFaultMatchBodyLeavesOtherBodies(t *testing.T) {
+	t.Parallel()
+	cfg := defaultConfig()
+	cfg.MaxBody = 1000
+	e := startServer(t, cfg, nil)
+	e.addFault(`{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Match": {"Body": "X-1"}, "Status": 503}`)
+	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Match": {"Body": "X-1"}, "Status": 503}`)
+	tr := e.ts.Client().Transport.(*http.Transport).Clone()
+	tr.ExpectContinueTimeout = time.Hour // the body goes only after 100 Continue
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	defer tr.CloseIdleConnections()
+	// Headers alone, as a client that waits for 100 Continue sends them:
+	// the first line back is the 413, not 100 Continue.
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(e.base, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(20 * time.Second)) //nolint:errcheck // a test's bound
+	fmt.Fprintf(conn, "POST /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n")
+	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || line != "HTTP/1.1 413 Request Entity Too Large\r\n" {
+		t.Errorf("a 5 MB body declared: first line %q (%v), want the 413", line, err)
+	}
+	for _, tt := range []struct {
+		body   string
+		status int
+	}{
+		{`{"Company": "X-1"}`, http.StatusServiceUnavailable},
+		{`{"Company": "Kept"}`, http.StatusOK},
+	} {
+		req, err := http.NewRequest(http.MethodPost, e.ts.URL+"/api/v2/resource", strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Expect", "100-continue")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%d: %v (did the server wait for a body it had refused?)", tt.status, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%.40s: status %d, want %d", tt.body, resp.StatusCode, tt.status)
 		}
 	}
 }
