@@ -218,10 +218,12 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 			}
 		}
 	}
-	// A made answer is counted as the copy it replaces.
+	// A made answer is counted whole, not as the 16 KiB copy it replaces:
+	// its resources stay alive through the entry once the store has let
+	// them go (cleared, updated, reset), so the budget must see them.
 	answerBytes := 0
 	if e.answerMade {
-		answerBytes = min(x.kept.madeLen, maxJournalResponse)
+		answerBytes = x.kept.madeLen
 	}
 	e.size = journalEntryOverhead + int64(len(e.requestID)+len(e.path)+len(e.route)+len(e.rawQuery)+len(e.host)+
 		len(e.body)+len(e.respBody)+answerBytes+headerBytes(e.header)+headerBytes(e.respHeader))
