@@ -1386,3 +1386,23 @@ func BenchmarkJournalRead(b *testing.B) {
 		}
 	}
 }
+
+// A list's answer, which the journal makes when it is read from the
+// resources it keeps, is counted in the budget at its whole size: the entry
+// keeps those resources alive after the store lets them go.
+func TestJournalBudgetCountsMadeAnswers(t *testing.T) {
+	t.Parallel()
+	e := startServer(t, defaultConfig(), nil)
+	items := make([]string, 500)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"Company": "Company %03d", "AddressComment": "%s"}`, i, strings.Repeat("x", 200))
+	}
+	e.seed("[" + strings.Join(items, ",") + "]")
+	answer := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=500", "")
+	e.srv.journals.mu.Lock()
+	used := e.srv.journals.used
+	e.srv.journals.mu.Unlock()
+	if len(answer.Body) <= maxJournalResponse || used < int64(len(answer.Body)) {
+		t.Errorf("a %d-byte list answer is counted as %d bytes of journal", len(answer.Body), used)
+	}
+}
