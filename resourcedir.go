@@ -89,7 +89,8 @@ type Config struct {
 	// loopbackOnly: the server listens on loopback, so a Host that is not a
 	// loopback name is refused unless AllowedHosts names it (DNS rebinding).
 	loopbackOnly bool
-	// seedResources is a seed decoded by the caller (compare's), and
+	// seedResources is a seed decoded by the caller (compare's and the
+	// tests', which go to newServer, not New), and
 	// seedBase the whole seed frozen, what every namespace starts from.
 	seedResources []*resource
 	seedBase      *base
@@ -236,7 +237,7 @@ func (c Config) frozenSeed(ctx context.Context) (*base, int, error) {
 			return nil, 0, fmt.Errorf("seed: %w", err)
 		}
 	}
-	if file == nil && values == nil && c.Generate <= 0 && len(c.seedResources) == 0 {
+	if file == nil && values == nil && c.Generate <= 0 {
 		return emptyBase, 0, nil
 	}
 	h := sha256.New()
@@ -247,16 +248,13 @@ func (c Config) frozenSeed(ctx context.Context) (*base, int, error) {
 	fmt.Fprintf(h, "generate %d %d", c.Generate, c.RandSeed)
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
-	cacheable := len(c.seedResources) == 0 // resources decoded elsewhere are not in the key
-	if cacheable {
-		frozenSeeds.Lock()
-		got, ok := frozenSeeds.byKey[key]
-		frozenSeeds.Unlock()
-		if ok {
-			return got.base, got.count, nil
-		}
+	frozenSeeds.Lock()
+	got, ok := frozenSeeds.byKey[key]
+	frozenSeeds.Unlock()
+	if ok {
+		return got.base, got.count, nil
 	}
-	all := c.seedResources
+	var all []*resource
 	if file != nil {
 		rs, err := decodeSeed(file)
 		if err != nil {
@@ -286,20 +284,18 @@ func (c Config) frozenSeed(ctx context.Context) (*base, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("seed: %w", err)
 	}
-	if cacheable {
-		frozenSeeds.Lock()
-		defer frozenSeeds.Unlock()
-		if frozenSeeds.byKey == nil {
-			frozenSeeds.byKey = map[[sha256.Size]byte]frozenSeed{}
+	frozenSeeds.Lock()
+	defer frozenSeeds.Unlock()
+	if frozenSeeds.byKey == nil {
+		frozenSeeds.byKey = map[[sha256.Size]byte]frozenSeed{}
+	}
+	if _, ok := frozenSeeds.byKey[key]; !ok {
+		if len(frozenSeeds.order) == maxFrozenSeeds {
+			delete(frozenSeeds.byKey, frozenSeeds.order[0])
+			frozenSeeds.order = frozenSeeds.order[1:]
 		}
-		if _, ok := frozenSeeds.byKey[key]; !ok {
-			if len(frozenSeeds.order) == maxFrozenSeeds {
-				delete(frozenSeeds.byKey, frozenSeeds.order[0])
-				frozenSeeds.order = frozenSeeds.order[1:]
-			}
-			frozenSeeds.byKey[key] = frozenSeed{frozen, len(all)}
-			frozenSeeds.order = append(frozenSeeds.order, key)
-		}
+		frozenSeeds.byKey[key] = frozenSeed{frozen, len(all)}
+		frozenSeeds.order = append(frozenSeeds.order, key)
 	}
 	return frozen, len(all), nil
 }
