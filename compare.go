@@ -300,6 +300,11 @@ func localResourcedir(seed []byte) (base string, stop func(), err error) {
 
 // runCompare is `resourcedir compare -from URL [-auth user:token]
 // [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]`.
+const compareUsage = "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n" +
+	"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n" +
+	"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n" +
+	"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare."
+
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
 	var o importOptions
@@ -312,10 +317,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	againstAuth := fs.String("b-auth", "", "HTTP Basic credentials for -b, `user:token` (when it runs with -auth)")
 	running := fs.String("filters", string(dialectAssetic), "the filter `dialect` you run resourcedir with: assetic or kendo; a tenant that accepts another is a difference")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n"+
-			"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n"+
-			"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n"+
-			"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare.")
+		fmt.Fprintln(fs.Output(), compareUsage)
 		fs.PrintDefaults()
 	}
 	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
