@@ -1023,12 +1023,6 @@ func TestFaultExpectContinue(t *testing.T) {
 	cfg.MaxBody = 1000
 	e := startServer(t, cfg, nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
-	// A client that would wait an hour for 100 Continue: a server that
-	// waited for the body it refused would not answer within the timeout.
-	tr := e.ts.Client().Transport.(*http.Transport).Clone()
-	tr.ExpectContinueTimeout = time.Hour
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	defer tr.CloseIdleConnections()
 	for _, tt := range []struct {
 		body   string
 		status int
@@ -1036,22 +1030,33 @@ func TestFaultExpectContinue(t *testing.T) {
 		{`{"Company": "Faulted"}`, http.StatusServiceUnavailable},
 		{`{"Company": "` + strings.Repeat("x", 2000) + `"}`, http.StatusRequestEntityTooLarge},
 	} {
-		req, err := http.NewRequest(http.MethodPost, e.ts.URL+"/api/v2/resource", strings.NewReader(tt.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Expect", "100-continue")
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("%d: %v (did the server wait for a body it had refused?)", tt.status, err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tt.status {
-			t.Errorf("status %d, want %d", resp.StatusCode, tt.status)
+		if status := postExpectingContinue(t, e, tt.body); status != tt.status {
+			t.Errorf("status %d, want %d", status, tt.status)
 		}
 	}
+}
+
+// postExpectingContinue creates with body as a client that would wait an
+// hour for 100 Continue before sending it, and returns the status: a server
+// that waited for a body it had refused would not answer in time.
+func postExpectingContinue(t *testing.T, e *testClient, body string) int {
+	t.Helper()
+	tr := e.ts.Client().Transport.(*http.Transport).Clone()
+	tr.ExpectContinueTimeout = time.Hour
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequest(http.MethodPost, e.ts.URL+"/api/v2/resource", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Expect", "100-continue")
+	resp, err := (&http.Client{Transport: tr, Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%v (did the server wait for a body it had refused?)", err)
+	}
+	io.Copy(io.Discard, resp.Body) //nolint:errcheck // the status is what is asserted
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // Shutdown waits for in-flight requests, so an injected delay must end when
