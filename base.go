@@ -8,11 +8,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -166,22 +164,9 @@ func newBase(resources []*resource) (*base, error) {
 		b.byID[c.id()] = int32(i)
 		b.rows = append(b.rows, entry{res: &c})
 	}
-	// Each field is folded, and indexed, on its own: a field per goroutine,
-	// so that freezing a seed of 100,000 at boot takes both cores.
-	var wg sync.WaitGroup
-	fields := make(chan field)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for f := range fields {
-				b.freezeField(f)
-			}
-		})
-	}
 	for f := range numStringFields {
-		fields <- f
+		b.freezeField(f)
 	}
-	close(fields)
-	wg.Wait()
 	return b, nil
 }
 
