@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -138,4 +139,13 @@ func (w *logWriter) Close() error {
 	w.mu.Unlock()
 	w.dropped.Add(uint64(lost))
 	return fmt.Errorf("log destination took nothing for %s: %d pending lines dropped", w.closeTimeout, lost)
+}
+
+// newLogger is the binary's logger: slog's text or JSON handler.
+func newLogger(format string, level slog.Level, out *logWriter) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(out, opts))
+	}
+	return slog.New(slog.NewTextHandler(out, opts))
 }

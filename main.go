@@ -205,7 +205,6 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	// Last, after the server has drained: what was acknowledged is written.
 	defer srv.Close() //nolint:errcheck // stopServer reports the last write's error
 	srv.droppedLogLines = logs.droppedLines
-	srv.requestLog = newRequestLog(o.logFormat, o.logLevel, logs)
 
 	l, err := listen(o, logger)
 	if err != nil {

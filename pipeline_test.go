@@ -278,7 +278,6 @@ func BenchmarkServeHTTP(b *testing.B) {
 	d := benchDirectory(b, 10_000)
 	rows, _ := d.store.all()
 	srv := newServer(defaultConfig(), benchCopy(rows), newLogger("text", slog.LevelInfo, logs))
-	srv.requestLog = newRequestLog("text", slog.LevelInfo, logs)
 	email, _ := rows[4321].value(fieldEmail)
 	q := url.Values{paramFilters: {"Email~eq~" + benchQuote(email)}, paramPage: {"1"}, paramPageSize: {"10"}}
 	listURL := "/api/v2/resource?" + q.Encode()

@@ -57,9 +57,6 @@ type Server struct {
 	// droppedLogLines counts the log lines the log could not take (a pipe
 	// nobody reads); nil when the server has no such log.
 	droppedLogLines func() uint64
-	// requestLog writes request lines without going through log; nil
-	// when the server logs them through log (a logger of the caller's).
-	requestLog *requestLog
 }
 
 // newServer returns a Server whose default namespace is store; other
