@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf16"
@@ -240,11 +241,11 @@ func appendJSONText(b, raw []byte) []byte {
 
 // resourceJSON is a seed item: its Types as sent, for decodeTypes to read
 // strictly.
-type resourceJSON = resourceFields[rawValue]
+var resourceJSON = resourceStruct(reflect.TypeFor[rawValue]())
 
 // bodyJSON is a create or update body, Types included: the one pass of
 // json.Unmarshal reads it all when every Types entry names a type.
-type bodyJSON = resourceFields[typesJSON]
+var bodyJSON = resourceStruct(reflect.TypeFor[typesJSON]())
 
 // resourceNames are the names resourceJSON reads, for a strict seed.
 var resourceNames = func() []string {
@@ -349,15 +350,16 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 		return err
 	}
 	text := body[base:]
-	var b bodyJSON
-	err := json.Unmarshal(text, &b)
+	b := newResourceFields(bodyJSON)
+	err := json.Unmarshal(text, b.target())
 	if err != nil && !isTypeError(err) {
 		return objectBody.readError(body, base)
 	}
 	b.fields(in)
 	// Only Types may be of the wrong type: each other property reads any.
-	types, ok := b.Types.types()
-	if err == nil && ok && b.Types != nil {
+	sentTypes := *propOf[typesJSON](b, propTypes)
+	types, ok := sentTypes.types()
+	if err == nil && ok && sentTypes != nil {
 		in.seen[propTypes] = true
 		in.res.types = types
 		return nil
@@ -382,13 +384,14 @@ func isTypeError(err error) bool {
 
 // fields fills in with the properties b read but Types: their strings in
 // one string, copied from the body once.
-func (b *resourceFields[T]) fields(in *resourceInput) {
-	props := b.stringProps()
+func (b resourceFields) fields(in *resourceInput) {
+	var props [numStringFields]*stringProp
 	var buf [512]byte
 	text := buf[:0]
 	var starts, ends [numStringFields]int
-	for f, p := range props {
-		f := field(f)
+	for f := range numStringFields {
+		p := propOf[stringProp](b, prop(f))
+		props[f] = p
 		in.seen[f] = p.sent
 		if p.kind != 0 {
 			in.ms.add(f.String(), f.String()+" must be a string or null.")
@@ -407,24 +410,26 @@ func (b *resourceFields[T]) fields(in *resourceInput) {
 		in.res.set(field(f), all[starts[f]:ends[f]], p.valued)
 	}
 	in.names = all[starts[fieldFirstName]:ends[fieldCompany]]
-	in.seen[propAddress] = b.Address != nil
-	in.address = b.Address
+	address := *propOf[rawValue](b, propAddress)
+	in.seen[propAddress] = address != nil
+	in.address = address
 }
 
 // itemInput fills in with what the seed item b read: strict refuses
 // properties a Types entry does not have; memo, when not nil, keeps the
 // Types values read without fault, for the next items of the seed.
-func itemInput(b *resourceJSON, in *resourceInput, strict bool, memo typesMemo) error {
+func itemInput(b resourceFields, in *resourceInput, strict bool, memo typesMemo) error {
 	b.fields(in)
-	in.seen[propTypes] = b.Types != nil
-	if types, ok := memo[string(b.Types)]; ok {
+	sent := *propOf[rawValue](b, propTypes)
+	in.seen[propTypes] = sent != nil
+	if types, ok := memo[string(sent)]; ok {
 		in.res.types = slices.Clone(types)
 		return nil
 	}
 	problems := in.ms.problems
-	types, err := decodeTypes(b.Types, strict, &in.ms)
+	types, err := decodeTypes(sent, strict, &in.ms)
 	if err == nil && in.ms.problems == problems && memo != nil && len(memo) < maxTypesMemo {
-		memo[string(b.Types)] = types
+		memo[string(sent)] = types
 	}
 	in.res.types = slices.Clone(types)
 	return err

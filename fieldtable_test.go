@@ -71,24 +71,25 @@ func TestPropTableWellFormed(t *testing.T) {
 	}
 }
 
-// TestResourceFieldsMatchPropTable ties the struct encoding/json reads
-// bodies into, and its stringProps, to propTable: each string field is read
-// by its name, into the slot of its field, and nothing else is.
+// TestResourceFieldsMatchPropTable: the struct encoding/json reads bodies
+// into reads each string field by its name, in any case, into the slot of
+// its field, and reads no other name.
 func TestResourceFieldsMatchPropTable(t *testing.T) {
 	for f := range numStringFields {
 		body := `{"` + strings.ToLower(fieldNames[f]) + `":"v"}`
-		var b bodyJSON
-		if err := json.Unmarshal([]byte(body), &b); err != nil {
+		b := newResourceFields(bodyJSON)
+		if err := json.Unmarshal([]byte(body), b.target()); err != nil {
 			t.Fatal(err)
 		}
-		for g, p := range b.stringProps() {
+		for g := range numStringFields {
+			p := propOf[stringProp](b, prop(g))
 			if want := field(g) == f; p.sent != want || (want && string(p.raw) != `"v"`) {
 				t.Errorf("%s: slot of %s sent %v raw %s", body, field(g), p.sent, p.raw)
 			}
 		}
 	}
 	var names, strs []string
-	typ := reflect.TypeFor[resourceJSON]()
+	typ := resourceJSON
 	for i := range typ.NumField() {
 		sf := typ.Field(i)
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")

@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,9 +52,8 @@ type propSpec struct {
 
 // propTable lists the properties in the order answers write them. A new
 // string field also needs its constant in the field enum (before
-// numStringFields), its stringProp in resourceFields and stringProps below
-// (TestResourceFieldsMatchPropTable checks them), and a value from the
-// generator (TestGeneratorCoversPropTable).
+// numStringFields) and a value from the generator
+// (TestGeneratorCoversPropTable).
 var propTable = []propSpec{
 	{prop: prop(fieldID), name: "Id", update: 1, column: true},
 	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true, column: true, form: 1},
@@ -73,46 +73,46 @@ var propTable = []propSpec{
 	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
 }
 
-// resourceFields is a resource as decode.go reads it with encoding/json: each property by
-// its name in any case, the last of duplicate keys winning, as ASP.NET's
-// model binding reads them. Types is read as T: by a create or update
-// body's one pass (bodyJSON), or as sent by a seed item (resourceJSON).
-// Generic rather than embedded: encoding/json pays an allocation a body for
-// a field of an embedded struct.
-type resourceFields[T any] struct {
-	ID             stringProp `json:"Id"`
-	DisplayName    stringProp
-	FirstName      stringProp
-	Surname        stringProp
-	Company        stringProp
-	Position       stringProp
-	Status         stringProp
-	ExternalID     stringProp
-	Phone          stringProp
-	Mobile         stringProp
-	Fax            stringProp
-	Email          stringProp
-	AddressComment stringProp
-	Types          T
-	Address        rawValue
-	// What GET /__admin/resources writes besides the properties, so that
-	// its output is a seed as it is.
-	StatusID ignored `json:"StatusId"`
-	Links    ignored `json:"_links"`
-	Embedded ignored `json:"_embedded"`
+// resourceFields is a resource as decode.go reads it with encoding/json:
+// a struct made from propTable at start, with a field per property at the
+// index of its prop, each matched by its name in any case and the last of
+// duplicate keys winning, as ASP.NET's model binding reads them. Types is
+// read as types: by a create or update body's one pass (bodyJSON), or as
+// sent by a seed item (resourceJSON). StatusId, _links and _embedded are
+// what GET /__admin/resources writes besides the properties: they are read
+// and ignored, so that its output is a seed as it is.
+type resourceFields struct{ v reflect.Value } // the struct, addressable
+
+func resourceStruct(types reflect.Type) reflect.Type {
+	fields := make([]reflect.StructField, numProps, numProps+3)
+	for i := range propTable {
+		p, name := propTable[i].prop, propTable[i].name
+		typ := reflect.TypeFor[stringProp]()
+		switch p {
+		case propStatusID:
+			continue
+		case propTypes:
+			typ = types
+		case propAddress:
+			typ = reflect.TypeFor[rawValue]()
+		}
+		fields[p] = reflect.StructField{Name: name, Type: typ}
+	}
+	for _, name := range []string{propStatusID.String(), "_links", "_embedded"} {
+		fields = append(fields, reflect.StructField{Name: "X" + name, Type: reflect.TypeFor[ignored](),
+			Tag: reflect.StructTag(`json:"` + name + `"`)})
+	}
+	return reflect.StructOf(fields)
 }
 
-// stringProps are b's string properties by field. With the struct's
-// fields, it is the one list of properties besides propTable: encoding/json
-// needs a struct field for each, and reading them by name per request
-// would need reflection. TestResourceFieldsMatchPropTable ties both to it.
-func (b *resourceFields[T]) stringProps() [numStringFields]*stringProp {
-	return [numStringFields]*stringProp{
-		fieldID: &b.ID, fieldDisplayName: &b.DisplayName, fieldFirstName: &b.FirstName, fieldSurname: &b.Surname,
-		fieldCompany: &b.Company, fieldPosition: &b.Position, fieldStatus: &b.Status, fieldExternalID: &b.ExternalID,
-		fieldPhone: &b.Phone, fieldMobile: &b.Mobile, fieldFax: &b.Fax, fieldEmail: &b.Email, fieldAddressComment: &b.AddressComment,
-	}
-}
+// newResourceFields returns an empty value of a struct resourceStruct made.
+func newResourceFields(t reflect.Type) resourceFields { return resourceFields{reflect.New(t).Elem()} }
+
+// target is what json.Unmarshal reads into.
+func (b resourceFields) target() any { return b.v.Addr().Interface() }
+
+// propOf is the field that reads property p; T is its type.
+func propOf[T any](b resourceFields, p prop) *T { return b.v.Field(int(p)).Addr().Interface().(*T) }
 
 // specOf is propTable by prop, propStatusID included.
 var specOf = func() (specs [numProps + 1]*propSpec) {

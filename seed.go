@@ -27,7 +27,7 @@ func decodeSeed(body []byte) ([]*resource, error) {
 	resources := []*resource{}
 	all := modelState{}
 	item := 0
-	var b resourceJSON // one for all items: it escapes to the heap
+	b := newResourceFields(resourceJSON) // one for all items
 	memo := typesMemo{}
 	err = eachElement(dec, doc.text, func(first byte, start int) error {
 		i := item
@@ -37,8 +37,8 @@ func decodeSeed(body []byte) ([]*resource, error) {
 			resources = nil
 			return dec.Decode(&ignored{})
 		}
-		b = resourceJSON{} // what b read for the last item is in its input
-		decodeErr := dec.Decode(&b)
+		b.v.SetZero() // what b read for the last item is in its input
+		decodeErr := dec.Decode(b.target())
 		if decodeErr != nil && readFailed(decodeErr) {
 			return decodeErr
 		}
@@ -52,7 +52,7 @@ func decodeSeed(body []byte) ([]*resource, error) {
 				return err
 			}
 		}
-		if err := itemInput(&b, in, true, memo); err != nil {
+		if err := itemInput(b, in, true, memo); err != nil {
 			return err
 		}
 		res, err := buildResource(in, modeSeed, "")
