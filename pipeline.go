@@ -76,8 +76,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.startJournal(x, r)
 	}
 	if x.ns != nil && !x.observer {
-		x.ns.lastRequest.Store(time.Now().UnixNano())
-		x.ns.inFlight.Add(1) // until finish: -namespace-idle leaves it alone
+		x.ns.lastRequest.Store(x.start.UnixNano()) // a clock read costs 0.1 µs here
+		x.ns.inFlight.Add(1)                       // until finish: -namespace-idle leaves it alone
 		x.using = x.ns
 	}
 	f := s.takeFault(x, r)
