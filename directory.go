@@ -158,14 +158,11 @@ func (d *Directory) Namespace(t TB) *Directory {
 // characters a name may not hold become dashes, and it is cut to the
 // longest prefix a namespace takes.
 func namespacePrefixOf(testName string) string {
-	p := []byte(testName)
+	p := []byte(testName[:min(len(testName), maxNamespacePrefix)])
 	for i, c := range p {
-		if !namespaceNameByte(c) {
+		if strings.IndexByte(namespaceNameChars, c) < 0 {
 			p[i] = '-'
 		}
-	}
-	if len(p) > maxNamespacePrefix {
-		p = p[:maxNamespacePrefix]
 	}
 	if len(p) == 0 {
 		return "go"

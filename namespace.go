@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -66,21 +67,12 @@ type namespaces struct {
 	changed uint64
 }
 
-// validNamespaceName: names appear in URLs and logs, so they are kept plain.
-func validNamespaceName(name string) bool {
-	if name == "" || len(name) > maxNamespaceName {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !namespaceNameByte(name[i]) {
-			return false
-		}
-	}
-	return true
-}
+// namespaceNameChars are the characters of a namespace name: names appear
+// in URLs and logs, so they are kept plain.
+const namespaceNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
-func namespaceNameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+func validNamespaceName(name string) bool {
+	return name != "" && len(name) <= maxNamespaceName && strings.Trim(name, namespaceNameChars) == ""
 }
 
 // splitNamespace cuts /ns/{name} off a path; ok is false when the path has
@@ -90,8 +82,8 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 	if !found {
 		return defaultNamespace, p, false
 	}
-	name, rest, _ = strings.Cut(after, "/")
-	if strings.Contains(after, "/") {
+	name, rest, slash := strings.Cut(after, "/")
+	if slash {
 		rest = "/" + rest
 	}
 	return name, rest, true
@@ -100,9 +92,6 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 // namespace returns the namespace name, creating it from the seed on first
 // use; it is nil with an error when the name is new and the limit reached.
 func (s *Server) namespace(name string) (*namespace, error) {
-	if ns := s.lookupNamespace(name); ns != nil {
-		return ns, nil
-	}
 	ns, _, err := s.addNamespace(name)
 	return ns, err
 }
@@ -141,13 +130,10 @@ func (s *Server) newNamespace(name string, store *store) *namespace {
 // sortedNamespaces returns every namespace, by name.
 func (s *Server) sortedNamespaces() []*namespace {
 	s.spaces.mu.RLock()
-	out := make([]*namespace, 0, len(s.spaces.byName))
-	for _, ns := range s.spaces.byName {
-		out = append(out, ns)
-	}
+	all := slices.Collect(maps.Values(s.spaces.byName))
 	s.spaces.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *namespace) int { return strings.Compare(a.name, b.name) })
-	return out
+	slices.SortFunc(all, func(a, b *namespace) int { return strings.Compare(a.name, b.name) })
+	return all
 }
 
 func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
@@ -234,7 +220,6 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No namespace is named %q.", name)}
 	}
 	ns.journal.clear() // its entries' room in the journal budget, now
-
 	return struct {
 		Deleted   string
 		Resources int
@@ -274,9 +259,9 @@ func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 // grow, so any change since a snapshot gives a larger mark.
 func (s *Server) changeMark() uint64 {
 	s.spaces.mu.RLock()
+	defer s.spaces.mu.RUnlock()
 	mark := s.spaces.changed
-	s.spaces.mu.RUnlock()
-	for _, ns := range s.sortedNamespaces() {
+	for _, ns := range s.spaces.byName {
 		mark = max(mark, ns.store.generation())
 	}
 	return mark
@@ -287,26 +272,23 @@ func (s *Server) changeMark() uint64 {
 // snapshot holds that is the -seed file's is shared with it, not frozen a
 // second time.
 func (s *Server) restore(spaces []snapshotSpace) error {
-	restored := map[string]*namespace{}
 	def := s.defaultNS()
-	restored[defaultNamespace] = def
+	restored := map[string]*namespace{defaultNamespace: def}
 	for _, sp := range spaces {
 		b := emptyBase
-		if sp.reseed {
+		switch {
+		case sp.Base != nil && sp.Base.frozen == nil && sameResources(sp.Base.Resources, s.seed):
+			sp.Base.frozen = s.seed
+		case sp.Base != nil && sp.Base.frozen == nil:
+			frozen, err := newBase(sp.Base.Resources)
+			if err != nil {
+				return fmt.Errorf("namespace %s: %w", sp.Name, err)
+			}
+			sp.Base.frozen = frozen
+		case sp.reseed:
 			b = s.seed
 		}
 		if sp.Base != nil {
-			if sp.Base.frozen == nil {
-				if sameResources(sp.Base.Resources, s.seed) {
-					sp.Base.frozen = s.seed
-				} else {
-					frozen, err := newBase(sp.Base.Resources)
-					if err != nil {
-						return fmt.Errorf("namespace %s: %w", sp.Name, err)
-					}
-					sp.Base.frozen = frozen
-				}
-			}
 			b = sp.Base.frozen
 		}
 		store := def.store
@@ -367,16 +349,17 @@ func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 	}
 	// A name already taken (by chance, or by a client that chose it) is
 	// drawn again rather than shared.
+	suffix := make([]byte, namespaceSuffixLen/2)
 	for range 8 {
-		name := prefix + "-" + randomHex(namespaceSuffixLen/2)
+		rand.Read(suffix) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24)
+		name := prefix + "-" + hex.EncodeToString(suffix)
 		_, isNew, err := s.addNamespace(name)
 		if err != nil {
 			return nil, err
 		}
-		if !isNew {
-			continue
+		if isNew {
+			return created{struct{ Name, BaseURL string }{name, requestScheme(r) + "://" + requestHost(r) + namespacePrefix + name}}, nil
 		}
-		return created{struct{ Name, BaseURL string }{name, requestScheme(r) + "://" + requestHost(r) + namespacePrefix + name}}, nil
 	}
 	return nil, fmt.Errorf("create a namespace: every name drawn with the prefix %q was taken", prefix)
 }
@@ -407,13 +390,6 @@ func parseNamespaceRequest(body []byte) (string, error) {
 		return "", invalid(ms)
 	}
 	return prefix, nil
-}
-
-// randomHex is n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24)
-	return hex.EncodeToString(b)
 }
 
 // requestHost is the host:port the client reached the server by, so that
