@@ -272,21 +272,16 @@ type RequestFilter struct {
 
 func (f RequestFilter) query() url.Values {
 	q := url.Values{}
-	if f.Method != "" {
-		q.Set("method", f.Method)
+	set := func(key, value string, given bool) {
+		if given {
+			q.Set(key, value)
+		}
 	}
-	if f.Path != "" {
-		q.Set("path", f.Path)
-	}
-	if f.Status != 0 {
-		q.Set("status", strconv.Itoa(f.Status))
-	}
-	if f.Since != 0 {
-		q.Set("since", strconv.FormatUint(f.Since, 10))
-	}
-	if f.Limit != 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
+	set("method", f.Method, f.Method != "")
+	set("path", f.Path, f.Path != "")
+	set("status", strconv.Itoa(f.Status), f.Status != 0)
+	set("since", strconv.FormatUint(f.Since, 10), f.Since != 0)
+	set("limit", strconv.Itoa(f.Limit), f.Limit != 0)
 	return q
 }
 
@@ -338,21 +333,20 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = Request(raw.plain)
-	r.Params = url.Values{}
-	for k, v := range raw.Params {
-		r.Params[k] = v
-	}
-	r.Headers = http.Header{}
-	for k, v := range raw.Headers {
-		r.Headers[k] = v
-	}
+	r.Params, r.Headers = lists(raw.Params), lists(raw.Headers)
 	if raw.Response != nil {
-		r.Response = &Response{Headers: http.Header{}, Body: raw.Response.Body}
-		for k, v := range raw.Response.Headers {
-			r.Response.Headers[k] = v
-		}
+		r.Response = &Response{Headers: lists(raw.Response.Headers), Body: raw.Response.Body}
 	}
 	return nil
+}
+
+// lists is m with each value a list; never nil.
+func lists(m map[string]stringOrList) map[string][]string {
+	out := make(map[string][]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // stringOrList is a value the journal writes as one string or a list.
