@@ -17,9 +17,9 @@ import (
 )
 
 // Namespaces: /ns/{name}/... is a directory of its own, with its own
-// journal, faults and GUID stream, so that tests running in parallel
-// against one shared server do not see each other (the README's "Parallel tests"). The
-// unprefixed paths are the namespace "default".
+// journal, faults and GUID stream, so that parallel tests sharing one server
+// do not see each other (the README's "Parallel tests"). The unprefixed
+// paths are the namespace "default".
 
 const (
 	defaultNamespace  = "default"
@@ -27,6 +27,12 @@ const (
 	maxNamespaceName  = 64
 	defaultMaxSpaces  = 1000
 	namespaceNameHelp = "1 to 64 characters of A-Z a-z 0-9 . _ -"
+	// namespaceSuffixLen is the hex length of the random part of a created
+	// name: 64 bits, so that runs repeated with -count=2, or two test
+	// packages sharing one server, never draw the same name.
+	namespaceSuffixLen = 16
+	// maxNamespacePrefix leaves room in a name for "-" and the random part.
+	maxNamespacePrefix = maxNamespaceName - 1 - namespaceSuffixLen
 )
 
 // namespace is one isolated directory.
@@ -35,10 +41,9 @@ type namespace struct {
 	store   *store
 	journal *journal
 	faults  faultList
-	// created, and the Unix nanoseconds of the last request that was not
-	// the console's, at its start and at its end (0: none): what
-	// GET /__admin/namespaces shows of a namespace's life, and what
-	// -namespace-idle reads.
+	// created, and the Unix nanoseconds of the last request not the
+	// console's, set at its start and end (0: none), are what
+	// GET /__admin/namespaces shows and -namespace-idle reads.
 	created     time.Time
 	lastRequest atomic.Int64
 	// inFlight counts the client requests being served: a long poll or a
@@ -46,8 +51,7 @@ type namespace struct {
 	inFlight atomic.Int32
 }
 
-// idleSince is when the namespace was last used: its last request, or
-// its creation.
+// idleSince is the namespace's last request, or its creation.
 func (ns *namespace) idleSince() time.Time {
 	if last := ns.lastRequest.Load(); last != 0 {
 		return time.Unix(0, last)
@@ -61,9 +65,8 @@ func (ns *namespace) idleSince() time.Time {
 type namespaces struct {
 	mu     sync.RWMutex
 	byName map[string]*namespace
-	// changed is the generation of the last namespace added or removed (or
-	// of a restore): the snapshot must see that the set changed even when
-	// no store did.
+	// changed is the generation of the last namespace added or removed, or
+	// restore: a snapshot must see the set change even when no store did.
 	changed uint64
 }
 
@@ -71,6 +74,7 @@ type namespaces struct {
 // in URLs and logs, so they are kept plain.
 const namespaceNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
+// validNamespaceName: 1 to maxNamespaceName namespaceNameChars.
 func validNamespaceName(name string) bool {
 	return name != "" && len(name) <= maxNamespaceName && strings.Trim(name, namespaceNameChars) == ""
 }
@@ -97,8 +101,7 @@ func (s *Server) namespace(name string) (*namespace, error) {
 }
 
 // addNamespace creates the namespace name unless it exists (created says
-// which), under the lock, so that of two requests for one new name only
-// one creates it.
+// which): of two requests for one new name, only one creates it.
 func (s *Server) addNamespace(name string) (ns *namespace, created bool, err error) {
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()
@@ -161,9 +164,9 @@ func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
 	return out, nil
 }
 
-// removeIdleNamespaces removes the namespaces, default aside, that no
-// client request touched since before cutoff: a shared server whose tests
-// leaked namespaces does not fill up with them (-namespace-idle).
+// removeIdleNamespaces removes the namespaces, default aside, idle since
+// before cutoff, so that a shared server does not fill up with the ones
+// tests leaked (-namespace-idle).
 func (s *Server) removeIdleNamespaces(cutoff time.Time) {
 	s.spaces.mu.Lock()
 	var removed []string
@@ -183,8 +186,8 @@ func (s *Server) removeIdleNamespaces(cutoff time.Time) {
 	}
 }
 
-// reapIdleNamespaces removes idle namespaces until stop is closed, checking
-// a few times per -namespace-idle so that none outlives it by much.
+// reapIdleNamespaces removes idle namespaces, a few times per
+// -namespace-idle so that none outlives it by much, until stop is closed.
 func (s *Server) reapIdleNamespaces(stop <-chan struct{}) {
 	tick := time.NewTicker(min(max(s.cfg.NamespaceIdle/4, 10*time.Millisecond), time.Minute))
 	defer tick.Stop()
@@ -226,9 +229,8 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 	}{name, ns.store.count()}, nil
 }
 
-// snapshotSpaces gives the snapshot every namespace, by name, each as its
-// base (shared: written once) and its layer, and the change mark they
-// reflect.
+// snapshotSpaces gives the snapshot every namespace, by name, as its base
+// (shared: written once) and its layer, and the change mark they reflect.
 func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 	// The mark first: every change it covers is then in the states read
 	// after it, and any change it does not cover has a larger generation.
@@ -254,9 +256,8 @@ func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 	return spaces, mark
 }
 
-// changeMark is the generation of the directory's last change: a store's
-// write, reset or clear, a namespace added or removed. Generations only
-// grow, so any change since a snapshot gives a larger mark.
+// changeMark is the generation of the directory's last change (a store's,
+// or a namespace added or removed): any later change has a larger one.
 func (s *Server) changeMark() uint64 {
 	s.spaces.mu.RLock()
 	defer s.spaces.mu.RUnlock()
@@ -268,9 +269,8 @@ func (s *Server) changeMark() uint64 {
 }
 
 // restore replaces every namespace with a snapshot's; the default one
-// keeps its store, so that the caller's reference stays good. A base the
-// snapshot holds that is the -seed file's is shared with it, not frozen a
-// second time.
+// keeps its store, so that the caller's reference stays good. A base that
+// is the seed's is shared with it, not frozen a second time.
 func (s *Server) restore(spaces []snapshotSpace) error {
 	def := s.defaultNS()
 	restored := map[string]*namespace{defaultNamespace: def}
@@ -305,8 +305,7 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 	s.spaces.changed = nextGeneration()
 	s.spaces.mu.Unlock()
 	if len(restored) > s.cfg.MaxNamespaces {
-		// The data is kept: a limit lowered since the write is no reason
-		// to lose what tests wrote.
+		// A limit lowered since the write is no reason to lose data.
 		s.log.Warn("the snapshot holds more namespaces than -max-namespaces allows; all are kept, and no new one can be made until some are deleted",
 			"namespaces", len(restored), "max", s.cfg.MaxNamespaces)
 	}
@@ -327,17 +326,9 @@ func sameResources(rs []*resource, b *base) bool {
 	return true
 }
 
-// namespaceSuffixLen is the hex length of the random part of a created
-// namespace's name: 64 bits, so that runs repeated with -count=2, or two
-// test packages sharing one server, never draw the same name.
-const namespaceSuffixLen = 16
-
-// maxNamespacePrefix leaves room in a name for "-" and the random part.
-const maxNamespacePrefix = maxNamespaceName - 1 - namespaceSuffixLen
-
-// createNamespace makes a namespace under a name nobody has used, for a
-// test that wants a fresh directory without inventing a unique name. It
-// starts from the seed, with its own journal and faults, as any new one.
+// createNamespace is POST /__admin/namespaces: a new namespace under a
+// name nobody has used, for a test that wants a fresh directory without
+// inventing a unique name.
 func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 	body, err := adminBody(x, r, s.cfg.MaxBody)
 	if err != nil {
@@ -365,8 +356,7 @@ func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 }
 
 // parseNamespaceRequest reads the optional {"Prefix": "..."} of POST
-// /__admin/namespaces; an empty body or {} gives the prefix "ns". The
-// admin API is strict: an unknown property is a 400 naming it.
+// /__admin/namespaces; an empty body or {} gives the prefix "ns".
 func parseNamespaceRequest(body []byte) (string, error) {
 	prefix := "ns"
 	props, ok := adminObject(body)
@@ -393,8 +383,8 @@ func parseNamespaceRequest(body []byte) (string, error) {
 }
 
 // requestHost is the host:port the client reached the server by, so that
-// a BaseURL works from where it asked; an HTTP/1.0 request may carry no
-// Host, and then the address it arrived on stands in.
+// a BaseURL works from where it asked; for an HTTP/1.0 request without
+// Host, the address it arrived on.
 func requestHost(r *http.Request) string {
 	if r.Host != "" {
 		return r.Host
