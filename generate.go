@@ -16,11 +16,9 @@ import (
 )
 
 // Generated directories: realistic enough to demo and to load-test with, and
-// salted with the values that break clients (names at the length limits,
-// apostrophes, non-ASCII and non-BMP text, null beside "", duplicate
-// DisplayNames, companies without people), so that a client's tests meet
-// them on a laptop. The same seed always gives the same items, in the same
-// order, whatever the count: a longer run extends a shorter one.
+// salted with the values that break clients (genEdges), so that a client's
+// tests meet them on a laptop. The same seed always gives the same items, in
+// the same order, whatever the count: a longer run extends a shorter one.
 
 // maxGenerateCount bounds POST /__admin/generate: a hundred thousand items
 // is a few tens of megabytes of JSON.
@@ -28,8 +26,7 @@ const maxGenerateCount = 100_000
 
 // genItem is one seed item: a value for each string field but Id, which
 // the seed derives (nil is null), Types and Address. MarshalJSON writes
-// every key in the API's order (propTable), so a seed shows null and ""
-// side by side as a client reading the API sees them.
+// every key in the API's order (propTable), null beside "" as the API shows them.
 type genItem struct {
 	vals    [numStringFields]*string
 	types   []genType
@@ -65,9 +62,7 @@ func (it genItem) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-type genType struct {
-	Type string
-}
+type genType struct{ Type string }
 
 type genAddress struct {
 	Line1    string
@@ -224,8 +219,7 @@ func (g *resourceGenerator) contact(it *genItem, local string) {
 	}
 }
 
-// genEmailFold spells the letters of the name pools in ASCII, as people do in
-// their addresses.
+// genEmailFold spells the letters of the name pools in ASCII, as addresses do.
 var genEmailFold = strings.NewReplacer(
 	"é", "e", "è", "e", "ë", "e", "á", "a", "å", "a", "ä", "a", "à", "a", "ç", "c", "ı", "i", "i̇", "i",
 	"í", "i", "ł", "l", "ñ", "n", "ó", "o", "ö", "o", "ø", "o", "ü", "u", "ú", "u", "ß", "ss", "ễ", "e", "ư", "u",
@@ -365,8 +359,8 @@ func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
 	return s.insertSeed(x, items.Bytes())
 }
 
-// parseGenerate reads {"Count": n, "Seed": s}; the admin API is strict, so
-// an unknown property or a value out of range is a 400 that names it.
+// parseGenerate reads {"Count": n, "Seed": s}: an unknown property or a
+// value out of range is a 400 that names it.
 func parseGenerate(body []byte) (count int, seed uint64, err error) {
 	spec, ok := adminObject(body)
 	if !ok || spec == nil {
