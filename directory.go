@@ -114,7 +114,6 @@ func Attach(t TB, base string) *Directory {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		t.Fatalf("resourcedir: %q is not a server's URL, such as http://127.0.0.1:8080", base)
 	}
-	// A server run with -tls: its CA, as resourcedir -- go test ./... gives it.
 	caFile := ""
 	if u.Scheme == "https" {
 		caFile = os.Getenv(caFileVar)
@@ -322,9 +321,8 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 	type plain Request
 	var raw struct {
 		plain
-		Params   map[string]stringOrList
-		Headers  map[string]stringOrList
-		Response *struct {
+		Params, Headers map[string]stringOrList
+		Response        *struct {
 			Headers map[string]stringOrList
 			Body    json.RawMessage
 		}
