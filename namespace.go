@@ -157,8 +157,7 @@ func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
 	for i, ns := range all {
 		out.Namespaces[i] = entry{Name: ns.name, Resources: ns.store.count(), Created: ns.created.UTC()}
 		if last := ns.lastRequest.Load(); last != 0 {
-			at := time.Unix(0, last).UTC()
-			out.Namespaces[i].LastRequest = &at
+			out.Namespaces[i].LastRequest = new(time.Unix(0, last).UTC())
 		}
 	}
 	return out, nil
@@ -187,13 +186,13 @@ func (s *Server) removeIdleNamespaces(cutoff time.Time) {
 }
 
 // reapIdleNamespaces removes idle namespaces, a few times per
-// -namespace-idle so that none outlives it by much, until stop is closed.
-func (s *Server) reapIdleNamespaces(stop <-chan struct{}) {
+// -namespace-idle so that none outlives it by much, until the server closes.
+func (s *Server) reapIdleNamespaces() {
 	tick := time.NewTicker(min(max(s.cfg.NamespaceIdle/4, 10*time.Millisecond), time.Minute))
 	defer tick.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-s.closing:
 			return
 		case now := <-tick.C:
 			s.removeIdleNamespaces(now.Add(-s.cfg.NamespaceIdle))

@@ -191,7 +191,7 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// Started last: a server New refuses leaves no goroutine behind.
 	if cfg.NamespaceIdle > 0 {
-		go srv.reapIdleNamespaces(srv.closing)
+		go srv.reapIdleNamespaces()
 	}
 	return srv, nil
 }
