@@ -348,7 +348,8 @@ func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 			return nil, err
 		}
 		if isNew {
-			return created{struct{ Name, BaseURL string }{name, requestScheme(r) + "://" + requestHost(r) + namespacePrefix + name}}, nil
+			baseURL := requestScheme(r) + "://" + requestHost(r) + namespacePrefix + name
+			return created{struct{ Name, BaseURL string }{name, baseURL}}, nil
 		}
 	}
 	return nil, fmt.Errorf("create a namespace: every name drawn with the prefix %q was taken", prefix)
