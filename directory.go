@@ -153,9 +153,8 @@ func (d *Directory) Namespace(t TB) *Directory {
 	return n
 }
 
-// namespacePrefixOf makes a namespace prefix of a test's name: the
-// characters a name may not hold become dashes, and it is cut to the
-// longest prefix a namespace takes.
+// namespacePrefixOf is a test's name as a namespace prefix: cut to the
+// longest one, with dashes for the characters a name may not hold.
 func namespacePrefixOf(testName string) string {
 	p := []byte(testName[:min(len(testName), maxNamespacePrefix)])
 	for i, c := range p {
@@ -214,8 +213,7 @@ type Fault struct {
 	Fired   int               `json:",omitempty"` // how often it answered
 }
 
-// FaultMatch narrows the requests a fault matches: each part given must
-// hold.
+// FaultMatch narrows the requests a fault matches: each part given must hold.
 type FaultMatch struct {
 	Query   map[string]string `json:",omitempty"` // query parameters present with these values
 	Headers map[string]string `json:",omitempty"` // request headers present with these values

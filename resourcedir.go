@@ -44,8 +44,7 @@ type Config struct {
 	Generate int
 	RandSeed uint64 // the generator's seed for Generate
 
-	// IDSeed, when set, makes generated GUIDs the same from run to run
-	// (-id-seed).
+	// IDSeed, when set, makes generated GUIDs the same every run (-id-seed).
 	IDSeed *uint64
 	// Filters is the filter dialect: "assetic" (the default: only what the
 	// real service documents) or "kendo" (-filters).
