@@ -114,7 +114,6 @@ func Attach(t TB, base string) *Directory {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		t.Fatalf("resourcedir: %q is not a server's URL, such as http://127.0.0.1:8080", base)
 	}
-	// A server run with -tls: its CA, as resourcedir -- go test ./... gives it.
 	caFile := ""
 	if u.Scheme == "https" {
 		caFile = os.Getenv(caFileVar)
@@ -154,18 +153,14 @@ func (d *Directory) Namespace(t TB) *Directory {
 	return n
 }
 
-// namespacePrefixOf makes a namespace prefix of a test's name: the
-// characters a name may not hold become dashes, and it is cut to the
-// longest prefix a namespace takes.
+// namespacePrefixOf is a test's name as a namespace prefix: cut to the
+// longest one, with dashes for the characters a name may not hold.
 func namespacePrefixOf(testName string) string {
-	p := []byte(testName)
+	p := []byte(testName[:min(len(testName), maxNamespacePrefix)])
 	for i, c := range p {
-		if !namespaceNameByte(c) {
+		if strings.IndexByte(namespaceNameChars, c) < 0 {
 			p[i] = '-'
 		}
-	}
-	if len(p) > maxNamespacePrefix {
-		p = p[:maxNamespacePrefix]
 	}
 	if len(p) == 0 {
 		return "go"
@@ -218,8 +213,7 @@ type Fault struct {
 	Fired   int               `json:",omitempty"` // how often it answered
 }
 
-// FaultMatch narrows the requests a fault matches: each part given must
-// hold.
+// FaultMatch narrows the requests a fault matches: each part given must hold.
 type FaultMatch struct {
 	Query   map[string]string `json:",omitempty"` // query parameters present with these values
 	Headers map[string]string `json:",omitempty"` // request headers present with these values
@@ -275,21 +269,16 @@ type RequestFilter struct {
 
 func (f RequestFilter) query() url.Values {
 	q := url.Values{}
-	if f.Method != "" {
-		q.Set("method", f.Method)
+	set := func(key, value string, given bool) {
+		if given {
+			q.Set(key, value)
+		}
 	}
-	if f.Path != "" {
-		q.Set("path", f.Path)
-	}
-	if f.Status != 0 {
-		q.Set("status", strconv.Itoa(f.Status))
-	}
-	if f.Since != 0 {
-		q.Set("since", strconv.FormatUint(f.Since, 10))
-	}
-	if f.Limit != 0 {
-		q.Set("limit", strconv.Itoa(f.Limit))
-	}
+	set("method", f.Method, f.Method != "")
+	set("path", f.Path, f.Path != "")
+	set("status", strconv.Itoa(f.Status), f.Status != 0)
+	set("since", strconv.FormatUint(f.Since, 10), f.Since != 0)
+	set("limit", strconv.Itoa(f.Limit), f.Limit != 0)
 	return q
 }
 
@@ -330,9 +319,8 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 	type plain Request
 	var raw struct {
 		plain
-		Params   map[string]stringOrList
-		Headers  map[string]stringOrList
-		Response *struct {
+		Params, Headers map[string]stringOrList
+		Response        *struct {
 			Headers map[string]stringOrList
 			Body    json.RawMessage
 		}
@@ -341,21 +329,20 @@ func (r *Request) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*r = Request(raw.plain)
-	r.Params = url.Values{}
-	for k, v := range raw.Params {
-		r.Params[k] = v
-	}
-	r.Headers = http.Header{}
-	for k, v := range raw.Headers {
-		r.Headers[k] = v
-	}
+	r.Params, r.Headers = lists(raw.Params), lists(raw.Headers)
 	if raw.Response != nil {
-		r.Response = &Response{Headers: http.Header{}, Body: raw.Response.Body}
-		for k, v := range raw.Response.Headers {
-			r.Response.Headers[k] = v
-		}
+		r.Response = &Response{Headers: lists(raw.Response.Headers), Body: raw.Response.Body}
 	}
 	return nil
+}
+
+// lists is m with each value a list; never nil.
+func lists(m map[string]stringOrList) map[string][]string {
+	out := make(map[string][]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 // stringOrList is a value the journal writes as one string or a list.

@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,11 +16,9 @@ import (
 )
 
 // Generated directories: realistic enough to demo and to load-test with, and
-// salted with the values that break clients (names at the length limits,
-// apostrophes, non-ASCII and non-BMP text, null beside "", duplicate
-// DisplayNames, companies without people), so that a client's tests meet
-// them on a laptop. The same seed always gives the same items, in the same
-// order, whatever the count: a longer run extends a shorter one.
+// salted with the values that break clients (genEdges), so that a client's
+// tests meet them on a laptop. The same seed always gives the same items, in
+// the same order, whatever the count: a longer run extends a shorter one.
 
 // maxGenerateCount bounds POST /__admin/generate: a hundred thousand items
 // is a few tens of megabytes of JSON.
@@ -27,8 +26,7 @@ const maxGenerateCount = 100_000
 
 // genItem is one seed item: a value for each string field but Id, which
 // the seed derives (nil is null), Types and Address. MarshalJSON writes
-// every key in the API's order (propTable), so a seed shows null and ""
-// side by side as a client reading the API sees them.
+// every key in the API's order (propTable), null beside "" as the API shows them.
 type genItem struct {
 	vals    [numStringFields]*string
 	types   []genType
@@ -44,18 +42,16 @@ func (it genItem) MarshalJSON() ([]byte, error) {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s.name)
-		b = append(b, ':')
-		var v any = it.address
+		b = append(appendJSONString(b, s.name), ':')
+		var v any // a string field's nil is null
 		switch {
-		case s.prop < prop(numStringFields) && it.vals[s.prop] == nil:
-			b = append(b, "null"...)
-			continue
-		case s.prop < prop(numStringFields):
-			b = appendJSONString(b, *it.vals[s.prop])
-			continue
 		case s.prop == propTypes:
 			v = it.types
+		case s.prop == propAddress:
+			v = it.address
+		case it.vals[s.prop] != nil:
+			b = appendJSONString(b, *it.vals[s.prop])
+			continue
 		}
 		text, err := marshalText(v)
 		if err != nil {
@@ -66,9 +62,7 @@ func (it genItem) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-type genType struct {
-	Type string
-}
+type genType struct{ Type string }
 
 type genAddress struct {
 	Line1    string
@@ -82,11 +76,6 @@ type resourceGenerator struct {
 	rng  *rand.Rand
 	n    int    // items made so far
 	last string // the last person's DisplayName, which a duplicate repeats
-}
-
-func newGenerator(seed uint64) *resourceGenerator {
-	// The second PCG word is fixed: the seed alone decides the stream.
-	return &resourceGenerator{rng: rand.New(rand.NewPCG(seed, 0x7265736f75726365))}
 }
 
 var (
@@ -118,30 +107,13 @@ var (
 	genDomains = []string{"example.com", "example.org", "example.net", "example.co.uk"}
 )
 
-// genEdge is a case that breaks clients; every genEdgeEvery-th item is one,
-// in turn, so that any few hundred items hold each of them.
-type genEdge int
-
-const (
-	edgeFirstName50 genEdge = iota
-	edgeDisplayName100
-	edgeCompany100
-	edgeApostrophe
-	edgeNonASCII
-	edgeNonBMP
-	edgeNullBesideEmpty
-	edgeDuplicate
-	edgeCompanyOnly
-	numEdges
-)
-
+// genEdgeEvery: every genEdgeEvery-th item is one of genEdges, in turn,
+// so that any few hundred items hold each of them.
 const genEdgeEvery = 16
 
 func (g *resourceGenerator) pick(list []string) string { return list[g.rng.IntN(len(list))] }
 
 func (g *resourceGenerator) chance(p float64) bool { return g.rng.Float64() < p }
-
-func genPtr(s string) *string { return &s }
 
 // optional is a value, "" or null, mostly the value.
 func (g *resourceGenerator) optional(value string, pEmpty, pNull float64) *string {
@@ -149,7 +121,7 @@ func (g *resourceGenerator) optional(value string, pEmpty, pNull float64) *strin
 	case x < pNull:
 		return nil
 	case x < pNull+pEmpty:
-		return genPtr("")
+		return new("")
 	}
 	return &value
 }
@@ -158,7 +130,7 @@ func (g *resourceGenerator) optional(value string, pEmpty, pNull float64) *strin
 func (g *resourceGenerator) next() genItem {
 	g.n++
 	if g.n%genEdgeEvery == 5 {
-		return g.edge(genEdge((g.n / genEdgeEvery) % int(numEdges)))
+		return genEdges[(g.n/genEdgeEvery)%len(genEdges)](g)
 	}
 	if g.chance(0.2) {
 		return g.company()
@@ -181,12 +153,12 @@ func (g *resourceGenerator) person(first, last string) genItem {
 		fieldFirstName: &first, fieldSurname: &last,
 		fieldCompany:  g.optional(company, 0.1, 0.15),
 		fieldPosition: g.optional(g.pick(genPositions), 0.15, 0.15),
-		fieldStatus:   genPtr(g.status()),
+		fieldStatus:   new(g.status()),
 	}, types: g.personTypes()}
 	// Most clients send DisplayName, as the service asks; some leave it to
 	// be generated from the name parts.
 	if g.chance(0.8) {
-		it.vals[fieldDisplayName] = genPtr(first + " " + last)
+		it.vals[fieldDisplayName] = new(first + " " + last)
 	}
 	g.contact(&it, first+"."+last)
 	return it
@@ -217,7 +189,7 @@ func (g *resourceGenerator) company() genItem {
 	it := genItem{vals: [numStringFields]*string{
 		fieldCompany:  &name,
 		fieldPosition: g.optional("", 0.5, 0.5),
-		fieldStatus:   genPtr(g.status()),
+		fieldStatus:   new(g.status()),
 	}, types: types}
 	if g.chance(0.7) {
 		it.vals[fieldDisplayName] = &name
@@ -247,8 +219,7 @@ func (g *resourceGenerator) contact(it *genItem, local string) {
 	}
 }
 
-// genEmailFold spells the letters of the name pools in ASCII, as people do in
-// their addresses.
+// genEmailFold spells the letters of the name pools in ASCII, as addresses do.
 var genEmailFold = strings.NewReplacer(
 	"é", "e", "è", "e", "ë", "e", "á", "a", "å", "a", "ä", "a", "à", "a", "ç", "c", "ı", "i", "i̇", "i",
 	"í", "i", "ł", "l", "ñ", "n", "ó", "o", "ö", "o", "ø", "o", "ü", "u", "ú", "u", "ß", "ss", "ễ", "e", "ư", "u",
@@ -276,59 +247,66 @@ func genRunes(s string, n int) string {
 	return string(r[:n])
 }
 
-func (g *resourceGenerator) edge(e genEdge) genItem {
-	switch e {
-	case edgeFirstName50:
+// genEdges make the items that break clients.
+var genEdges = []func(g *resourceGenerator) genItem{
+	func(g *resourceGenerator) genItem { // FirstName and Surname at their limits
 		it := g.person(genRunes("Maximilián-Éléonore ", maxLength(fieldFirstName)), g.pick(genSurnames))
-		it.vals[fieldSurname] = genPtr(genRunes("Ångström-O'Brien ", maxLength(fieldSurname)))
-		it.vals[fieldDisplayName] = genPtr("Max Ångström")
+		it.vals[fieldSurname] = new(genRunes("Ångström-O'Brien ", maxLength(fieldSurname)))
+		it.vals[fieldDisplayName] = new("Max Ångström")
 		return it
-	case edgeDisplayName100:
+	},
+	func(g *resourceGenerator) genItem { // DisplayName at its limit
 		it := g.person("Hubert", "Wolfeschlegelsteinhausen")
-		it.vals[fieldDisplayName] = genPtr(genRunes("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxLength(fieldDisplayName)))
+		it.vals[fieldDisplayName] = new(genRunes("Hubert Blaine Wolfeschlegelsteinhausenbergerdorff Sr. ", maxLength(fieldDisplayName)))
 		return it
-	case edgeCompany100:
+	},
+	func(g *resourceGenerator) genItem { // Company at its limit
 		it := g.company()
-		it.vals[fieldCompany] = genPtr(genRunes("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxLength(fieldCompany)))
+		it.vals[fieldCompany] = new(genRunes("Société Générale d'Électricité et de Télécommunications 𝔊 ", maxLength(fieldCompany)))
 		it.vals[fieldDisplayName] = it.vals[fieldCompany]
 		return it
-	case edgeApostrophe:
+	},
+	func(g *resourceGenerator) genItem { // an apostrophe
 		it := g.person("Miles", "O'Brien")
-		it.vals[fieldDisplayName] = genPtr("Miles O'Brien")
+		it.vals[fieldDisplayName] = new("Miles O'Brien")
 		return it
-	case edgeNonASCII:
+	},
+	func(g *resourceGenerator) genItem { // non-ASCII text
 		it := g.person("İlkay", "Straße")
-		it.vals[fieldDisplayName] = genPtr("İlkay Straße-Øverland é")
-		it.vals[fieldCompany] = genPtr("Ærø Øl & Brød ApS")
+		it.vals[fieldDisplayName] = new("İlkay Straße-Øverland é")
+		it.vals[fieldCompany] = new("Ærø Øl & Brød ApS")
 		return it
-	case edgeNonBMP:
+	},
+	func(g *resourceGenerator) genItem { // text beyond the BMP
 		it := g.person("Zoë", "𝔊öthe")
-		it.vals[fieldDisplayName] = genPtr("Zoë 𝔊öthe 🚀")
-		it.vals[fieldPosition] = genPtr("Chief 🦄 Officer")
+		it.vals[fieldDisplayName] = new("Zoë 𝔊öthe 🚀")
+		it.vals[fieldPosition] = new("Chief 🦄 Officer")
 		return it
-	case edgeNullBesideEmpty:
+	},
+	func(g *resourceGenerator) genItem { // null beside ""
 		it := g.person(g.pick(genFirstNames), g.pick(genSurnames))
-		it.vals[fieldPosition], it.vals[fieldExternalID], it.vals[fieldPhone] = genPtr(""), nil, genPtr("")
-		it.vals[fieldMobile], it.vals[fieldFax], it.vals[fieldAddressComment] = nil, genPtr(""), nil
+		it.vals[fieldPosition], it.vals[fieldExternalID], it.vals[fieldPhone] = new(""), nil, new("")
+		it.vals[fieldMobile], it.vals[fieldFax], it.vals[fieldAddressComment] = nil, new(""), nil
 		return it
-	case edgeDuplicate:
-		name := g.last
-		if name == "" {
-			name = "Alex Morgan"
-		}
+	},
+	func(g *resourceGenerator) genItem { // the DisplayName of the last person again
+		name := cmp.Or(g.last, "Alex Morgan")
 		first, last, _ := strings.Cut(name, " ")
 		it := g.person(first, last)
 		it.vals[fieldDisplayName] = &name
 		return it
-	}
-	it := g.company()
-	it.vals[fieldDisplayName] = nil // generated from Company alone
-	return it
+	},
+	func(g *resourceGenerator) genItem { // a company without people
+		it := g.company()
+		it.vals[fieldDisplayName] = nil // generated from Company alone
+		return it
+	},
 }
 
 // generateItems writes n items as a seed file.
 func generateItems(w io.Writer, n int, seed uint64) error {
-	g := newGenerator(seed)
+	// The second PCG word is fixed: the seed alone decides the stream.
+	g := &resourceGenerator{rng: rand.New(rand.NewPCG(seed, 0x7265736f75726365))}
 	err := writeSeedFile(w, n, func(i int) ([]byte, error) {
 		b, err := marshalText(g.next())
 		if err != nil {
@@ -381,8 +359,8 @@ func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
 	return s.insertSeed(x, items.Bytes())
 }
 
-// parseGenerate reads {"Count": n, "Seed": s}; the admin API is strict, so
-// an unknown property or a value out of range is a 400 that names it.
+// parseGenerate reads {"Count": n, "Seed": s}: an unknown property or a
+// value out of range is a 400 that names it.
 func parseGenerate(body []byte) (count int, seed uint64, err error) {
 	spec, ok := adminObject(body)
 	if !ok || spec == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -16,9 +17,9 @@ import (
 )
 
 // Namespaces: /ns/{name}/... is a directory of its own, with its own
-// journal, faults and GUID stream, so that tests running in parallel
-// against one shared server do not see each other (the README's "Parallel tests"). The
-// unprefixed paths are the namespace "default".
+// journal, faults and GUID stream, so that parallel tests sharing one server
+// do not see each other (the README's "Parallel tests"). The unprefixed
+// paths are the namespace "default".
 
 const (
 	defaultNamespace  = "default"
@@ -26,6 +27,12 @@ const (
 	maxNamespaceName  = 64
 	defaultMaxSpaces  = 1000
 	namespaceNameHelp = "1 to 64 characters of A-Z a-z 0-9 . _ -"
+	// namespaceSuffixLen is the hex length of the random part of a created
+	// name: 64 bits, so that runs repeated with -count=2, or two test
+	// packages sharing one server, never draw the same name.
+	namespaceSuffixLen = 16
+	// maxNamespacePrefix leaves room in a name for "-" and the random part.
+	maxNamespacePrefix = maxNamespaceName - 1 - namespaceSuffixLen
 )
 
 // namespace is one isolated directory.
@@ -34,10 +41,9 @@ type namespace struct {
 	store   *store
 	journal *journal
 	faults  faultList
-	// created, and the Unix nanoseconds of the last request that was not
-	// the console's, at its start and at its end (0: none): what
-	// GET /__admin/namespaces shows of a namespace's life, and what
-	// -namespace-idle reads.
+	// created, and the Unix nanoseconds of the last request not the
+	// console's, set at its start and end (0: none), are what
+	// GET /__admin/namespaces shows and -namespace-idle reads.
 	created     time.Time
 	lastRequest atomic.Int64
 	// inFlight counts the client requests being served: a long poll or a
@@ -45,8 +51,7 @@ type namespace struct {
 	inFlight atomic.Int32
 }
 
-// idleSince is when the namespace was last used: its last request, or
-// its creation.
+// idleSince is the namespace's last request, or its creation.
 func (ns *namespace) idleSince() time.Time {
 	if last := ns.lastRequest.Load(); last != 0 {
 		return time.Unix(0, last)
@@ -60,27 +65,18 @@ func (ns *namespace) idleSince() time.Time {
 type namespaces struct {
 	mu     sync.RWMutex
 	byName map[string]*namespace
-	// changed is the generation of the last namespace added or removed (or
-	// of a restore): the snapshot must see that the set changed even when
-	// no store did.
+	// changed is the generation of the last namespace added or removed, or
+	// restore: a snapshot must see the set change even when no store did.
 	changed uint64
 }
 
-// validNamespaceName: names appear in URLs and logs, so they are kept plain.
-func validNamespaceName(name string) bool {
-	if name == "" || len(name) > maxNamespaceName {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !namespaceNameByte(name[i]) {
-			return false
-		}
-	}
-	return true
-}
+// namespaceNameChars are the characters of a namespace name: names appear
+// in URLs and logs, so they are kept plain.
+const namespaceNameChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
 
-func namespaceNameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+// validNamespaceName: 1 to maxNamespaceName namespaceNameChars.
+func validNamespaceName(name string) bool {
+	return name != "" && len(name) <= maxNamespaceName && strings.Trim(name, namespaceNameChars) == ""
 }
 
 // splitNamespace cuts /ns/{name} off a path; ok is false when the path has
@@ -90,8 +86,8 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 	if !found {
 		return defaultNamespace, p, false
 	}
-	name, rest, _ = strings.Cut(after, "/")
-	if strings.Contains(after, "/") {
+	name, rest, slash := strings.Cut(after, "/")
+	if slash {
 		rest = "/" + rest
 	}
 	return name, rest, true
@@ -100,16 +96,12 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 // namespace returns the namespace name, creating it from the seed on first
 // use; it is nil with an error when the name is new and the limit reached.
 func (s *Server) namespace(name string) (*namespace, error) {
-	if ns := s.lookupNamespace(name); ns != nil {
-		return ns, nil
-	}
 	ns, _, err := s.addNamespace(name)
 	return ns, err
 }
 
 // addNamespace creates the namespace name unless it exists (created says
-// which), under the lock, so that of two requests for one new name only
-// one creates it.
+// which): of two requests for one new name, only one creates it.
 func (s *Server) addNamespace(name string) (ns *namespace, created bool, err error) {
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()
@@ -141,13 +133,10 @@ func (s *Server) newNamespace(name string, store *store) *namespace {
 // sortedNamespaces returns every namespace, by name.
 func (s *Server) sortedNamespaces() []*namespace {
 	s.spaces.mu.RLock()
-	out := make([]*namespace, 0, len(s.spaces.byName))
-	for _, ns := range s.spaces.byName {
-		out = append(out, ns)
-	}
+	all := slices.Collect(maps.Values(s.spaces.byName))
 	s.spaces.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *namespace) int { return strings.Compare(a.name, b.name) })
-	return out
+	slices.SortFunc(all, func(a, b *namespace) int { return strings.Compare(a.name, b.name) })
+	return all
 }
 
 func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
@@ -168,16 +157,15 @@ func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
 	for i, ns := range all {
 		out.Namespaces[i] = entry{Name: ns.name, Resources: ns.store.count(), Created: ns.created.UTC()}
 		if last := ns.lastRequest.Load(); last != 0 {
-			at := time.Unix(0, last).UTC()
-			out.Namespaces[i].LastRequest = &at
+			out.Namespaces[i].LastRequest = new(time.Unix(0, last).UTC())
 		}
 	}
 	return out, nil
 }
 
-// removeIdleNamespaces removes the namespaces, default aside, that no
-// client request touched since before cutoff: a shared server whose tests
-// leaked namespaces does not fill up with them (-namespace-idle).
+// removeIdleNamespaces removes the namespaces, default aside, idle since
+// before cutoff, so that a shared server does not fill up with the ones
+// tests leaked (-namespace-idle).
 func (s *Server) removeIdleNamespaces(cutoff time.Time) {
 	s.spaces.mu.Lock()
 	var removed []string
@@ -197,14 +185,14 @@ func (s *Server) removeIdleNamespaces(cutoff time.Time) {
 	}
 }
 
-// reapIdleNamespaces removes idle namespaces until stop is closed, checking
-// a few times per -namespace-idle so that none outlives it by much.
-func (s *Server) reapIdleNamespaces(stop <-chan struct{}) {
+// reapIdleNamespaces removes idle namespaces, a few times per
+// -namespace-idle so that none outlives it by much, until the server closes.
+func (s *Server) reapIdleNamespaces() {
 	tick := time.NewTicker(min(max(s.cfg.NamespaceIdle/4, 10*time.Millisecond), time.Minute))
 	defer tick.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-s.closing:
 			return
 		case now := <-tick.C:
 			s.removeIdleNamespaces(now.Add(-s.cfg.NamespaceIdle))
@@ -234,16 +222,14 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No namespace is named %q.", name)}
 	}
 	ns.journal.clear() // its entries' room in the journal budget, now
-
 	return struct {
 		Deleted   string
 		Resources int
 	}{name, ns.store.count()}, nil
 }
 
-// snapshotSpaces gives the snapshot every namespace, by name, each as its
-// base (shared: written once) and its layer, and the change mark they
-// reflect.
+// snapshotSpaces gives the snapshot every namespace, by name, as its base
+// (shared: written once) and its layer, and the change mark they reflect.
 func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 	// The mark first: every change it covers is then in the states read
 	// after it, and any change it does not cover has a larger generation.
@@ -269,44 +255,39 @@ func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 	return spaces, mark
 }
 
-// changeMark is the generation of the directory's last change: a store's
-// write, reset or clear, a namespace added or removed. Generations only
-// grow, so any change since a snapshot gives a larger mark.
+// changeMark is the generation of the directory's last change (a store's,
+// or a namespace added or removed): any later change has a larger one.
 func (s *Server) changeMark() uint64 {
 	s.spaces.mu.RLock()
+	defer s.spaces.mu.RUnlock()
 	mark := s.spaces.changed
-	s.spaces.mu.RUnlock()
-	for _, ns := range s.sortedNamespaces() {
+	for _, ns := range s.spaces.byName {
 		mark = max(mark, ns.store.generation())
 	}
 	return mark
 }
 
 // restore replaces every namespace with a snapshot's; the default one
-// keeps its store, so that the caller's reference stays good. A base the
-// snapshot holds that is the -seed file's is shared with it, not frozen a
-// second time.
+// keeps its store, so that the caller's reference stays good. A base that
+// is the seed's is shared with it, not frozen a second time.
 func (s *Server) restore(spaces []snapshotSpace) error {
-	restored := map[string]*namespace{}
 	def := s.defaultNS()
-	restored[defaultNamespace] = def
+	restored := map[string]*namespace{defaultNamespace: def}
 	for _, sp := range spaces {
 		b := emptyBase
-		if sp.reseed {
+		switch {
+		case sp.Base != nil && sp.Base.frozen == nil && sameResources(sp.Base.Resources, s.seed):
+			sp.Base.frozen = s.seed
+		case sp.Base != nil && sp.Base.frozen == nil:
+			frozen, err := newBase(sp.Base.Resources)
+			if err != nil {
+				return fmt.Errorf("namespace %s: %w", sp.Name, err)
+			}
+			sp.Base.frozen = frozen
+		case sp.reseed:
 			b = s.seed
 		}
 		if sp.Base != nil {
-			if sp.Base.frozen == nil {
-				if sameResources(sp.Base.Resources, s.seed) {
-					sp.Base.frozen = s.seed
-				} else {
-					frozen, err := newBase(sp.Base.Resources)
-					if err != nil {
-						return fmt.Errorf("namespace %s: %w", sp.Name, err)
-					}
-					sp.Base.frozen = frozen
-				}
-			}
 			b = sp.Base.frozen
 		}
 		store := def.store
@@ -323,8 +304,7 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 	s.spaces.changed = nextGeneration()
 	s.spaces.mu.Unlock()
 	if len(restored) > s.cfg.MaxNamespaces {
-		// The data is kept: a limit lowered since the write is no reason
-		// to lose what tests wrote.
+		// A limit lowered since the write is no reason to lose data.
 		s.log.Warn("the snapshot holds more namespaces than -max-namespaces allows; all are kept, and no new one can be made until some are deleted",
 			"namespaces", len(restored), "max", s.cfg.MaxNamespaces)
 	}
@@ -345,17 +325,9 @@ func sameResources(rs []*resource, b *base) bool {
 	return true
 }
 
-// namespaceSuffixLen is the hex length of the random part of a created
-// namespace's name: 64 bits, so that runs repeated with -count=2, or two
-// test packages sharing one server, never draw the same name.
-const namespaceSuffixLen = 16
-
-// maxNamespacePrefix leaves room in a name for "-" and the random part.
-const maxNamespacePrefix = maxNamespaceName - 1 - namespaceSuffixLen
-
-// createNamespace makes a namespace under a name nobody has used, for a
-// test that wants a fresh directory without inventing a unique name. It
-// starts from the seed, with its own journal and faults, as any new one.
+// createNamespace is POST /__admin/namespaces: a new namespace under a
+// name nobody has used, for a test that wants a fresh directory without
+// inventing a unique name.
 func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 	body, err := adminBody(x, r, s.cfg.MaxBody)
 	if err != nil {
@@ -367,23 +339,24 @@ func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 	}
 	// A name already taken (by chance, or by a client that chose it) is
 	// drawn again rather than shared.
+	suffix := make([]byte, namespaceSuffixLen/2)
 	for range 8 {
-		name := prefix + "-" + randomHex(namespaceSuffixLen/2)
+		rand.Read(suffix) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24)
+		name := prefix + "-" + hex.EncodeToString(suffix)
 		_, isNew, err := s.addNamespace(name)
 		if err != nil {
 			return nil, err
 		}
-		if !isNew {
-			continue
+		if isNew {
+			baseURL := requestScheme(r) + "://" + requestHost(r) + namespacePrefix + name
+			return created{struct{ Name, BaseURL string }{name, baseURL}}, nil
 		}
-		return created{struct{ Name, BaseURL string }{name, requestScheme(r) + "://" + requestHost(r) + namespacePrefix + name}}, nil
 	}
 	return nil, fmt.Errorf("create a namespace: every name drawn with the prefix %q was taken", prefix)
 }
 
 // parseNamespaceRequest reads the optional {"Prefix": "..."} of POST
-// /__admin/namespaces; an empty body or {} gives the prefix "ns". The
-// admin API is strict: an unknown property is a 400 naming it.
+// /__admin/namespaces; an empty body or {} gives the prefix "ns".
 func parseNamespaceRequest(body []byte) (string, error) {
 	prefix := "ns"
 	props, ok := adminObject(body)
@@ -409,16 +382,9 @@ func parseNamespaceRequest(body []byte) (string, error) {
 	return prefix, nil
 }
 
-// randomHex is n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24)
-	return hex.EncodeToString(b)
-}
-
 // requestHost is the host:port the client reached the server by, so that
-// a BaseURL works from where it asked; an HTTP/1.0 request may carry no
-// Host, and then the address it arrived on stands in.
+// a BaseURL works from where it asked; for an HTTP/1.0 request without
+// Host, the address it arrived on.
 func requestHost(r *http.Request) string {
 	if r.Host != "" {
 		return r.Host

@@ -16,6 +16,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -43,8 +44,7 @@ type Config struct {
 	Generate int
 	RandSeed uint64 // the generator's seed for Generate
 
-	// IDSeed, when set, makes generated GUIDs the same from run to run
-	// (-id-seed).
+	// IDSeed, when set, makes generated GUIDs the same every run (-id-seed).
 	IDSeed *uint64
 	// Filters is the filter dialect: "assetic" (the default: only what the
 	// real service documents) or "kendo" (-filters).
@@ -123,9 +123,7 @@ func (c Config) withDefaults() Config {
 	case c.JournalSize < 0:
 		c.JournalSize = 0
 	}
-	if c.Filters == "" {
-		c.Filters = d.Filters
-	}
+	c.Filters = cmp.Or(c.Filters, d.Filters)
 	if c.SnapshotInterval <= 0 {
 		c.SnapshotInterval = defaultSnapshotInterval
 	}
@@ -166,24 +164,18 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("cors: %w", err)
 		}
 	}
-	seed, count, err := cfg.frozenSeed(ctx)
-	if err != nil {
+	if cfg.seedBase, err = cfg.frozenSeed(ctx); err != nil {
 		return nil, err
 	}
-	cfg.seedBase = seed
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	srv := newServer(cfg, newStore(cfg.IDSeed), logger)
+	srv := newServer(cfg, newStore(cfg.IDSeed), cfg.Logger)
 	if cfg.SeedFile != "" {
-		logger.Info("seed read: every namespace starts from it, and every reset goes back to it",
-			"path", cfg.SeedFile, "resources", count)
+		srv.log.Info("seed read: every namespace starts from it, and every reset goes back to it",
+			"path", cfg.SeedFile, "resources", len(cfg.seedBase.rows))
 	}
 	if cfg.Snapshot == "" {
-		logger.Info("snapshots off: the directory lives in memory only")
+		srv.log.Info("snapshots off: the directory lives in memory only")
 	} else {
-		snap := newSnapshotter(cfg.Snapshot, srv, logger)
+		snap := newSnapshotter(cfg.Snapshot, srv, srv.log)
 		if err := snap.open(); err != nil {
 			return nil, err
 		}
@@ -198,106 +190,92 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// Started last: a server New refuses leaves no goroutine behind.
 	if cfg.NamespaceIdle > 0 {
-		go srv.reapIdleNamespaces(srv.closing)
+		go srv.reapIdleNamespaces()
 	}
 	return srv, nil
 }
 
 // frozenSeeds keeps this process's frozen seeds by their content, so that
-// tests that each start a server from one seed decode and index it once:
-// with a 1,000-resource seed file that was 6 ms of RunT's 7 (a CPU profile
-// of BenchmarkRunT). Frozen seeds are never changed, so servers share them
-// as namespaces do, and a seed has the same Ids in every server of the
-// process.
+// tests that each start a server from one seed decode and index it once
+// (with 1,000 resources, 6 ms of BenchmarkRunT's 7). Frozen seeds never
+// change, so servers share them as namespaces do.
 var frozenSeeds struct {
 	sync.Mutex
-	byKey map[[sha256.Size]byte]frozenSeed
+	byKey map[[sha256.Size]byte]*base
 	order [][sha256.Size]byte // oldest first, to bound the map
-}
-
-type frozenSeed struct {
-	base  *base
-	count int
 }
 
 const maxFrozenSeeds = 16
 
 // frozenSeed returns the seed file, Seed and Generate, in that order,
-// decoded and frozen, and how many resources it holds.
-func (c Config) frozenSeed(ctx context.Context) (*base, int, error) {
+// decoded and frozen.
+func (c Config) frozenSeed(ctx context.Context) (*base, error) {
 	var file, values []byte
 	var err error
 	if c.SeedFile != "" {
 		if file, err = readSeedFile(ctx, c.SeedFile, c.MaxSeedBody); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 	}
 	if c.Seed != nil {
 		if values, err = asJSON(c.Seed); err != nil {
-			return nil, 0, fmt.Errorf("seed: %w", err)
+			return nil, fmt.Errorf("seed: %w", err)
 		}
 	}
 	if file == nil && values == nil && c.Generate <= 0 {
-		return emptyBase, 0, nil
+		return emptyBase, nil
 	}
-	h := sha256.New()
-	for _, part := range [][]byte{file, values} {
-		fmt.Fprintf(h, "%d:", len(part))
-		h.Write(part)
-	}
-	fmt.Fprintf(h, "generate %d %d", c.Generate, c.RandSeed)
-	var key [sha256.Size]byte
-	h.Sum(key[:0])
+	// Each source is framed by its length, so that no two sets of sources
+	// hash alike.
+	key := sha256.Sum256(fmt.Appendf(nil, "%d:%s%d:%sgenerate %d %d",
+		len(file), file, len(values), values, c.Generate, c.RandSeed))
 	frozenSeeds.Lock()
-	got, ok := frozenSeeds.byKey[key]
+	got := frozenSeeds.byKey[key]
 	frozenSeeds.Unlock()
-	if ok {
-		return got.base, got.count, nil
+	if got != nil {
+		return got, nil
 	}
-	var all []*resource
-	if file != nil {
-		rs, err := decodeSeed(file)
-		if err != nil {
-			return nil, 0, fmt.Errorf("seed %s: %s", c.SeedFile, describeError(err))
-		}
-		all = append(all, rs...)
+	type source struct {
+		text []byte
+		what string // in a message
 	}
-	if values != nil {
-		rs, err := decodeSeed(values)
-		if err != nil {
-			return nil, 0, fmt.Errorf("seed: %s", describeError(err))
-		}
-		all = append(all, rs...)
-	}
+	sources := []source{{file, "seed " + c.SeedFile}, {values, "seed"}}
 	if c.Generate > 0 {
 		var items bytes.Buffer
 		if err := generateItems(&items, c.Generate, c.RandSeed); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		rs, err := decodeSeed(items.Bytes())
+		sources = append(sources, source{items.Bytes(), "generate"})
+	}
+	var all []*resource
+	for _, src := range sources {
+		if src.text == nil {
+			continue
+		}
+		rs, err := decodeSeed(src.text)
 		if err != nil {
-			return nil, 0, fmt.Errorf("generate: %s", describeError(err))
+			return nil, fmt.Errorf("%s: %s", src.what, describeError(err))
 		}
 		all = append(all, rs...)
 	}
 	frozen, err := newBase(all)
 	if err != nil {
-		return nil, 0, fmt.Errorf("seed: %w", err)
+		return nil, fmt.Errorf("seed: %w", err)
 	}
 	frozenSeeds.Lock()
 	defer frozenSeeds.Unlock()
 	if frozenSeeds.byKey == nil {
-		frozenSeeds.byKey = map[[sha256.Size]byte]frozenSeed{}
+		frozenSeeds.byKey = map[[sha256.Size]byte]*base{}
 	}
-	if _, ok := frozenSeeds.byKey[key]; !ok {
+	if frozenSeeds.byKey[key] == nil {
 		if len(frozenSeeds.order) == maxFrozenSeeds {
 			delete(frozenSeeds.byKey, frozenSeeds.order[0])
 			frozenSeeds.order = frozenSeeds.order[1:]
 		}
-		frozenSeeds.byKey[key] = frozenSeed{frozen, len(all)}
+		frozenSeeds.byKey[key] = frozen
 		frozenSeeds.order = append(frozenSeeds.order, key)
 	}
-	return frozen, len(all), nil
+	return frozen, nil
 }
 
 // asJSON is v as JSON: v itself when it is JSON text (a string, []byte
@@ -328,9 +306,7 @@ func (s *Server) Close() error {
 		}
 		s.stopTimer()
 		<-s.timerDone
-		if _, werr := s.snap.writeIfChanged(); werr != nil {
-			err = werr
-		}
+		_, err = s.snap.writeIfChanged()
 		s.snap.close()
 	})
 	return err
