@@ -48,24 +48,11 @@ const (
 
 // opNames are the canonical spellings of the operators.
 var opNames = [numFilterOps]string{
-	opEq:               "eq",
-	opNeq:              "neq",
-	opLt:               "lt",
-	opLte:              "lte",
-	opGt:               "gt",
-	opGte:              "gte",
-	opStartsWith:       "startswith",
-	opEndsWith:         "endswith",
-	opContains:         "contains",
-	opDoesNotContain:   "doesnotcontain",
-	opDoesNotStartWith: "doesnotstartwith",
-	opDoesNotEndWith:   "doesnotendwith",
-	opIsNull:           "isnull",
-	opIsNotNull:        "isnotnull",
-	opIsEmpty:          "isempty",
-	opIsNotEmpty:       "isnotempty",
-	opIsNullOrEmpty:    "isnullorempty",
-	opIsNotNullOrEmpty: "isnotnullorempty",
+	opEq: "eq", opNeq: "neq", opLt: "lt", opLte: "lte", opGt: "gt", opGte: "gte",
+	opStartsWith: "startswith", opEndsWith: "endswith", opContains: "contains",
+	opDoesNotContain: "doesnotcontain", opDoesNotStartWith: "doesnotstartwith", opDoesNotEndWith: "doesnotendwith",
+	opIsNull: "isnull", opIsNotNull: "isnotnull", opIsEmpty: "isempty", opIsNotEmpty: "isnotempty",
+	opIsNullOrEmpty: "isnullorempty", opIsNotNullOrEmpty: "isnotnullorempty",
 }
 
 // opTwin maps each negative operator to the positive one it negates, so
@@ -173,12 +160,7 @@ func (c *filterCond) match(r row) bool {
 	if c.Op >= numFilterOps || c.Field >= numFields {
 		return false
 	}
-	return c.matchValue(r.folded(c.Field))
-}
-
-// matchValue evaluates c on its field's folded value v (ok=false: null).
-// c must be in range.
-func (c *filterCond) matchValue(v string, ok bool) bool {
+	v, ok := r.folded(c.Field)
 	if t := opTwin[c.Op]; t != c.Op {
 		return !c.test(t, v, ok)
 	}
@@ -230,19 +212,13 @@ func comparisonHolds(op filterOp, c int) bool {
 	return false
 }
 
+// match stops at the first term that decides: one that matches an or,
+// or one that fails an and.
 func (l *filterLogic) match(r row) bool {
-	if l.Or {
-		for _, t := range l.Terms {
-			if t.match(r) {
-				return true
-			}
-		}
-		return false
-	}
 	for _, t := range l.Terms {
-		if !t.match(r) {
-			return false
+		if t.match(r) == l.Or {
+			return l.Or
 		}
 	}
-	return true
+	return !l.Or
 }

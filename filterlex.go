@@ -42,21 +42,16 @@ const (
 	tString // a quoted value; text is unescaped
 	tInt    // -?[0-9]+; text as written
 	tWord   // field names, operators, null, undefined…
-	tErr    // a lexical error; err says what
+	tErr    // a lexical error; text says what
 )
 
 type token struct {
 	kind     tokKind
 	off, end int // bytes of s
 	text     string
-	err      *filterError // tErr only; Pos holds a byte offset until reported
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func isIdentRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
-}
 
 // identEnd returns the end of the run of identifier characters at off.
 func identEnd(s string, off int) int {
@@ -69,7 +64,7 @@ func identEnd(s string, off int) int {
 			break
 		}
 		r, n := utf8.DecodeRuneInString(s[off:])
-		if r == utf8.RuneError && n <= 1 || !isIdentRune(r) {
+		if r == utf8.RuneError && n <= 1 || r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			break
 		}
 		off += n
@@ -132,10 +127,7 @@ func lexToken(s string, off int) token {
 		}
 	}
 	_, n := utf8.DecodeRuneInString(s[off:])
-	return token{kind: tErr, off: off, end: off + n, err: &filterError{
-		Pos: off,
-		Msg: fmt.Sprintf("unexpected character %q", s[off:off+n]),
-	}}
+	return token{kind: tErr, off: off, end: off + n, text: fmt.Sprintf("unexpected character %q", s[off:off+n])}
 }
 
 // lexLogic reads ~and~ or ~or~ (any case, spaces allowed inside) at off.
@@ -188,27 +180,18 @@ func lexString(s string, off int) token {
 			if b == nil && n == 1 {
 				return token{kind: tString, off: off, end: k, text: s[seg:j]}
 			}
-			b = appendQuotes(append(b, s[seg:j]...), n/2)
+			b = append(b, s[seg:j+n/2]...) // the value so far and n/2 of the run's quotes
 			return token{kind: tString, off: off, end: k, text: string(b)}
 		}
 		if k >= len(s) {
 			return unterminated(s, off)
 		}
-		b = appendQuotes(append(b, s[seg:j]...), n/2)
+		b = append(b, s[seg:j+n/2]...)
 		seg = k
 	}
 }
 
-func appendQuotes(b []byte, n int) []byte {
-	for range n {
-		b = append(b, '\'')
-	}
-	return b
-}
-
 func unterminated(s string, off int) token {
-	return token{kind: tErr, off: len(s), end: len(s), err: &filterError{
-		Pos: len(s),
-		Msg: fmt.Sprintf("expected ' to close the value that starts at character %d", charAtByte(s, off)),
-	}}
+	return token{kind: tErr, off: len(s), end: len(s),
+		text: fmt.Sprintf("expected ' to close the value that starts at character %d", charAtByte(s, off))}
 }

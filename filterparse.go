@@ -34,12 +34,10 @@ func parseFilter(s string, d filterDialect) (filterNode, error) {
 	return p.parse()
 }
 
-// Lexing. Tokens are read on demand with one token of lookahead; positions
-// are byte offsets, turned into character positions only for an error.
-
-// filterParser is a recursive-descent parser whose recursion is bounded by
-// maxFilterDepth: it refuses the opening parenthesis that would go deeper
-// before recursing.
+// filterParser is a recursive-descent parser with one token of lookahead,
+// whose recursion is bounded by maxFilterDepth: it refuses the opening
+// parenthesis that would go deeper before recursing. Positions are byte
+// offsets, turned into character positions only for an error.
 type filterParser struct {
 	s     string
 	tok   token
@@ -116,7 +114,16 @@ func (p *filterParser) checkJoin() error {
 
 // lexErr reports a tErr token.
 func (p *filterParser) lexErr() *filterError {
-	return &filterError{Pos: charAtByte(p.s, p.tok.err.Pos), Msg: p.tok.err.Msg}
+	return p.fail(p.tok.off, "%s", p.tok.text)
+}
+
+// unexpected reports p.tok where format's construct was expected: the
+// lexer's error when it is one, else format followed by what was found.
+func (p *filterParser) unexpected(format string, args ...any) error {
+	if p.tok.kind == tErr {
+		return p.lexErr()
+	}
+	return p.fail(p.tok.off, format+", found %s", append(args, p.describe())...)
 }
 
 func (p *filterParser) parse() (filterNode, error) {
@@ -124,7 +131,7 @@ func (p *filterParser) parse() (filterNode, error) {
 	if p.tok.kind == tEOF {
 		return nil, nil
 	}
-	n, err := p.parseOr()
+	n, err := p.parseLogic(true)
 	if err != nil {
 		return nil, err
 	}
@@ -140,11 +147,10 @@ func (p *filterParser) parse() (filterNode, error) {
 // afterTerm explains what was found where a condition or group could have
 // ended.
 func (p *filterParser) afterTerm(want string) error {
-	if p.tok.kind == tErr {
-		return p.lexErr()
-	}
 	hint := ""
 	switch p.tok.kind {
+	case tErr:
+		return p.lexErr()
 	case tWord, tInt, tString, tLParen:
 		if p.prev.kind == tString && p.tok.off == p.prev.end {
 			hint = " (a ' inside a value is written '')"
@@ -173,10 +179,6 @@ func (p *filterParser) describe() string {
 		return strconv.Quote(p.s[t.off:identEnd(p.s, skipSpace(p.s, t.end))])
 	}
 	return strconv.Quote(p.s[t.off:t.end])
-}
-
-func (p *filterParser) parseOr() (filterNode, error) {
-	return p.parseLogic(true)
 }
 
 // parseLogic parses terms joined by ~or~ (or) or ~and~ (and), splicing
@@ -229,7 +231,7 @@ func (p *filterParser) parsePrimary() (filterNode, error) {
 		}
 		p.depth++
 		p.next()
-		n, err := p.parseOr()
+		n, err := p.parseLogic(true)
 		if err != nil {
 			return nil, err
 		}
@@ -244,22 +246,18 @@ func (p *filterParser) parsePrimary() (filterNode, error) {
 		return n, nil
 	case tWord:
 		return p.parseCond()
-	case tErr:
-		return nil, p.lexErr()
 	case tRParen:
 		return nil, p.fail(p.tok.off, "unexpected ), expected a condition such as DisplayName~eq~'Ada'")
 	}
-	where := ""
-	switch p.prev.kind {
-	case tAnd:
-		where = " after ~and~"
-	case tOr:
-		where = " after ~or~"
-	case tLParen:
-		where = " after ("
-	}
-	return nil, p.fail(p.tok.off, "expected a condition such as DisplayName~eq~'Ada'%s, found %s", where, p.describe())
+	return nil, p.unexpected("expected a condition such as DisplayName~eq~'Ada'%s", afterToken[p.prev.kind])
 }
+
+// afterToken says where a missing condition was expected, by the token
+// before it.
+var afterToken = map[tokKind]string{tAnd: " after ~and~", tOr: " after ~or~", tLParen: " after ("}
+
+// symbolOps are the comparison operators written as symbols.
+var symbolOps = map[string]filterOp{"=": opEq, "<": opLt, "<=": opLte, ">": opGt, ">=": opGte}
 
 func (p *filterParser) parseCond() (filterNode, error) {
 	ft := p.tok
@@ -275,27 +273,13 @@ func (p *filterParser) parseCond() (filterNode, error) {
 	var op filterOp
 	switch p.tok.kind {
 	case tSym:
-		switch p.tok.text {
-		case "=":
-			op = opEq
-		case "<":
-			op = opLt
-		case "<=":
-			op = opLte
-		case ">":
-			op = opGt
-		default:
-			op = opGte
-		}
+		op = symbolOps[p.tok.text]
 		p.next()
 		return p.parseValue(f, op)
 	case tTilde:
 		p.next()
 		if p.tok.kind != tWord {
-			if p.tok.kind == tErr {
-				return nil, p.lexErr()
-			}
-			return nil, p.fail(p.tok.off, "expected an operator such as eq after %s~, found %s", f, p.describe())
+			return nil, p.unexpected("expected an operator such as eq after %s~", f)
 		}
 		op, ok = lookupOp(p.tok.text)
 		if !ok {
@@ -305,10 +289,8 @@ func (p *filterParser) parseCond() (filterNode, error) {
 			return nil, p.notDocumented(p.tok.off, "the operator "+op.String())
 		}
 		p.next()
-	case tErr:
-		return nil, p.lexErr()
 	default:
-		return nil, p.fail(p.tok.off, "expected an operator such as ~eq~ after field %s, found %s", f, p.describe())
+		return nil, p.unexpected("expected an operator such as ~eq~ after field %s", f)
 	}
 	if op.unary() {
 		if p.tok.kind == tTilde {
@@ -319,10 +301,7 @@ func (p *filterParser) parseCond() (filterNode, error) {
 		return &filterCond{Field: f, Op: op}, nil
 	}
 	if p.tok.kind != tTilde {
-		if p.tok.kind == tErr {
-			return nil, p.lexErr()
-		}
-		return nil, p.fail(p.tok.off, "expected ~ and a value after %s~%s, found %s", f, op, p.describe())
+		return nil, p.unexpected("expected ~ and a value after %s~%s", f, op)
 	}
 	p.next()
 	return p.parseValue(f, op)
@@ -345,10 +324,8 @@ func (p *filterParser) skipOperand(op filterOp) error {
 			p.next()
 		}
 		return nil
-	case tErr:
-		return p.lexErr()
 	}
-	return p.fail(p.tok.off, "expected nothing or an ignored operand such as undefined after ~%s~, found %s", op, p.describe())
+	return p.unexpected("expected nothing or an ignored operand such as undefined after ~%s~", op)
 }
 
 func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
@@ -392,11 +369,8 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 		default:
 			return nil, p.fail(t.off, "null can only follow eq or neq (or use isnull and isnotnull), not %s", op)
 		}
-	case tErr:
-		return nil, p.lexErr()
 	default:
-		return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as 'Ada'%s, found %s",
-			f, op, p.otherValues(), p.describe())
+		return nil, p.unexpected("expected a value after %s~%s: a quoted string such as 'Ada'%s", f, op, p.otherValues())
 	}
 	p.next()
 	return c, nil
