@@ -16,17 +16,14 @@ func charAtByte(s string, b int) int {
 	n := 0
 	for i := range s {
 		if i > b {
-			return n
+			break
 		}
 		n++
-		if i == b {
-			return n
-		}
 	}
-	if b < len(s) {
-		return n
+	if b >= len(s) { // the end: the character after the last
+		n++
 	}
-	return n + 1
+	return n
 }
 
 type tokKind uint8

@@ -47,11 +47,9 @@ type filterParser struct {
 	// kendo accepts the whole grammar; otherwise only what the real
 	// service documents.
 	kendo bool
-	// join is the first ~and~ or ~or~ read (tEOF before one): the real
-	// service cannot combine the two in one filter.
-	join tokKind
-	// joinOff is where join was read, for the error that names it.
-	joinOff int
+	// join is the first ~and~ or ~or~ read (kind tEOF before one): the
+	// real service cannot combine the two in one filter.
+	join token
 }
 
 func (p *filterParser) next() {
@@ -94,22 +92,19 @@ func (p *filterParser) otherValues() string {
 // checkJoin records the join at p.tok and refuses, outside the kendo
 // dialect, a filter that uses both ~and~ and ~or~.
 func (p *filterParser) checkJoin() error {
-	if p.kendo {
+	switch {
+	case p.kendo || p.join.kind == p.tok.kind:
 		return nil
-	}
-	if p.join == tEOF {
-		p.join, p.joinOff = p.tok.kind, p.tok.off
-		return nil
-	}
-	if p.join == p.tok.kind {
+	case p.join.kind == tEOF:
+		p.join = p.tok
 		return nil
 	}
 	first, this := "~and~", "~or~"
-	if p.join == tOr {
+	if p.join.kind == tOr {
 		first, this = this, first
 	}
 	return p.fail(p.tok.off, "%s after the %s at character %d: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it",
-		this, first, charAtByte(p.s, p.joinOff))
+		this, first, charAtByte(p.s, p.join.off))
 }
 
 // lexErr reports a tErr token.
@@ -126,6 +121,7 @@ func (p *filterParser) unexpected(format string, args ...any) error {
 	return p.fail(p.tok.off, format+", found %s", append(args, p.describe())...)
 }
 
+// parse reads the whole filter, without parseFilter's byte limit.
 func (p *filterParser) parse() (filterNode, error) {
 	p.tok = lexToken(p.s, 0)
 	if p.tok.kind == tEOF {
@@ -189,7 +185,6 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 		sep = tOr
 	}
 	// A filter of one condition, the commonest, makes no list of terms.
-	var first filterNode
 	var terms []filterNode
 	for {
 		var t filterNode
@@ -202,7 +197,7 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		if first == nil && p.tok.kind != sep {
+		if terms == nil && p.tok.kind != sep {
 			return t, nil
 		}
 		if l, ok := t.(*filterLogic); ok && l.Or == or {
@@ -210,7 +205,6 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 		} else {
 			terms = append(terms, t)
 		}
-		first = t
 		if p.tok.kind != sep {
 			break
 		}
