@@ -111,18 +111,12 @@ func hostName(host string) string {
 
 func (s *Server) hostAllowed(host string) bool {
 	name := hostName(host)
-	if strings.EqualFold(name, "localhost") {
+	if ip := net.ParseIP(name); strings.EqualFold(name, "localhost") || ip != nil && ip.IsLoopback() {
 		return true
 	}
-	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
-		return true
-	}
-	for _, allowed := range s.cfg.AllowedHosts {
-		if allowed == "*" || strings.EqualFold(allowed, name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.cfg.AllowedHosts, func(allowed string) bool {
+		return allowed == "*" || strings.EqualFold(allowed, name)
+	})
 }
 
 // originAllowed: the page the console serves (same host) and the -cors

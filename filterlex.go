@@ -53,13 +53,6 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // identEnd returns the end of the run of identifier characters at off.
 func identEnd(s string, off int) int {
 	for off < len(s) {
-		if c := s[off]; c < utf8.RuneSelf {
-			if c == '_' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z' {
-				off++
-				continue
-			}
-			break
-		}
 		r, n := utf8.DecodeRuneInString(s[off:])
 		if r == utf8.RuneError && n <= 1 || r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			break
