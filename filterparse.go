@@ -99,12 +99,8 @@ func (p *filterParser) checkJoin() error {
 		p.join = p.tok
 		return nil
 	}
-	first, this := "~and~", "~or~"
-	if p.join.kind == tOr {
-		first, this = this, first
-	}
 	return p.fail(p.tok.off, "%s after the %s at character %d: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it",
-		this, first, charAtByte(p.s, p.join.off))
+		tokNames[p.tok.kind], tokNames[p.join.kind], charAtByte(p.s, p.join.off))
 }
 
 // lexErr reports a tErr token.
@@ -155,19 +151,18 @@ func (p *filterParser) afterTerm(want string) error {
 	return p.fail(p.tok.off, "expected %s, found %s%s", want, p.describe(), hint)
 }
 
+// tokNames name the tokens whose text a message need not show.
+var tokNames = map[tokKind]string{tEOF: "the end of the filter", tString: "a quoted value", tAnd: "~and~", tOr: "~or~"}
+
+// describe names p.tok for a message.
 func (p *filterParser) describe() string {
 	t := p.tok
+	if name, ok := tokNames[t.kind]; ok {
+		return name
+	}
 	switch t.kind {
-	case tEOF:
-		return "the end of the filter"
-	case tString:
-		return "a quoted value"
 	case tInt:
 		return "the integer " + t.text
-	case tAnd:
-		return "~and~"
-	case tOr:
-		return "~or~"
 	case tWord:
 		return strconv.Quote(t.text)
 	case tTilde:
