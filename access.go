@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"fmt"
 	"net"
@@ -169,11 +170,8 @@ func (s *Server) cors(x *exchange, r *http.Request, nsName string) bool {
 		return false
 	}
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-	allowHeaders := r.Header.Get("Access-Control-Request-Headers")
-	if allowHeaders == "" {
-		allowHeaders = "Authorization, Content-Type, X-Request-Id"
-	}
-	h.Set("Access-Control-Allow-Headers", allowHeaders)
+	h.Set("Access-Control-Allow-Headers",
+		cmp.Or(r.Header.Get("Access-Control-Request-Headers"), "Authorization, Content-Type, X-Request-Id"))
 	h.Set("Access-Control-Max-Age", "600")
 	x.WriteHeader(http.StatusNoContent)
 	return true

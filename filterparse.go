@@ -391,19 +391,14 @@ func parseSorts(s string) ([]sortKey, error) {
 		if !ok {
 			return nil, fmt.Errorf("sorts: unknown field %q; the fields are %s", name, strings.Join(fieldNames[:], ", "))
 		}
-		desc := false
-		switch {
-		case !hasDir || strings.EqualFold(dir, "asc"):
-		case strings.EqualFold(dir, "desc"):
-			desc = true
-		default:
+		desc := hasDir && strings.EqualFold(dir, "desc")
+		if hasDir && !desc && !strings.EqualFold(dir, "asc") {
 			return nil, fmt.Errorf("sorts: unknown direction %q after %s; use asc or desc", dir, f)
 		}
-		if seen[f] {
-			continue
+		if !seen[f] {
+			seen[f] = true
+			keys = append(keys, sortKey{Field: f, Desc: desc})
 		}
-		seen[f] = true
-		keys = append(keys, sortKey{Field: f, Desc: desc})
 	}
 	return keys, nil
 }
