@@ -24,13 +24,10 @@ func (e *filterError) Error() string {
 // spaces) gives (nil, nil). Any dialect other than kendo is read as assetic,
 // the stricter one.
 func parseFilter(s string, d filterDialect) (filterNode, error) {
-	if len(s) > maxFilterBytes {
-		return nil, &filterError{
-			Pos: charAtByte(s, maxFilterBytes),
-			Msg: fmt.Sprintf("the filter is %d bytes long, over the limit of %d bytes", len(s), maxFilterBytes),
-		}
-	}
 	p := &filterParser{s: s, kendo: d == dialectKendo}
+	if len(s) > maxFilterBytes {
+		return nil, p.fail(maxFilterBytes, "the filter is %d bytes long, over the limit of %d bytes", len(s), maxFilterBytes)
+	}
 	return p.parse()
 }
 
@@ -327,8 +324,7 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 			if err != nil {
 				return nil, p.fail(t.off, "%s~%s compares integers (1 Active, 2 Inactive), found %q", f, op, t.text)
 			}
-			c.Kind, c.Int = valueInt, v
-			c.Str = strconv.FormatInt(v, 10)
+			c.Kind, c.Int, c.Str = valueInt, v, strconv.FormatInt(v, 10)
 			c.Fold = c.Str
 			break
 		}

@@ -95,9 +95,6 @@ func maskCredential(v string) string {
 // repeats it (begin, routedRequest), so that the answers, the journal and
 // the log show the same text.
 func maskPath(p string) string {
-	if !strings.ContainsAny(p, "?;") {
-		return p
-	}
 	path, query, hasQuery := strings.Cut(p, "?")
 	if strings.Contains(path, ";") {
 		segs := strings.Split(path, "/")
