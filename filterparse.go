@@ -100,18 +100,20 @@ func (p *filterParser) checkJoin() error {
 		tokNames[p.tok.kind], tokNames[p.join.kind], charAtByte(p.s, p.join.off))
 }
 
-// lexErr reports a tErr token.
-func (p *filterParser) lexErr() *filterError {
-	return p.fail(p.tok.off, "%s", p.tok.text)
-}
-
 // unexpected reports p.tok where format's construct was expected: the
 // lexer's error when it is one, else format followed by what was found.
 func (p *filterParser) unexpected(format string, args ...any) error {
-	if p.tok.kind == tErr {
-		return p.lexErr()
+	hint := ""
+	switch p.tok.kind {
+	case tErr:
+		return p.fail(p.tok.off, "%s", p.tok.text)
+	case tWord, tInt, tString, tLParen:
+		// Text right after a value: most likely a single quote closed it early.
+		if p.prev.kind == tString && p.tok.off == p.prev.end {
+			hint = " (a ' inside a value is written '')"
+		}
 	}
-	return p.fail(p.tok.off, format+", found %s", append(args, p.describe())...)
+	return p.fail(p.tok.off, format+", found %s%s", append(args, p.describe(), hint)...)
 }
 
 // parse reads the whole filter, without parseFilter's byte limit.
@@ -128,24 +130,9 @@ func (p *filterParser) parse() (filterNode, error) {
 		if p.tok.kind == tRParen {
 			return nil, p.fail(p.tok.off, "unexpected ) with no ( before it")
 		}
-		return nil, p.afterTerm("~and~ or ~or~")
+		return nil, p.unexpected("expected ~and~ or ~or~")
 	}
 	return n, nil
-}
-
-// afterTerm explains what was found where a condition or group could have
-// ended.
-func (p *filterParser) afterTerm(want string) error {
-	hint := ""
-	switch p.tok.kind {
-	case tErr:
-		return p.lexErr()
-	case tWord, tInt, tString, tLParen:
-		if p.prev.kind == tString && p.tok.off == p.prev.end {
-			hint = " (a ' inside a value is written '')"
-		}
-	}
-	return p.fail(p.tok.off, "expected %s, found %s%s", want, p.describe(), hint)
 }
 
 // tokNames name the tokens whose text a message need not show.
@@ -225,7 +212,7 @@ func (p *filterParser) parsePrimary() (filterNode, error) {
 			if p.tok.kind == tEOF {
 				return nil, p.fail(p.tok.off, "expected ) to close the ( at character %d", charAtByte(p.s, open))
 			}
-			return nil, p.afterTerm("~and~, ~or~ or )")
+			return nil, p.unexpected("expected ~and~, ~or~ or )")
 		}
 		p.depth--
 		p.next()
