@@ -93,11 +93,9 @@ func lexToken(s string, off int) token {
 		return token{kind: tLParen, off: off, end: off + 1}
 	case ')':
 		return token{kind: tRParen, off: off, end: off + 1}
-	case '=':
-		return token{kind: tSym, off: off, end: off + 1, text: "="}
-	case '<', '>':
+	case '=', '<', '>':
 		end := off + 1
-		if end < len(s) && s[end] == '=' {
+		if c != '=' && end < len(s) && s[end] == '=' {
 			end++
 		}
 		return token{kind: tSym, off: off, end: end, text: s[off:end]}
@@ -166,18 +164,14 @@ func lexString(s string, off int) token {
 		if k < len(s) && s[k] != '~' && s[k] != ')' && !isSpace(s[k]) {
 			closes = n == 1
 		}
+		if closes && b == nil && n == 1 { // nothing to unescape
+			return token{kind: tString, off: off, end: k, text: s[seg:j]}
+		}
+		b = append(b, s[seg:j+n/2]...) // the value so far and n/2 of the run's quotes
 		if closes {
-			if b == nil && n == 1 {
-				return token{kind: tString, off: off, end: k, text: s[seg:j]}
-			}
-			b = append(b, s[seg:j+n/2]...) // the value so far and n/2 of the run's quotes
 			return token{kind: tString, off: off, end: k, text: string(b)}
 		}
-		if k >= len(s) {
-			return unterminated(s, off)
-		}
-		b = append(b, s[seg:j+n/2]...)
-		seg = k
+		seg = k // at the end, the search finds no closing quote
 	}
 }
 
