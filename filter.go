@@ -3,6 +3,7 @@ package resourcedir
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -55,10 +56,9 @@ var opNames = [numFilterOps]string{
 	opIsNullOrEmpty: "isnullorempty", opIsNotNullOrEmpty: "isnotnullorempty",
 }
 
-// opTwin maps each negative operator to the positive one it negates, so
-// that "exact negation, null included" holds by construction rather than by
-// keeping two sets of comparisons in step. Positive operators map to
-// themselves.
+// opTwin maps each negative operator to the positive one it negates (and a
+// positive one to itself), so that exact negation, null included, holds by
+// construction rather than by keeping two sets of comparisons in step.
 var opTwin = [numFilterOps]filterOp{
 	opEq: opEq, opNeq: opEq,
 	opLt: opLt, opLte: opLte, opGt: opGt, opGte: opGte,
@@ -89,10 +89,8 @@ func (o filterOp) unary() bool { return o >= opIsNull && o < numFilterOps }
 func (o filterOp) comparison() bool { return o <= opGte }
 
 func lookupOp(name string) (filterOp, bool) {
-	for o, n := range opNames {
-		if strings.EqualFold(n, name) {
-			return filterOp(o), true
-		}
+	if o := slices.IndexFunc(opNames[:], func(n string) bool { return strings.EqualFold(n, name) }); o >= 0 {
+		return filterOp(o), true
 	}
 	// The contract's alias, after OData's "not substringof".
 	if strings.EqualFold(name, "notsubstringof") {

@@ -147,8 +147,6 @@ func (p *filterParser) describe() string {
 	switch t.kind {
 	case tInt:
 		return "the integer " + t.text
-	case tWord:
-		return strconv.Quote(t.text)
 	case tTilde:
 		// Show the word after it: "~xor" says more than "~".
 		return strconv.Quote(p.s[t.off:identEnd(p.s, skipSpace(p.s, t.end))])
@@ -282,8 +280,7 @@ func (p *filterParser) parseCond() (filterNode, error) {
 
 // skipOperand consumes the operand Kendo writes after a unary operator
 // (undefined, null, an empty string, a number, a datetime), which means
-// nothing. The lexer has already taken ~and~ and ~or~ as logic, so they
-// never get here.
+// nothing; the lexer has already read ~and~ and ~or~ as logic.
 func (p *filterParser) skipOperand(op filterOp) error {
 	p.next()
 	switch p.tok.kind {

@@ -243,8 +243,6 @@ func appendJournalBody(b, body []byte, truncated bool) []byte {
 	if len(body) == 0 {
 		return append(b, "null"...)
 	}
-	// compactJSON, not json.Compact: a lone surrogate escape or invalid
-	// UTF-8 in the body would make the answer one a strict reader refuses.
 	if !truncated {
 		if c := compactJSON(withoutBOM(body)); c != nil {
 			return append(b, c...)
