@@ -63,12 +63,7 @@ func identEnd(s string, off int) int {
 }
 
 func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 func skipSpace(s string, off int) int {
@@ -122,21 +117,17 @@ func lexToken(s string, off int) token {
 func lexLogic(s string, off int) (token, bool) {
 	w := skipSpace(s, off+1)
 	we := identEnd(s, w)
-	word := s[w:we]
-	var k tokKind
-	switch {
-	case strings.EqualFold(word, "and"):
-		k = tAnd
-	case strings.EqualFold(word, "or"):
-		k = tOr
-	default:
-		return token{}, false
-	}
 	e := skipSpace(s, we)
 	if e >= len(s) || s[e] != '~' {
 		return token{}, false
 	}
-	return token{kind: k, off: off, end: e + 1, text: word}, true
+	switch word := s[w:we]; {
+	case strings.EqualFold(word, "and"):
+		return token{kind: tAnd, off: off, end: e + 1, text: word}, true
+	case strings.EqualFold(word, "or"):
+		return token{kind: tOr, off: off, end: e + 1, text: word}, true
+	}
+	return token{}, false
 }
 
 // lexString reads a quoted value at off, where a doubled quote is one quote.
