@@ -28,10 +28,9 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 		return false
 	}
 	origin := r.Header.Get("Origin")
-	// A browser says where any request of a page comes from (Fetch
-	// Metadata), even one without an Origin such as an <img>: a page of
-	// another site may not reach in even with a GET, which would create
-	// namespaces until every test's new one is refused.
+	// Fetch Metadata says where a page's request comes from even without an
+	// Origin (an <img>): another site's page may not reach in even with a
+	// GET, which would create namespaces until every test's new one is refused.
 	if site := r.Header.Get("Sec-Fetch-Site"); (site == "cross-site" || site == "same-site") && !s.corsAdmits(origin) {
 		from := "another site"
 		if origin != "" {
@@ -42,11 +41,8 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 			from, site, s.corsAdvice(origin))})
 		return false
 	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return true
-	}
-	if origin == "" || s.originAllowed(origin, r.Host) {
+	safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
+	if safe || origin == "" || s.originAllowed(origin, r.Host) {
 		return true
 	}
 	s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
