@@ -99,10 +99,9 @@ func lookupOp(name string) (filterOp, bool) {
 	return 0, false
 }
 
-// filterDialect is the grammar a server accepts (-filters): assetic, what
-// the real service documents, so that a client relying on more fails here
-// before it fails in production; or kendo, the whole DataSourceRequest
-// grammar for clients built on Kendo's query library.
+// filterDialect is the grammar a server accepts (-filters): assetic, what the
+// real service documents, so that a client relying on more fails here first;
+// or kendo, the whole grammar, for clients built on Kendo's query library.
 type filterDialect string
 
 const (

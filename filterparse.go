@@ -41,9 +41,7 @@ type filterParser struct {
 	prev  token // the token before tok, for hints
 	conds int
 	depth int
-	// kendo accepts the whole grammar; otherwise only what the real
-	// service documents.
-	kendo bool
+	kendo bool // the whole grammar; otherwise only what the real service documents
 	// join is the first ~and~ or ~or~ read (kind tEOF before one): the
 	// real service cannot combine the two in one filter.
 	join token

@@ -209,10 +209,9 @@ func checkLength(r *resource, f field, limit int, ms *modelState) {
 // namePart is a name field as the rules see it: trimmed, "" when null.
 func namePart(r *resource, f field) string { return strings.TrimSpace(r.str(f)) }
 
-// joinNames is joinNonEmpty of the parts, without a copy when sent (the
-// parts as sent, one space apart) is that join already: a create that sends
-// all three name parts and no DisplayName stores their text once. With a
-// part empty (the commoner person without a Company) the join is made.
+// joinNames is joinNonEmpty(parts...), but sent itself (the parts as sent,
+// one space apart) when that is the join already: a create that sends all
+// three name parts and no DisplayName then stores their text once.
 func joinNames(sent string, parts ...string) string {
 	i := 0
 	for k, p := range parts {
