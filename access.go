@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"fmt"
 	"net"
@@ -27,10 +28,9 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 		return false
 	}
 	origin := r.Header.Get("Origin")
-	// A browser says where any request of a page comes from (Fetch
-	// Metadata), even one without an Origin such as an <img>: a page of
-	// another site may not reach in even with a GET, which would create
-	// namespaces until every test's new one is refused.
+	// Fetch Metadata says where a page's request comes from even without an
+	// Origin (an <img>): another site's page may not reach in even with a
+	// GET, which would create namespaces until every test's new one is refused.
 	if site := r.Header.Get("Sec-Fetch-Site"); (site == "cross-site" || site == "same-site") && !s.corsAdmits(origin) {
 		from := "another site"
 		if origin != "" {
@@ -41,11 +41,8 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 			from, site, s.corsAdvice(origin))})
 		return false
 	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
-		return true
-	}
-	if origin == "" || s.originAllowed(origin, r.Host) {
+	safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
+	if safe || origin == "" || s.originAllowed(origin, r.Host) {
 		return true
 	}
 	s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
@@ -111,18 +108,12 @@ func hostName(host string) string {
 
 func (s *Server) hostAllowed(host string) bool {
 	name := hostName(host)
-	if strings.EqualFold(name, "localhost") {
+	if ip := net.ParseIP(name); strings.EqualFold(name, "localhost") || ip != nil && ip.IsLoopback() {
 		return true
 	}
-	if ip := net.ParseIP(name); ip != nil && ip.IsLoopback() {
-		return true
-	}
-	for _, allowed := range s.cfg.AllowedHosts {
-		if allowed == "*" || strings.EqualFold(allowed, name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.cfg.AllowedHosts, func(allowed string) bool {
+		return allowed == "*" || strings.EqualFold(allowed, name)
+	})
 }
 
 // originAllowed: the page the console serves (same host) and the -cors
@@ -175,11 +166,8 @@ func (s *Server) cors(x *exchange, r *http.Request, nsName string) bool {
 		return false
 	}
 	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS")
-	allowHeaders := r.Header.Get("Access-Control-Request-Headers")
-	if allowHeaders == "" {
-		allowHeaders = "Authorization, Content-Type, X-Request-Id"
-	}
-	h.Set("Access-Control-Allow-Headers", allowHeaders)
+	h.Set("Access-Control-Allow-Headers",
+		cmp.Or(r.Header.Get("Access-Control-Request-Headers"), "Authorization, Content-Type, X-Request-Id"))
 	h.Set("Access-Control-Max-Age", "600")
 	x.WriteHeader(http.StatusNoContent)
 	return true

@@ -3,6 +3,7 @@ package resourcedir
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,30 +49,16 @@ const (
 
 // opNames are the canonical spellings of the operators.
 var opNames = [numFilterOps]string{
-	opEq:               "eq",
-	opNeq:              "neq",
-	opLt:               "lt",
-	opLte:              "lte",
-	opGt:               "gt",
-	opGte:              "gte",
-	opStartsWith:       "startswith",
-	opEndsWith:         "endswith",
-	opContains:         "contains",
-	opDoesNotContain:   "doesnotcontain",
-	opDoesNotStartWith: "doesnotstartwith",
-	opDoesNotEndWith:   "doesnotendwith",
-	opIsNull:           "isnull",
-	opIsNotNull:        "isnotnull",
-	opIsEmpty:          "isempty",
-	opIsNotEmpty:       "isnotempty",
-	opIsNullOrEmpty:    "isnullorempty",
-	opIsNotNullOrEmpty: "isnotnullorempty",
+	opEq: "eq", opNeq: "neq", opLt: "lt", opLte: "lte", opGt: "gt", opGte: "gte",
+	opStartsWith: "startswith", opEndsWith: "endswith", opContains: "contains",
+	opDoesNotContain: "doesnotcontain", opDoesNotStartWith: "doesnotstartwith", opDoesNotEndWith: "doesnotendwith",
+	opIsNull: "isnull", opIsNotNull: "isnotnull", opIsEmpty: "isempty", opIsNotEmpty: "isnotempty",
+	opIsNullOrEmpty: "isnullorempty", opIsNotNullOrEmpty: "isnotnullorempty",
 }
 
-// opTwin maps each negative operator to the positive one it negates, so
-// that "exact negation, null included" holds by construction rather than by
-// keeping two sets of comparisons in step. Positive operators map to
-// themselves.
+// opTwin maps each negative operator to the positive one it negates (and a
+// positive one to itself), so that exact negation, null included, holds by
+// construction rather than by keeping two sets of comparisons in step.
 var opTwin = [numFilterOps]filterOp{
 	opEq: opEq, opNeq: opEq,
 	opLt: opLt, opLte: opLte, opGt: opGt, opGte: opGte,
@@ -102,10 +89,8 @@ func (o filterOp) unary() bool { return o >= opIsNull && o < numFilterOps }
 func (o filterOp) comparison() bool { return o <= opGte }
 
 func lookupOp(name string) (filterOp, bool) {
-	for o, n := range opNames {
-		if strings.EqualFold(n, name) {
-			return filterOp(o), true
-		}
+	if o := slices.IndexFunc(opNames[:], func(n string) bool { return strings.EqualFold(n, name) }); o >= 0 {
+		return filterOp(o), true
 	}
 	// The contract's alias, after OData's "not substringof".
 	if strings.EqualFold(name, "notsubstringof") {
@@ -114,10 +99,9 @@ func lookupOp(name string) (filterOp, bool) {
 	return 0, false
 }
 
-// filterDialect is the grammar a server accepts (-filters): assetic, what
-// the real service documents, so that a client relying on more fails here
-// before it fails in production; or kendo, the whole DataSourceRequest
-// grammar for clients built on Kendo's query library.
+// filterDialect is the grammar a server accepts (-filters): assetic, what the
+// real service documents, so that a client relying on more fails here first;
+// or kendo, the whole grammar, for clients built on Kendo's query library.
 type filterDialect string
 
 const (
@@ -173,12 +157,7 @@ func (c *filterCond) match(r row) bool {
 	if c.Op >= numFilterOps || c.Field >= numFields {
 		return false
 	}
-	return c.matchValue(r.folded(c.Field))
-}
-
-// matchValue evaluates c on its field's folded value v (ok=false: null).
-// c must be in range.
-func (c *filterCond) matchValue(v string, ok bool) bool {
+	v, ok := r.folded(c.Field)
 	if t := opTwin[c.Op]; t != c.Op {
 		return !c.test(t, v, ok)
 	}
@@ -230,19 +209,13 @@ func comparisonHolds(op filterOp, c int) bool {
 	return false
 }
 
+// match stops at the first term that decides: one that matches an or,
+// or one that fails an and.
 func (l *filterLogic) match(r row) bool {
-	if l.Or {
-		for _, t := range l.Terms {
-			if t.match(r) {
-				return true
-			}
-		}
-		return false
-	}
 	for _, t := range l.Terms {
-		if !t.match(r) {
-			return false
+		if t.match(r) == l.Or {
+			return l.Or
 		}
 	}
-	return true
+	return !l.Or
 }

@@ -16,17 +16,14 @@ func charAtByte(s string, b int) int {
 	n := 0
 	for i := range s {
 		if i > b {
-			return n
+			break
 		}
 		n++
-		if i == b {
-			return n
-		}
 	}
-	if b < len(s) {
-		return n
+	if b >= len(s) { // the end: the character after the last
+		n++
 	}
-	return n + 1
+	return n
 }
 
 type tokKind uint8
@@ -42,34 +39,22 @@ const (
 	tString // a quoted value; text is unescaped
 	tInt    // -?[0-9]+; text as written
 	tWord   // field names, operators, null, undefined…
-	tErr    // a lexical error; err says what
+	tErr    // a lexical error; text says what
 )
 
 type token struct {
 	kind     tokKind
 	off, end int // bytes of s
 	text     string
-	err      *filterError // tErr only; Pos holds a byte offset until reported
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func isIdentRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
-}
-
 // identEnd returns the end of the run of identifier characters at off.
 func identEnd(s string, off int) int {
 	for off < len(s) {
-		if c := s[off]; c < utf8.RuneSelf {
-			if c == '_' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z' {
-				off++
-				continue
-			}
-			break
-		}
 		r, n := utf8.DecodeRuneInString(s[off:])
-		if r == utf8.RuneError && n <= 1 || !isIdentRune(r) {
+		if r == utf8.RuneError && n <= 1 || r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 			break
 		}
 		off += n
@@ -78,12 +63,7 @@ func identEnd(s string, off int) int {
 }
 
 func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 func skipSpace(s string, off int) int {
@@ -108,11 +88,9 @@ func lexToken(s string, off int) token {
 		return token{kind: tLParen, off: off, end: off + 1}
 	case ')':
 		return token{kind: tRParen, off: off, end: off + 1}
-	case '=':
-		return token{kind: tSym, off: off, end: off + 1, text: "="}
-	case '<', '>':
+	case '=', '<', '>':
 		end := off + 1
-		if end < len(s) && s[end] == '=' {
+		if c != '=' && end < len(s) && s[end] == '=' {
 			end++
 		}
 		return token{kind: tSym, off: off, end: end, text: s[off:end]}
@@ -132,31 +110,24 @@ func lexToken(s string, off int) token {
 		}
 	}
 	_, n := utf8.DecodeRuneInString(s[off:])
-	return token{kind: tErr, off: off, end: off + n, err: &filterError{
-		Pos: off,
-		Msg: fmt.Sprintf("unexpected character %q", s[off:off+n]),
-	}}
+	return token{kind: tErr, off: off, end: off + n, text: fmt.Sprintf("unexpected character %q", s[off:off+n])}
 }
 
 // lexLogic reads ~and~ or ~or~ (any case, spaces allowed inside) at off.
 func lexLogic(s string, off int) (token, bool) {
 	w := skipSpace(s, off+1)
 	we := identEnd(s, w)
-	word := s[w:we]
-	var k tokKind
-	switch {
-	case strings.EqualFold(word, "and"):
-		k = tAnd
-	case strings.EqualFold(word, "or"):
-		k = tOr
-	default:
-		return token{}, false
-	}
 	e := skipSpace(s, we)
 	if e >= len(s) || s[e] != '~' {
 		return token{}, false
 	}
-	return token{kind: k, off: off, end: e + 1, text: word}, true
+	switch word := s[w:we]; {
+	case strings.EqualFold(word, "and"):
+		return token{kind: tAnd, off: off, end: e + 1, text: word}, true
+	case strings.EqualFold(word, "or"):
+		return token{kind: tOr, off: off, end: e + 1, text: word}, true
+	}
+	return token{}, false
 }
 
 // lexString reads a quoted value at off, where a doubled quote is one quote.
@@ -184,31 +155,18 @@ func lexString(s string, off int) token {
 		if k < len(s) && s[k] != '~' && s[k] != ')' && !isSpace(s[k]) {
 			closes = n == 1
 		}
+		if closes && b == nil && n == 1 { // nothing to unescape
+			return token{kind: tString, off: off, end: k, text: s[seg:j]}
+		}
+		b = append(b, s[seg:j+n/2]...) // the value so far and n/2 of the run's quotes
 		if closes {
-			if b == nil && n == 1 {
-				return token{kind: tString, off: off, end: k, text: s[seg:j]}
-			}
-			b = appendQuotes(append(b, s[seg:j]...), n/2)
 			return token{kind: tString, off: off, end: k, text: string(b)}
 		}
-		if k >= len(s) {
-			return unterminated(s, off)
-		}
-		b = appendQuotes(append(b, s[seg:j]...), n/2)
-		seg = k
+		seg = k // at the end, the search finds no closing quote
 	}
-}
-
-func appendQuotes(b []byte, n int) []byte {
-	for range n {
-		b = append(b, '\'')
-	}
-	return b
 }
 
 func unterminated(s string, off int) token {
-	return token{kind: tErr, off: len(s), end: len(s), err: &filterError{
-		Pos: len(s),
-		Msg: fmt.Sprintf("expected ' to close the value that starts at character %d", charAtByte(s, off)),
-	}}
+	return token{kind: tErr, off: len(s), end: len(s),
+		text: fmt.Sprintf("expected ' to close the value that starts at character %d", charAtByte(s, off))}
 }

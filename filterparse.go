@@ -24,36 +24,27 @@ func (e *filterError) Error() string {
 // spaces) gives (nil, nil). Any dialect other than kendo is read as assetic,
 // the stricter one.
 func parseFilter(s string, d filterDialect) (filterNode, error) {
-	if len(s) > maxFilterBytes {
-		return nil, &filterError{
-			Pos: charAtByte(s, maxFilterBytes),
-			Msg: fmt.Sprintf("the filter is %d bytes long, over the limit of %d bytes", len(s), maxFilterBytes),
-		}
-	}
 	p := &filterParser{s: s, kendo: d == dialectKendo}
+	if len(s) > maxFilterBytes {
+		return nil, p.fail(maxFilterBytes, "the filter is %d bytes long, over the limit of %d bytes", len(s), maxFilterBytes)
+	}
 	return p.parse()
 }
 
-// Lexing. Tokens are read on demand with one token of lookahead; positions
-// are byte offsets, turned into character positions only for an error.
-
-// filterParser is a recursive-descent parser whose recursion is bounded by
-// maxFilterDepth: it refuses the opening parenthesis that would go deeper
-// before recursing.
+// filterParser is a recursive-descent parser with one token of lookahead,
+// whose recursion is bounded by maxFilterDepth: it refuses the opening
+// parenthesis that would go deeper before recursing. Positions are byte
+// offsets, turned into character positions only for an error.
 type filterParser struct {
 	s     string
 	tok   token
 	prev  token // the token before tok, for hints
 	conds int
 	depth int
-	// kendo accepts the whole grammar; otherwise only what the real
-	// service documents.
-	kendo bool
-	// join is the first ~and~ or ~or~ read (tEOF before one): the real
-	// service cannot combine the two in one filter.
-	join tokKind
-	// joinOff is where join was read, for the error that names it.
-	joinOff int
+	kendo bool // the whole grammar; otherwise only what the real service documents
+	// join is the first ~and~ or ~or~ read (kind tEOF before one): the
+	// real service cannot combine the two in one filter.
+	join token
 }
 
 func (p *filterParser) next() {
@@ -96,35 +87,40 @@ func (p *filterParser) otherValues() string {
 // checkJoin records the join at p.tok and refuses, outside the kendo
 // dialect, a filter that uses both ~and~ and ~or~.
 func (p *filterParser) checkJoin() error {
-	if p.kendo {
+	switch {
+	case p.kendo || p.join.kind == p.tok.kind:
 		return nil
-	}
-	if p.join == tEOF {
-		p.join, p.joinOff = p.tok.kind, p.tok.off
+	case p.join.kind == tEOF:
+		p.join = p.tok
 		return nil
-	}
-	if p.join == p.tok.kind {
-		return nil
-	}
-	first, this := "~and~", "~or~"
-	if p.join == tOr {
-		first, this = this, first
 	}
 	return p.fail(p.tok.off, "%s after the %s at character %d: the real service cannot combine ~and~ and ~or~ in one filter; -filters kendo accepts it",
-		this, first, charAtByte(p.s, p.joinOff))
+		tokNames[p.tok.kind], tokNames[p.join.kind], charAtByte(p.s, p.join.off))
 }
 
-// lexErr reports a tErr token.
-func (p *filterParser) lexErr() *filterError {
-	return &filterError{Pos: charAtByte(p.s, p.tok.err.Pos), Msg: p.tok.err.Msg}
+// unexpected reports p.tok where format's construct was expected: the
+// lexer's error when it is one, else format followed by what was found.
+func (p *filterParser) unexpected(format string, args ...any) error {
+	hint := ""
+	switch p.tok.kind {
+	case tErr:
+		return p.fail(p.tok.off, "%s", p.tok.text)
+	case tWord, tInt, tString, tLParen:
+		// Text right after a value: most likely a single quote closed it early.
+		if p.prev.kind == tString && p.tok.off == p.prev.end {
+			hint = " (a ' inside a value is written '')"
+		}
+	}
+	return p.fail(p.tok.off, format+", found %s%s", append(args, p.describe(), hint)...)
 }
 
+// parse reads the whole filter, without parseFilter's byte limit.
 func (p *filterParser) parse() (filterNode, error) {
 	p.tok = lexToken(p.s, 0)
 	if p.tok.kind == tEOF {
 		return nil, nil
 	}
-	n, err := p.parseOr()
+	n, err := p.parseLogic(true)
 	if err != nil {
 		return nil, err
 	}
@@ -132,51 +128,28 @@ func (p *filterParser) parse() (filterNode, error) {
 		if p.tok.kind == tRParen {
 			return nil, p.fail(p.tok.off, "unexpected ) with no ( before it")
 		}
-		return nil, p.afterTerm("~and~ or ~or~")
+		return nil, p.unexpected("expected ~and~ or ~or~")
 	}
 	return n, nil
 }
 
-// afterTerm explains what was found where a condition or group could have
-// ended.
-func (p *filterParser) afterTerm(want string) error {
-	if p.tok.kind == tErr {
-		return p.lexErr()
-	}
-	hint := ""
-	switch p.tok.kind {
-	case tWord, tInt, tString, tLParen:
-		if p.prev.kind == tString && p.tok.off == p.prev.end {
-			hint = " (a ' inside a value is written '')"
-		}
-	}
-	return p.fail(p.tok.off, "expected %s, found %s%s", want, p.describe(), hint)
-}
+// tokNames name the tokens whose text a message need not show.
+var tokNames = map[tokKind]string{tEOF: "the end of the filter", tString: "a quoted value", tAnd: "~and~", tOr: "~or~"}
 
+// describe names p.tok for a message.
 func (p *filterParser) describe() string {
 	t := p.tok
+	if name, ok := tokNames[t.kind]; ok {
+		return name
+	}
 	switch t.kind {
-	case tEOF:
-		return "the end of the filter"
-	case tString:
-		return "a quoted value"
 	case tInt:
 		return "the integer " + t.text
-	case tAnd:
-		return "~and~"
-	case tOr:
-		return "~or~"
-	case tWord:
-		return strconv.Quote(t.text)
 	case tTilde:
 		// Show the word after it: "~xor" says more than "~".
 		return strconv.Quote(p.s[t.off:identEnd(p.s, skipSpace(p.s, t.end))])
 	}
 	return strconv.Quote(p.s[t.off:t.end])
-}
-
-func (p *filterParser) parseOr() (filterNode, error) {
-	return p.parseLogic(true)
 }
 
 // parseLogic parses terms joined by ~or~ (or) or ~and~ (and), splicing
@@ -187,7 +160,6 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 		sep = tOr
 	}
 	// A filter of one condition, the commonest, makes no list of terms.
-	var first filterNode
 	var terms []filterNode
 	for {
 		var t filterNode
@@ -200,7 +172,7 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		if first == nil && p.tok.kind != sep {
+		if terms == nil && p.tok.kind != sep {
 			return t, nil
 		}
 		if l, ok := t.(*filterLogic); ok && l.Or == or {
@@ -208,7 +180,6 @@ func (p *filterParser) parseLogic(or bool) (filterNode, error) {
 		} else {
 			terms = append(terms, t)
 		}
-		first = t
 		if p.tok.kind != sep {
 			break
 		}
@@ -229,7 +200,7 @@ func (p *filterParser) parsePrimary() (filterNode, error) {
 		}
 		p.depth++
 		p.next()
-		n, err := p.parseOr()
+		n, err := p.parseLogic(true)
 		if err != nil {
 			return nil, err
 		}
@@ -237,29 +208,25 @@ func (p *filterParser) parsePrimary() (filterNode, error) {
 			if p.tok.kind == tEOF {
 				return nil, p.fail(p.tok.off, "expected ) to close the ( at character %d", charAtByte(p.s, open))
 			}
-			return nil, p.afterTerm("~and~, ~or~ or )")
+			return nil, p.unexpected("expected ~and~, ~or~ or )")
 		}
 		p.depth--
 		p.next()
 		return n, nil
 	case tWord:
 		return p.parseCond()
-	case tErr:
-		return nil, p.lexErr()
 	case tRParen:
 		return nil, p.fail(p.tok.off, "unexpected ), expected a condition such as DisplayName~eq~'Ada'")
 	}
-	where := ""
-	switch p.prev.kind {
-	case tAnd:
-		where = " after ~and~"
-	case tOr:
-		where = " after ~or~"
-	case tLParen:
-		where = " after ("
-	}
-	return nil, p.fail(p.tok.off, "expected a condition such as DisplayName~eq~'Ada'%s, found %s", where, p.describe())
+	return nil, p.unexpected("expected a condition such as DisplayName~eq~'Ada'%s", afterToken[p.prev.kind])
 }
+
+// afterToken says where a missing condition was expected, by the token
+// before it.
+var afterToken = map[tokKind]string{tAnd: " after ~and~", tOr: " after ~or~", tLParen: " after ("}
+
+// symbolOps are the comparison operators written as symbols.
+var symbolOps = map[string]filterOp{"=": opEq, "<": opLt, "<=": opLte, ">": opGt, ">=": opGte}
 
 func (p *filterParser) parseCond() (filterNode, error) {
 	ft := p.tok
@@ -275,27 +242,13 @@ func (p *filterParser) parseCond() (filterNode, error) {
 	var op filterOp
 	switch p.tok.kind {
 	case tSym:
-		switch p.tok.text {
-		case "=":
-			op = opEq
-		case "<":
-			op = opLt
-		case "<=":
-			op = opLte
-		case ">":
-			op = opGt
-		default:
-			op = opGte
-		}
+		op = symbolOps[p.tok.text]
 		p.next()
 		return p.parseValue(f, op)
 	case tTilde:
 		p.next()
 		if p.tok.kind != tWord {
-			if p.tok.kind == tErr {
-				return nil, p.lexErr()
-			}
-			return nil, p.fail(p.tok.off, "expected an operator such as eq after %s~, found %s", f, p.describe())
+			return nil, p.unexpected("expected an operator such as eq after %s~", f)
 		}
 		op, ok = lookupOp(p.tok.text)
 		if !ok {
@@ -305,10 +258,8 @@ func (p *filterParser) parseCond() (filterNode, error) {
 			return nil, p.notDocumented(p.tok.off, "the operator "+op.String())
 		}
 		p.next()
-	case tErr:
-		return nil, p.lexErr()
 	default:
-		return nil, p.fail(p.tok.off, "expected an operator such as ~eq~ after field %s, found %s", f, p.describe())
+		return nil, p.unexpected("expected an operator such as ~eq~ after field %s", f)
 	}
 	if op.unary() {
 		if p.tok.kind == tTilde {
@@ -319,10 +270,7 @@ func (p *filterParser) parseCond() (filterNode, error) {
 		return &filterCond{Field: f, Op: op}, nil
 	}
 	if p.tok.kind != tTilde {
-		if p.tok.kind == tErr {
-			return nil, p.lexErr()
-		}
-		return nil, p.fail(p.tok.off, "expected ~ and a value after %s~%s, found %s", f, op, p.describe())
+		return nil, p.unexpected("expected ~ and a value after %s~%s", f, op)
 	}
 	p.next()
 	return p.parseValue(f, op)
@@ -330,8 +278,7 @@ func (p *filterParser) parseCond() (filterNode, error) {
 
 // skipOperand consumes the operand Kendo writes after a unary operator
 // (undefined, null, an empty string, a number, a datetime), which means
-// nothing. The lexer has already taken ~and~ and ~or~ as logic, so they
-// never get here.
+// nothing; the lexer has already read ~and~ and ~or~ as logic.
 func (p *filterParser) skipOperand(op filterOp) error {
 	p.next()
 	switch p.tok.kind {
@@ -345,10 +292,8 @@ func (p *filterParser) skipOperand(op filterOp) error {
 			p.next()
 		}
 		return nil
-	case tErr:
-		return p.lexErr()
 	}
-	return p.fail(p.tok.off, "expected nothing or an ignored operand such as undefined after ~%s~, found %s", op, p.describe())
+	return p.unexpected("expected nothing or an ignored operand such as undefined after ~%s~", op)
 }
 
 func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
@@ -361,8 +306,7 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 			if err != nil {
 				return nil, p.fail(t.off, "%s~%s compares integers (1 Active, 2 Inactive), found %q", f, op, t.text)
 			}
-			c.Kind, c.Int = valueInt, v
-			c.Str = strconv.FormatInt(v, 10)
+			c.Kind, c.Int, c.Str = valueInt, v, strconv.FormatInt(v, 10)
 			c.Fold = c.Str
 			break
 		}
@@ -392,11 +336,8 @@ func (p *filterParser) parseValue(f field, op filterOp) (filterNode, error) {
 		default:
 			return nil, p.fail(t.off, "null can only follow eq or neq (or use isnull and isnotnull), not %s", op)
 		}
-	case tErr:
-		return nil, p.lexErr()
 	default:
-		return nil, p.fail(t.off, "expected a value after %s~%s: a quoted string such as 'Ada'%s, found %s",
-			f, op, p.otherValues(), p.describe())
+		return nil, p.unexpected("expected a value after %s~%s: a quoted string such as 'Ada'%s", f, op, p.otherValues())
 	}
 	p.next()
 	return c, nil
@@ -428,19 +369,14 @@ func parseSorts(s string) ([]sortKey, error) {
 		if !ok {
 			return nil, fmt.Errorf("sorts: unknown field %q; the fields are %s", name, strings.Join(fieldNames[:], ", "))
 		}
-		desc := false
-		switch {
-		case !hasDir || strings.EqualFold(dir, "asc"):
-		case strings.EqualFold(dir, "desc"):
-			desc = true
-		default:
+		desc := hasDir && strings.EqualFold(dir, "desc")
+		if hasDir && !desc && !strings.EqualFold(dir, "asc") {
 			return nil, fmt.Errorf("sorts: unknown direction %q after %s; use asc or desc", dir, f)
 		}
-		if seen[f] {
-			continue
+		if !seen[f] {
+			seen[f] = true
+			keys = append(keys, sortKey{Field: f, Desc: desc})
 		}
-		seen[f] = true
-		keys = append(keys, sortKey{Field: f, Desc: desc})
 	}
 	return keys, nil
 }

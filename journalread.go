@@ -105,15 +105,12 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var entries []*journalEntry
+	state := "off"
 	if j := x.ns.journal; j != nil {
-		entries = j.await(q, r.Context().Done(), s.closing)
+		entries, state = j.await(q, r.Context().Done(), s.closing), "on"
 	}
 	if q.limit > 0 && len(entries) > q.limit {
 		entries = entries[len(entries)-q.limit:]
-	}
-	state := "on"
-	if x.ns.journal == nil {
-		state = "off"
 	}
 	return jsonStream(func(w io.Writer) error {
 		if _, err := io.WriteString(w, `{"Requests":[`); err != nil {
@@ -246,8 +243,6 @@ func appendJournalBody(b, body []byte, truncated bool) []byte {
 	if len(body) == 0 {
 		return append(b, "null"...)
 	}
-	// compactJSON, not json.Compact: a lone surrogate escape or invalid
-	// UTF-8 in the body would make the answer one a strict reader refuses.
 	if !truncated {
 		if c := compactJSON(withoutBOM(body)); c != nil {
 			return append(b, c...)

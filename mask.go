@@ -88,16 +88,12 @@ func maskCredential(v string) string {
 	return scheme + " ***"
 }
 
-// maskPath masks a path's secrets by maskQuery's rule: what follows a '?'
-// (the path is decoded, so a client that escaped its '?' as %3F sent its
-// query in it), and the ;name=value parameters of a segment (a servlet's
-// ;jsessionid=). The pipeline masks the path once, before anything
-// repeats it (begin, routedRequest), so that the answers, the journal and
-// the log show the same text.
+// maskPath masks by maskQuery's rule what follows a '?' (the path is decoded:
+// a client that escaped its '?' as %3F sent its query in it) and a segment's
+// ;name=value parameters (a servlet's ;jsessionid=). The pipeline masks the
+// path once, before anything repeats it (begin, routedRequest), so that the
+// answers, the journal and the log show the same text.
 func maskPath(p string) string {
-	if !strings.ContainsAny(p, "?;") {
-		return p
-	}
 	path, query, hasQuery := strings.Cut(p, "?")
 	if strings.Contains(path, ";") {
 		segs := strings.Split(path, "/")
@@ -121,13 +117,12 @@ func maskQuery(raw string) string {
 	var out []byte // nil until a value is masked
 	done := 0      // raw[:done] is in out
 	for start := 0; start < len(raw); {
-		end := strings.IndexAny(raw[start:], "&;")
-		if end < 0 {
-			end = len(raw)
-		} else {
-			end += start
+		pair := raw[start:]
+		if i := strings.IndexAny(pair, "&;"); i >= 0 {
+			pair = pair[:i]
 		}
-		name, value, ok := strings.Cut(raw[start:end], "=")
+		end := start + len(pair)
+		name, value, ok := strings.Cut(pair, "=")
 		if decoded, err := url.QueryUnescape(name); err == nil {
 			name = decoded
 		}

@@ -3,6 +3,7 @@ package resourcedir
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"unicode/utf8"
 )
@@ -58,18 +59,11 @@ func (m *modelState) merge(prefix string, other *modelState) {
 			m.add(prefix+prop, msg)
 		}
 	}
-	if dropped := other.problems - other.kept(); dropped > 0 {
-		m.problems += dropped
-	}
+	m.problems += other.problems - other.kept()
 }
 
-func (m *modelState) kept() int {
-	n := 0
-	for _, msgs := range m.props {
-		n += len(msgs)
-	}
-	return n
-}
+// kept is how many problems m lists: add keeps the first maxProblems.
+func (m *modelState) kept() int { return min(m.problems, maxProblems) }
 
 func (m *modelState) empty() bool { return m.problems == 0 }
 
@@ -79,9 +73,7 @@ func (m *modelState) has(prop string) bool { _, ok := m.props[prop]; return ok }
 // entry that says how many.
 func (m modelState) MarshalJSON() ([]byte, error) {
 	out := make(map[string][]string, len(m.props)+1)
-	for k, v := range m.props {
-		out[k] = v
-	}
+	maps.Copy(out, m.props)
 	if rest := m.problems - m.kept(); rest > 0 {
 		out["…"] = []string{fmt.Sprintf("and %d more problems", rest)}
 	}
@@ -142,13 +134,17 @@ func buildResource(in *resourceInput, mode writeMode, pathID string) (*resource,
 	}
 	applyNames(&r, &ms, in.names)
 	if mode == modeUpdate {
-		if missing := missingEditable(in); len(missing) > 0 {
-			for _, p := range missing {
+		var missing []string // partial updates are not supported
+		for _, p := range editableProps {
+			if !in.seen[p] {
+				missing = append(missing, p.String())
 				ms.add(p.String(), missingMessage(p))
 			}
+		}
+		if len(missing) > 0 {
 			return nil, invalidAs(fmt.Sprintf(
 				"Partial updates are not supported: the body lacks %s. Send every editable property with its current or new value.",
-				joinProps(missing)), ms)
+				strings.Join(missing, ", ")), ms)
 		}
 	}
 	if !ms.empty() {
@@ -213,10 +209,9 @@ func checkLength(r *resource, f field, limit int, ms *modelState) {
 // namePart is a name field as the rules see it: trimmed, "" when null.
 func namePart(r *resource, f field) string { return strings.TrimSpace(r.str(f)) }
 
-// joinNames is joinNonEmpty of the parts, without a copy when sent (the
-// parts as sent, one space apart) is that join already: a create that sends
-// all three name parts and no DisplayName stores their text once. With a
-// part empty (the commoner person without a Company) the join is made.
+// joinNames is joinNonEmpty(parts...), but sent itself (the parts as sent,
+// one space apart) when that is the join already: a create that sends all
+// three name parts and no DisplayName then stores their text once.
 func joinNames(sent string, parts ...string) string {
 	i := 0
 	for k, p := range parts {
@@ -237,40 +232,16 @@ func joinNames(sent string, parts ...string) string {
 	return sent
 }
 
+// joinNonEmpty joins the parts that are not empty, one space apart, with
+// one allocation at most (none for a single part).
 func joinNonEmpty(parts ...string) string {
-	var b strings.Builder
-	n, last := 0, ""
+	nonEmpty := make([]string, 0, 3) // the three name parts, on the stack
 	for _, p := range parts {
 		if p != "" {
-			n, last = n+len(p)+1, p
+			nonEmpty = append(nonEmpty, p)
 		}
 	}
-	if n == len(last)+1 { // one part, or none: it is the join
-		return last
-	}
-	b.Grow(max(n-1, 0)) // one allocation at most
-	for _, p := range parts {
-		if p == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(p)
-	}
-	return b.String()
-}
-
-// missingEditable lists the editable properties an update body lacks:
-// partial updates are not supported.
-func missingEditable(in *resourceInput) []prop {
-	var missing []prop
-	for _, p := range editableProps {
-		if !in.seen[p] {
-			missing = append(missing, p)
-		}
-	}
-	return missing
+	return strings.Join(nonEmpty, " ")
 }
 
 func missingMessage(p prop) string {
@@ -278,12 +249,4 @@ func missingMessage(p prop) string {
 		return "The Status property is required in an update, with the value 'Active' or 'Inactive'."
 	}
 	return "The " + p.String() + " property is required in an update (its value may be null)."
-}
-
-func joinProps(ps []prop) string {
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = p.String()
-	}
-	return strings.Join(names, ", ")
 }
