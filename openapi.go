@@ -11,70 +11,19 @@ import (
 )
 
 // The OpenAPI document is built from the tables the server itself uses
-// (property names, the requestor types, limits, filter operators), so that
-// it cannot describe a field or a limit the code does not have.
+// (propTable, requestorTypeTable, the limits, the filter operators), so
+// that it cannot describe a field or a limit the code does not have.
 
-// openAPITables gathers every code table the document is made from: the
-// one place to change when those tables move.
+// openAPITables are the filter operators as the document groups them: the
+// one code table the document cannot read as it is.
 type openAPITables struct {
-	fields        []string // filterable and sortable fields, wire spelling
-	stringProps   []string // string properties of a resource in wire order (fields minus StatusId)
-	wireOrder     []string // every property of a resource as answers write them
-	nullable      map[string]bool
-	maxLen        map[string]int // character limits by property
-	limits        string         // the limits as a sentence's list, in the order the rules check them
-	types         []requestorTypeInfo
-	statuses      []string
-	editable      []string // keys a PUT must carry
-	ops           []string // binary filter operators both dialects take (plus the alias)
-	kendoOps      []string // binary filter operators only -filters kendo takes
-	unaryOps      []string
-	maxFilter     [3]int // bytes, conditions, depth
-	maxFaultDelay int    // milliseconds
-	maxFaults     int
-	defaultPage   int
-}
-
-type requestorTypeInfo struct {
-	ID   int
-	Name string
+	ops      []string // binary filter operators both dialects take (plus the alias)
+	kendoOps []string // binary filter operators only -filters kendo takes
+	unaryOps []string
 }
 
 func currentOpenAPITables() openAPITables {
-	t := openAPITables{
-		nullable:      map[string]bool{},
-		maxLen:        map[string]int{},
-		statuses:      []string{statusActive, statusInactive},
-		maxFilter:     [3]int{maxFilterBytes, maxFilterConditions, maxFilterDepth},
-		maxFaultDelay: int(maxFaultDelay.Milliseconds()),
-		maxFaults:     maxFaults,
-		defaultPage:   defaultPageSize,
-	}
-	t.fields = append(t.fields, fieldNames[:]...)
-	var limits []string
-	for f := range numStringFields {
-		t.stringProps = append(t.stringProps, fieldNames[f])
-		n := maxLength(f)
-		if n > 0 {
-			t.maxLen[fieldNames[f]] = n
-		}
-		if n > 0 && f != fieldDisplayName {
-			limits = append(limits, fmt.Sprintf("%s %d", fieldNames[f], n))
-		}
-	}
-	// buildResource checks DisplayName last (applyNames), as it may generate it.
-	limits = append(limits, fmt.Sprintf("%s %d", fieldNames[fieldDisplayName], maxLength(fieldDisplayName)))
-	t.limits = strings.Join(limits, ", ")
-	for _, s := range propTable {
-		t.wireOrder = append(t.wireOrder, s.name)
-		t.nullable[s.name] = s.nullable
-	}
-	for _, e := range requestorTypeTable {
-		t.types = append(t.types, requestorTypeInfo{int(e.id), e.name})
-	}
-	for _, p := range editableProps {
-		t.editable = append(t.editable, p.String())
-	}
+	var t openAPITables
 	for o := range numFilterOps {
 		switch {
 		case o.unary():
@@ -87,6 +36,20 @@ func currentOpenAPITables() openAPITables {
 	}
 	t.ops = append(t.ops, "notsubstringof")
 	return t
+}
+
+// lengthLimits are the character limits as a sentence's list, in the order
+// the rules check them: buildResource checks DisplayName last (applyNames),
+// as it may generate it.
+func lengthLimits() string {
+	var limits []string
+	for f := range numStringFields {
+		if n := maxLength(f); n > 0 && f != fieldDisplayName {
+			limits = append(limits, fmt.Sprintf("%s %d", f, n))
+		}
+	}
+	limits = append(limits, fmt.Sprintf("%s %d", fieldDisplayName, maxLength(fieldDisplayName)))
+	return strings.Join(limits, ", ")
 }
 
 // handleOpenAPI serves the document for this server's limits (page size,
@@ -142,29 +105,22 @@ func counter(name string) obj {
 	return closed(obj{name: obj{"type": "integer", "minimum": 0}}, name)
 }
 
-// The answers' parts every operation is written with.
-
-func requestIDHeader() obj { return obj{"$ref": "#/components/headers/X-Request-Id"} }
-
-// okAnswer is a success with a JSON body of schema.
-func okAnswer(desc string, schema obj) obj {
-	return obj{"description": desc, "headers": obj{"X-Request-Id": requestIDHeader()},
-		"content": obj{"application/json": obj{"schema": schema}}}
+// okAnswer is a success with a JSON body of schema. Every answer carries
+// X-Request-Id, and also the headers named (of components.headers).
+func okAnswer(desc string, schema obj, headers ...string) obj {
+	h := obj{"X-Request-Id": obj{"$ref": "#/components/headers/X-Request-Id"}}
+	for _, name := range headers {
+		h[name] = obj{"$ref": "#/components/headers/" + name}
+	}
+	return obj{"description": desc, "headers": h, "content": obj{"application/json": obj{"schema": schema}}}
 }
 
 // errAnswer is a failure in the error shape.
-func errAnswer(desc string) obj {
-	return obj{"description": desc, "headers": obj{"X-Request-Id": requestIDHeader()},
-		"content": obj{"application/json": obj{"schema": ref("Error")}}}
-}
+func errAnswer(desc string, headers ...string) obj { return okAnswer(desc, ref("Error"), headers...) }
 
 // faultAnswer is an answer an injected fault may give: a fault sets any
 // headers it likes, Retry-After being the one clients act on.
-func faultAnswer(desc string) obj {
-	r := errAnswer(desc)
-	r["headers"] = obj{"X-Request-Id": requestIDHeader(), "Retry-After": obj{"$ref": "#/components/headers/Retry-After"}}
-	return r
-}
+func faultAnswer(desc string) obj { return errAnswer(desc, "Retry-After") }
 
 // jsonContent is a request body's content: the server reads text/json as
 // it reads application/json (behaviour 1), so a validating proxy must
@@ -232,7 +188,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 				"Every answer is JSON in UTF-8 and carries X-Request-Id. Request bodies on /api/v2 must be declared as JSON " +
 				"(application/json or text/json). " +
 				fmt.Sprintf("Limits: bodies %d bytes (-max-body), seeds %d bytes (-max-seed-body), page size %d (-max-page-size), ", cfg.MaxBody, cfg.MaxSeedBody, cfg.MaxPageSize) +
-				t.limits + " characters.",
+				lengthLimits() + " characters.",
 		},
 		"servers": []any{
 			obj{"url": "/", "description": "The default namespace."},
@@ -246,7 +202,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 		},
 		"paths": openAPIPaths(docContext{cfg, t}, rs, responses),
 		"components": obj{
-			"schemas": openAPISchemas(cfg, t),
+			"schemas": openAPISchemas(cfg),
 			"securitySchemes": obj{"basic": obj{"type": "http", "scheme": "basic",
 				"description": "Only when the server runs with -auth user:token."}},
 			"headers": obj{
@@ -264,13 +220,9 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 // openAPIResponses are the answers operations name by reference.
 func openAPIResponses() obj {
 	return obj{
-		"Unauthorized": obj{"description": "-auth is on and the credentials are missing or wrong.",
-			"headers": obj{"WWW-Authenticate": obj{"$ref": "#/components/headers/WWW-Authenticate"}, "X-Request-Id": requestIDHeader()},
-			"content": obj{"application/json": obj{"schema": ref("Error")}}},
-		"Forbidden": errAnswer("The Host is not a loopback name (see -allowed-hosts), or a state-changing request came from a foreign Origin."),
-		"MethodNotAllowed": obj{"description": "Another method on this path.",
-			"headers": obj{"Allow": obj{"$ref": "#/components/headers/Allow"}, "X-Request-Id": requestIDHeader()},
-			"content": obj{"application/json": obj{"schema": ref("Error")}}},
+		"Unauthorized":          errAnswer("-auth is on and the credentials are missing or wrong.", "WWW-Authenticate"),
+		"Forbidden":             errAnswer("The Host is not a loopback name (see -allowed-hosts), or a state-changing request came from a foreign Origin."),
+		"MethodNotAllowed":      errAnswer("Another method on this path.", "Allow"),
 		"PayloadTooLarge":       errAnswer("The body is larger than the limit."),
 		"UnsupportedMediaType":  errAnswer("A body not declared as JSON: send Content-Type: application/json."),
 		"NamespaceLimitReached": errAnswer("Through a /ns/{name} base URL only: creating this namespace would exceed -max-namespaces."),
@@ -394,12 +346,11 @@ func addHeads(paths, responses obj) {
 // dialect in force: a client generated from the document must learn from
 // it what this server accepts, not what the other dialect would.
 func filterDescription(dialect filterDialect, t openAPITables) string {
-	fieldList := strings.Join(t.fields, ", ")
 	kendoOnly := slices.Concat(t.kendoOps, t.unaryOps) // what only -filters kendo accepts
-	common := "Fields (any case): " + fieldList + ".\n\n" +
+	common := "Fields (any case): " + strings.Join(fieldNames[:], ", ") + ".\n\n" +
 		"String comparisons are case-insensitive. Positive operators never match null; each negative operator is the exact negation " +
 		"of its positive twin. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
-		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", t.maxFilter[0], t.maxFilter[1], t.maxFilter[2]) +
+		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", maxFilterBytes, maxFilterConditions, maxFilterDepth) +
 		"A malformed filter is a 400 whose message gives the character position (counted from 1, in Unicode characters) " +
 		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n"
 	if dialect == dialectKendo {

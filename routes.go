@@ -87,7 +87,7 @@ var routes = []route{
 	{http.MethodPost, "/__admin/faults", (*Server).addFaults, func(d docContext) operation {
 		return operation{id: "addFaults", summary: "Add faults",
 			description: fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room), "+
-				"and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (%d MiB by default). ", d.tables.maxFaults, defaultConfig().MaxFaultBodies>>20) +
+				"and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (%d MiB by default). ", maxFaults, defaultConfig().MaxFaultBodies>>20) +
 				"A fault's answer carries any headers the fault sets (Headers), so the /api/v2 operations declare Retry-After on their 429, 503 and default answers.",
 			body: jsonBody(obj{"oneOf": []any{ref("FaultSpec"), obj{"type": "array", "items": ref("FaultSpec")}}}, "A fault, or an array of faults."),
 			answers: obj{"200": okAnswer("The faults added, with their Ids.", ref("FaultList")),
@@ -209,15 +209,14 @@ type docContext struct {
 
 // listParams are the query parameters of the list.
 func (d docContext) listParams() []any {
-	t := d.tables
 	return []any{
-		queryParam(paramFilters, filterDescription(d.limits.Filters, t), obj{"type": "string", "maxLength": t.maxFilter[0]}),
+		queryParam(paramFilters, filterDescription(d.limits.Filters, d.tables), obj{"type": "string", "maxLength": maxFilterBytes}),
 		queryParam(paramPage, "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals.",
 			obj{"type": "integer", "minimum": 1, "default": 1}),
-		queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", t.defaultPage, d.limits.MaxPageSize),
-			obj{"type": "integer", "minimum": 1, "default": t.defaultPage}),
+		queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", defaultPageSize, d.limits.MaxPageSize),
+			obj{"type": "integer", "minimum": 1, "default": defaultPageSize}),
 		queryParam(paramSorts, "`Field-asc~Field-desc…`; the direction is optional (asc by default) and field names are matched in any case. "+
-			"Fields: "+strings.Join(t.fields, ", ")+". Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400.",
+			"Fields: "+strings.Join(fieldNames[:], ", ")+". Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400.",
 			obj{"type": "string"}),
 	}
 }
