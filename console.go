@@ -35,9 +35,8 @@ type consoleAsset struct {
 }
 
 // consoleAssets are the files under console/ by name, read once.
-var consoleAssets = loadConsoleAssets()
-
-func loadConsoleAssets() map[string]*consoleAsset {
+// index.html is only the template of consolePages.
+var consoleAssets = func() map[string]*consoleAsset {
 	types := map[string]string{
 		".html": "text/html; charset=utf-8",
 		".js":   "text/javascript; charset=utf-8",
@@ -47,38 +46,37 @@ func loadConsoleAssets() map[string]*consoleAsset {
 	entries, _ := fs.ReadDir(consoleFiles, "console") // embedded: cannot fail at run time
 	for _, e := range entries {
 		body, _ := consoleFiles.ReadFile("console/" + e.Name())
-		assets[e.Name()] = &consoleAsset{body: body, contentType: types[path.Ext(e.Name())]}
+		assets[e.Name()] = newConsoleAsset(body, types[path.Ext(e.Name())])
 	}
-	// The page names each asset with its hash (console.js?v=…), so a browser
-	// may keep an asset for good and still never runs an old one against a
-	// new server.
-	page := assets["index.html"] // embedded, so always there
-	page.body = bytes.Replace(page.body, []byte(consoleFaultKinds), consoleKindOptions(), 1)
-	page.body = fillConsoleFields(page.body)
-	for name, a := range assets {
-		if a != page {
-			a.setVersion()
-			page.body = bytes.ReplaceAll(page.body, []byte(consoleAssetPrefix+name+`"`),
-				[]byte(consoleAssetPrefix+name+"?v="+a.version+`"`))
-		}
-	}
-	return assets // the page's version is set per dialect (consolePages)
+	return assets
+}()
+
+// newConsoleAsset is body named by its content hash, for its URL and its
+// ETag.
+func newConsoleAsset(body []byte, contentType string) *consoleAsset {
+	sum := sha256.Sum256(body)
+	version := hex.EncodeToString(sum[:])[:12]
+	return &consoleAsset{body: body, contentType: contentType, etag: `"` + version + `"`, version: version}
 }
 
 // consolePages is the page for each filter dialect: its filter help says
-// what the dialect in force accepts.
+// what the dialect in force accepts. The page names each asset with its
+// hash (console.js?v=…), so a browser may keep an asset for good and still
+// never runs an old one against a new server.
 var consolePages = func() map[filterDialect]*consoleAsset {
 	page := consoleAssets["index.html"]
+	fills := consolePageFills()
+	for name, a := range consoleAssets {
+		fills = append(fills, consoleAssetPrefix+name+`"`, consoleAssetPrefix+name+"?v="+a.version+`"`)
+	}
 	help := map[filterDialect]string{
 		dialectAssetic: "The real service's filters: <code>Field~op~'value'</code> with <code>eq neq lt lte gt gte startswith endswith contains doesnotcontain</code> (or <code>= &lt; &lt;= &gt; &gt;=</code>), joined all by <code>~and~</code> or all by <code>~or~</code>; parentheses allowed. Press Enter or pause to apply.",
 		dialectKendo:   "Kendo filter syntax (<code>-filters kendo</code>): <code>Field~op~'value'</code>, unary operators such as <code>Fax~isnull</code>, joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply.",
 	}
 	pages := map[filterDialect]*consoleAsset{}
 	for d, text := range help {
-		body := bytes.Replace(page.body, []byte(consoleFilterHelp), []byte(text), 1)
-		p := &consoleAsset{body: body, contentType: page.contentType}
-		p.setVersion()
-		pages[d] = p
+		body := strings.NewReplacer(slices.Concat(fills, []string{consoleFilterHelp, text})...).Replace(string(page.body))
+		pages[d] = newConsoleAsset([]byte(body), page.contentType)
 	}
 	return pages
 }()
@@ -100,28 +98,6 @@ var consoleKindLabels = map[string]string{
 	kindEmpty:    "closed, nothing written",
 	kindGarbage:  "bytes that are not HTTP",
 	kindHang:     "no answer (closed after DelayMs)",
-}
-
-func consoleKindOptions() []byte {
-	var b strings.Builder
-	for i, kind := range faultKinds {
-		if i > 0 {
-			b.WriteString("\n            ")
-		}
-		text := kind
-		if label, ok := consoleKindLabels[kind]; ok {
-			text += ": " + label
-		}
-		fmt.Fprintf(&b, `<option value="%s">%s</option>`, html.EscapeString(kind), html.EscapeString(text))
-	}
-	return []byte(b.String())
-}
-
-// setVersion names the asset's content, for its URL and its ETag.
-func (a *consoleAsset) setVersion() {
-	sum := sha256.Sum256(a.body)
-	a.version = hex.EncodeToString(sum[:])[:12]
-	a.etag = `"` + a.version + `"`
 }
 
 // consolePolicy keeps the page to its own origin: no inline script, no
@@ -182,10 +158,7 @@ func consoleAssetNames() []string {
 	return names
 }
 
-// The console's list columns and resource form, written into index.html
-// from propTable so that the console shows every field the server has.
-
-// Where index.html has what fillConsoleFields writes.
+// Where index.html has what consolePageFills writes.
 const (
 	consoleColumns   = "<!-- resource columns -->"    // the list's columns, for console.js
 	consoleFormProps = "<!-- resource form props -->" // the form's text fields in wire order, for console.js
@@ -201,7 +174,8 @@ var consoleFieldLooks = map[string]struct{ class, attrs string }{
 }
 
 // consoleStatusField and consoleTypesField are the form's fields of Status
-// (a choice of the statuses) and Types (chips console.js adds).
+// (a choice of the statuses) and Types (chips console.js adds, one for
+// each requestor type the page names in data-types).
 const (
 	consoleStatusField = `<fieldset class="field status-field" id="f-Status">
             <legend>Status</legend>
@@ -212,22 +186,35 @@ const (
           </fieldset>`
 	consoleTypesField = `<fieldset class="field wide types" id="f-Types">
             <legend>Types</legend>
-            <div id="types-boxes" class="chips-input"></div>
+            <div id="types-boxes" class="chips-input" data-types="%s"></div>
           </fieldset>`
 )
 
-// fillConsoleFields writes the columns and the form into page. The list
-// shows Types, a row of chips, last.
-func fillConsoleFields(page []byte) []byte {
-	var columns, props []string
-	var form []*propSpec
+// consolePageFills are index.html's placeholders, each followed by what
+// the server writes there, so that the console offers the fault kinds
+// (faultKinds) and shows the fields (propTable) and requestor types
+// (requestorTypeTable) the server has, and no other. The list shows
+// Types, a row of chips, last.
+func consolePageFills() []string {
+	var kinds, columns, props, form, typeNames []string
+	for _, kind := range faultKinds {
+		text := kind
+		if label, ok := consoleKindLabels[kind]; ok {
+			text += ": " + label
+		}
+		kinds = append(kinds, fmt.Sprintf(`<option value="%s">%s</option>`, html.EscapeString(kind), html.EscapeString(text)))
+	}
+	for _, t := range requestorTypeTable {
+		typeNames = append(typeNames, t.name)
+	}
+	var inForm []*propSpec
 	for i := range propTable {
 		s := &propTable[i]
 		if s.column && s.prop != propTypes {
 			columns = append(columns, s.name)
 		}
 		if s.form > 0 {
-			form = append(form, s)
+			inForm = append(inForm, s)
 		}
 		if s.form > 0 && s.prop < prop(numStringFields) && s.prop != prop(fieldStatus) {
 			props = append(props, s.name)
@@ -236,28 +223,25 @@ func fillConsoleFields(page []byte) []byte {
 	if specOf[propTypes].column {
 		columns = append(columns, specOf[propTypes].name)
 	}
-	slices.SortFunc(form, func(a, b *propSpec) int { return a.form - b.form })
-	var b strings.Builder
-	for i, s := range form {
-		if i > 0 {
-			b.WriteString("\n          ")
-		}
+	slices.SortFunc(inForm, func(a, b *propSpec) int { return a.form - b.form })
+	for _, s := range inForm {
 		switch s.prop {
 		case prop(fieldStatus):
-			b.WriteString(consoleStatusField)
+			form = append(form, consoleStatusField)
 		case propTypes:
-			b.WriteString(consoleTypesField)
+			form = append(form, fmt.Sprintf(consoleTypesField, html.EscapeString(strings.Join(typeNames, " "))))
 		default:
 			look, ok := consoleFieldLooks[s.name]
 			if !ok {
 				look.class = "field"
 			}
 			name := html.EscapeString(s.name)
-			b.WriteString(`<div class="` + look.class + `"><label for="f-` + name + `">` + name + `</label><input id="f-` + name +
-				`" name="` + name + `" autocomplete="off"` + look.attrs + `></div>`)
+			form = append(form, `<div class="`+look.class+`"><label for="f-`+name+`">`+name+`</label><input id="f-`+name+
+				`" name="`+name+`" autocomplete="off"`+look.attrs+`></div>`)
 		}
 	}
-	page = bytes.Replace(page, []byte(consoleColumns), []byte(strings.Join(columns, " ")), 1)
-	page = bytes.Replace(page, []byte(consoleFormProps), []byte(strings.Join(props, " ")), 1)
-	return bytes.Replace(page, []byte(consoleForm), []byte(b.String()), 1)
+	return []string{consoleFaultKinds, strings.Join(kinds, "\n            "),
+		consoleColumns, strings.Join(columns, " "),
+		consoleFormProps, strings.Join(props, " "),
+		consoleForm, strings.Join(form, "\n          ")}
 }
