@@ -137,11 +137,13 @@ func queryParam(name, desc string, schema obj) obj {
 	return obj{"name": name, "in": "query", "required": false, "description": desc, "schema": schema}
 }
 
-// commonAnswers adds to extra the answers any request can get:
-// credentials, the host and origin checks, the namespace limit, and a
-// server fault; on /api/v2 also what an injected fault answers.
-func commonAnswers(extra obj, api bool) obj {
-	out := obj{
+// render is o as the document lists it on a path of the API (api) or of
+// the controls, with the answers any request can get: credentials, the
+// host and origin checks, the namespace limit and a server fault; on
+// /api/v2 also what an injected fault answers.
+func (o operation) render(api bool) obj {
+	tag := "Admin"
+	answers := obj{
 		"401": respRef("Unauthorized"),
 		"403": respRef("Forbidden"),
 		"405": respRef("MethodNotAllowed"),
@@ -150,22 +152,12 @@ func commonAnswers(extra obj, api bool) obj {
 		"503": respRef("ServiceUnavailable"),
 	}
 	if api {
-		out["429"] = respRef("TooManyRequests")
-		out["default"] = respRef("InjectedFault")
-	}
-	maps.Copy(out, extra)
-	return out
-}
-
-// render is o as the document lists it on a path of the API (api) or of
-// the controls.
-func (o operation) render(api bool) obj {
-	tag := "Admin"
-	if api {
 		tag = "Resources"
+		answers["429"], answers["default"] = respRef("TooManyRequests"), respRef("InjectedFault")
 	}
+	maps.Copy(answers, o.answers)
 	out := obj{"operationId": o.id, "summary": o.summary, "description": o.description, "tags": []string{tag},
-		"responses": commonAnswers(o.answers, api)}
+		"responses": answers}
 	if o.params != nil {
 		out["parameters"] = o.params
 	}
@@ -275,7 +267,6 @@ func addNamespacedPaths(paths obj) {
 	nsParam := obj{"name": "namespace", "in": "path", "required": true, "example": openAPIExampleNamespace,
 		"description": "The namespace: " + namespaceNameHelp + ", created on first use.",
 		"schema":      obj{"type": "string", "pattern": namespacePattern}}
-	badName := errAnswer("The namespace name is not valid.")
 	for p, item := range maps.Clone(paths) {
 		if slices.ContainsFunc(serverWide, func(c string) bool { return p == c || strings.HasPrefix(p, c+"/") }) {
 			continue
@@ -288,7 +279,7 @@ func addNamespacedPaths(paths obj) {
 			case "parameters":
 				nsItem[k] = append([]any{nsParam}, v.([]any)...)
 			default:
-				nsItem[k] = namespacedOperation(v.(obj), badName)
+				nsItem[k] = namespacedOperation(v.(obj))
 			}
 		}
 		paths[strings.TrimSuffix(namespacePrefix, "/")+"/{namespace}"+p] = nsItem
@@ -297,18 +288,17 @@ func addNamespacedPaths(paths obj) {
 
 // namespacedOperation is op as served under /ns/{name}: its own
 // operationId, and a 400 for a namespace name that is not valid.
-func namespacedOperation(op obj, badName obj) obj {
+func namespacedOperation(op obj) obj {
 	out := maps.Clone(op)
 	id := op["operationId"].(string)
 	out["operationId"] = "ns" + strings.ToUpper(id[:1]) + id[1:]
 	responses := maps.Clone(op["responses"].(obj))
+	bad := errAnswer("The namespace name is not valid.")
 	if r, ok := responses["400"].(obj); ok {
-		r = maps.Clone(r)
-		r["description"] = r["description"].(string) + " Or the namespace name is not valid."
-		responses["400"] = r
-	} else {
-		responses["400"] = badName
+		bad = maps.Clone(r)
+		bad["description"] = r["description"].(string) + " Or the namespace name is not valid."
 	}
+	responses["400"] = bad
 	out["responses"] = responses
 	return out
 }
@@ -347,12 +337,13 @@ func addHeads(paths, responses obj) {
 // it what this server accepts, not what the other dialect would.
 func filterDescription(dialect filterDialect, t openAPITables) string {
 	kendoOnly := slices.Concat(t.kendoOps, t.unaryOps) // what only -filters kendo accepts
-	common := "Fields (any case): " + strings.Join(fieldNames[:], ", ") + ".\n\n" +
+	commonEnd := "Fields (any case): " + strings.Join(fieldNames[:], ", ") + ".\n\n" +
 		"String comparisons are case-insensitive. Positive operators never match null; each negative operator is the exact negation " +
 		"of its positive twin. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
 		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", maxFilterBytes, maxFilterConditions, maxFilterDepth) +
 		"A malformed filter is a 400 whose message gives the character position (counted from 1, in Unicode characters) " +
-		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n"
+		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n" +
+		"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, "
 	if dialect == dialectKendo {
 		return "A Kendo DataSourceRequest filter string. This server runs `-filters kendo`: the whole Kendo grammar below, " +
 			"more than the real service documents (the default, `-filters assetic`, accepts only what it documents).\n\n" +
@@ -370,8 +361,7 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 			"```\n\n" +
 			"Operators (any case): " + strings.Join(slices.Concat(t.ops, t.kendoOps), ", ") + " (notsubstringof is doesnotcontain); unary: " +
 			strings.Join(t.unaryOps, ", ") + ".\n\n" +
-			"`~and~` binds tighter than `~or~`; parentheses group. `Fax~eq~null` means isnull. " + common +
-			"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
+			"`~and~` binds tighter than `~or~`; parentheses group. `Fax~eq~null` means isnull. " + commonEnd +
 			"`(Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'`, `Email~isnull~undefined`."
 	}
 	return "A filter string in Kendo's DataSourceRequest syntax, as far as the real service's help documents it. " +
@@ -389,8 +379,7 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 		"Operators (any case): " + strings.Join(t.ops, ", ") + " (notsubstringof is doesnotcontain).\n\n" +
 		"Not accepted here, each a 400 whose message names the construct and its position and says that `-filters kendo` accepts it: " +
 		"the operators " + strings.Join(kendoOnly, ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
-		"(the real service cannot combine them).\n\n" + common +
-		"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
+		"(the real service cannot combine them).\n\n" + commonEnd +
 		"`Company~contains~'eng'~or~Email~endswith~'.org'`."
 }
 

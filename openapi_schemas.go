@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -37,16 +38,14 @@ func openAPISchemas(cfg openAPILimits) obj {
 			"Data":  obj{"type": "array", "items": ref("ResourceCreated"), "minItems": 1, "maxItems": 1},
 			"Total": obj{"type": "integer", "enum": []int{1}},
 		}},
-		"ResourcePage": obj{"type": "object", "additionalProperties": false,
-			"required": []string{"TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"},
-			"properties": obj{
-				"TotalResults": obj{"type": "integer", "minimum": 0},
-				"TotalPages":   obj{"type": "integer", "minimum": 0, "description": "ceil(TotalResults / pageSize); 0 when nothing matches."},
-				"Page":         obj{"type": "integer", "minimum": 1},
-				"ResourceList": obj{"type": "array", "items": ref("Resource"), "maxItems": cfg.MaxPageSize},
-				"_links":       halLinks(),
-				"_embedded":    halEmbedded(),
-			}},
+		"ResourcePage": closed(obj{
+			"TotalResults": obj{"type": "integer", "minimum": 0},
+			"TotalPages":   obj{"type": "integer", "minimum": 0, "description": "ceil(TotalResults / pageSize); 0 when nothing matches."},
+			"Page":         obj{"type": "integer", "minimum": 1},
+			"ResourceList": obj{"type": "array", "items": ref("Resource"), "maxItems": cfg.MaxPageSize},
+			"_links":       halLinks(),
+			"_embedded":    halEmbedded(),
+		}, "TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"),
 		"Health": healthSchema(),
 		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}},
@@ -142,7 +141,6 @@ func addressSchema(desc string) obj {
 // and _embedded of update and list answers.
 func resourceSchema(hal bool) obj {
 	props := obj{}
-	var required []string
 	for f := range numStringFields {
 		p := fieldNames[f]
 		switch f {
@@ -159,12 +157,11 @@ func resourceSchema(hal bool) obj {
 		default:
 			props[p] = stringSchema(f, specOf[f].nullable)
 		}
-		required = append(required, p)
 	}
 	props["StatusId"] = obj{"type": "integer", "enum": []int{1, 2}, "description": "Derived from Status: 1 Active, 2 Inactive."}
 	props["Types"] = obj{"type": "array", "items": ref("RequestorType")}
 	props["Address"] = addressSchema("As given on create; never changed by an update.")
-	required = append(required, "StatusId", "Types", "Address")
+	required := append(slices.Clone(fieldNames[:numStringFields]), "StatusId", "Types", "Address")
 	desc := "A resource as create responses and the admin listing write it (no _links/_embedded)."
 	if hal {
 		props["_links"] = halLinks()
@@ -189,7 +186,12 @@ func writeSchema(kind string) obj {
 		p := fieldNames[f]
 		switch f {
 		case fieldID:
-			props[p] = writtenID(kind)
+			props[p] = map[string]obj{
+				"create": {"type": []string{"string", "null"}, "description": "Ignored: the server generates the Id."},
+				"update": {"type": "string", "format": "uuid", "description": "Must equal the id in the path (compared case-insensitively)."},
+				"seed": {"type": []string{"string", "null"}, "format": "uuid",
+					"description": "Optional; a unique GUID (any version, any case). Generated when absent."},
+			}[kind]
 		case fieldStatus:
 			// The enum lists the canonical spellings, which is what a
 			// generated client sends; the server also takes any case. Null
@@ -222,17 +224,6 @@ func writeSchema(kind string) obj {
 			" must be present as a key (its value may be null); a body that lacks any is a 400 listing them. " + s["description"].(string)
 	}
 	return s
-}
-
-// writtenID is the Id of a body of this kind.
-func writtenID(kind string) obj {
-	switch kind {
-	case "update":
-		return obj{"type": "string", "format": "uuid", "description": "Must equal the id in the path (compared case-insensitively)."}
-	case "seed":
-		return obj{"type": []string{"string", "null"}, "format": "uuid", "description": "Optional; a unique GUID (any version, any case). Generated when absent."}
-	}
-	return obj{"type": []string{"string", "null"}, "description": "Ignored: the server generates the Id."}
 }
 
 func healthSchema() obj {
