@@ -30,8 +30,7 @@ const consoleAssetPrefix = "/__admin/console/"
 type consoleAsset struct {
 	body        []byte
 	contentType string
-	etag        string
-	version     string // a prefix of the content hash, put in the page's asset URLs
+	version     string // a prefix of the content hash: its ETag, and put in the page's asset URLs
 }
 
 // consoleAssets are the files under console/ by name, read once.
@@ -56,7 +55,7 @@ var consoleAssets = func() map[string]*consoleAsset {
 func newConsoleAsset(body []byte, contentType string) *consoleAsset {
 	sum := sha256.Sum256(body)
 	version := hex.EncodeToString(sum[:])[:12]
-	return &consoleAsset{body: body, contentType: contentType, etag: `"` + version + `"`, version: version}
+	return &consoleAsset{body: body, contentType: contentType, version: version}
 }
 
 // consolePages is the page for each filter dialect: its filter help says
@@ -109,15 +108,12 @@ const consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; 
 // handleConsolePage and handleConsoleAsset write their own answer (a file,
 // with its caching headers and conditional requests) and return no value.
 func (s *Server) handleConsolePage(x *exchange, r *http.Request) (any, error) {
-	page := consolePages[filterDialect(s.cfg.Filters)]
 	h := x.Header()
 	h.Set("Content-Security-Policy", consolePolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	// The page names its assets by version, so revalidating the page alone
 	// is enough to pick up a new build.
-	h.Set("Cache-Control", "no-cache")
-	serveAsset(x, r, page)
+	serveAsset(x, r, consolePages[filterDialect(s.cfg.Filters)], "no-cache")
 	return nil, nil
 }
 
@@ -127,22 +123,21 @@ func (s *Server) handleConsoleAsset(x *exchange, r *http.Request) (any, error) {
 	if !ok || name == "index.html" {
 		return nil, errNoRoute(x.path)
 	}
-	h := x.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
+	cache := "no-cache"
 	if r.URL.Query().Get("v") == a.version {
-		h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		h.Set("Cache-Control", "no-cache")
+		cache = "public, max-age=31536000, immutable"
 	}
-	serveAsset(x, r, a)
+	serveAsset(x, r, a, cache)
 	return nil, nil
 }
 
 // serveAsset answers with a's body, or 304 when the client has it already.
-func serveAsset(w http.ResponseWriter, r *http.Request, a *consoleAsset) {
+func serveAsset(w http.ResponseWriter, r *http.Request, a *consoleAsset, cacheControl string) {
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
-	h.Set("ETag", a.etag)
+	h.Set("ETag", `"`+a.version+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", cacheControl)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 }
 
