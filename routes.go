@@ -18,7 +18,16 @@ var routes = []route{
 		return operation{id: "listResources", summary: "List resources",
 			description: "A page of resources, filtered and sorted. Query parameter names match in any case; others are ignored.",
 			pathNote:    "The directory. Fixed path segments match in any case and one trailing slash is tolerated. Other methods: 405 with Allow.",
-			params:      d.listParams(),
+			params: []any{
+				queryParam(paramFilters, filterDescription(d.limits.Filters, d.tables), obj{"type": "string", "maxLength": maxFilterBytes}),
+				queryParam(paramPage, "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals.",
+					obj{"type": "integer", "minimum": 1, "default": 1}),
+				queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", defaultPageSize, d.limits.MaxPageSize),
+					obj{"type": "integer", "minimum": 1, "default": defaultPageSize}),
+				queryParam(paramSorts, "`Field-asc~Field-desc…`; the direction is optional (asc by default) and field names are matched in any case. "+
+					"Fields: "+strings.Join(fieldNames[:], ", ")+". Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400.",
+					obj{"type": "string"}),
+			},
 			answers: obj{"200": okAnswer("A page.", ref("ResourcePage")),
 				"400": errAnswer("A filter, sort, page or pageSize that is not valid; ModelState names the parameter.")}}
 	}},
@@ -72,7 +81,16 @@ var routes = []route{
 	{http.MethodGet, "/__admin/requests", (*Server).readJournal, func(d docContext) operation {
 		return operation{id: "listRequests", summary: "The request journal",
 			description: fmt.Sprintf("Every /api/v2 request, newest last, up to -journal-size (%d here). Filters combine.", d.limits.JournalSize),
-			params:      journalParams(),
+			params: []any{
+				queryParam("method", "Only entries with this method.", obj{"type": "string"}),
+				queryParam("path", "Only entries with this path: exact, or a pattern with {name} segments as in faults.", obj{"type": "string"}),
+				queryParam("status", "Only entries with this status.", obj{"type": "integer", "minimum": 100, "maximum": 599}),
+				queryParam("since", "Only entries with a larger Seq.", obj{"type": "integer", "minimum": 0}),
+				queryParam("limit", "Keep only the newest N matching entries.", obj{"type": "integer", "minimum": 1}),
+				queryParam("count", "With wait: answer as soon as at least N entries match.", obj{"type": "integer", "minimum": 1}),
+				queryParam("wait", fmt.Sprintf("How long to wait for count entries, a Go duration such as 5s or 500ms; at most %ds.", int(maxJournalWait.Seconds())),
+					obj{"type": "string", "pattern": "^[0-9.]+(ns|us|µs|ms|s|m)$"}),
+			},
 			answers: obj{"200": okAnswer("Matching entries, oldest first.", ref("Journal")),
 				"400": errAnswer("An unknown or malformed query parameter.")}}
 	}},
@@ -205,32 +223,4 @@ type operation struct {
 type docContext struct {
 	limits openAPILimits
 	tables openAPITables
-}
-
-// listParams are the query parameters of the list.
-func (d docContext) listParams() []any {
-	return []any{
-		queryParam(paramFilters, filterDescription(d.limits.Filters, d.tables), obj{"type": "string", "maxLength": maxFilterBytes}),
-		queryParam(paramPage, "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals.",
-			obj{"type": "integer", "minimum": 1, "default": 1}),
-		queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", defaultPageSize, d.limits.MaxPageSize),
-			obj{"type": "integer", "minimum": 1, "default": defaultPageSize}),
-		queryParam(paramSorts, "`Field-asc~Field-desc…`; the direction is optional (asc by default) and field names are matched in any case. "+
-			"Fields: "+strings.Join(fieldNames[:], ", ")+". Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400.",
-			obj{"type": "string"}),
-	}
-}
-
-// journalParams are the query parameters of the journal.
-func journalParams() []any {
-	return []any{
-		queryParam("method", "Only entries with this method.", obj{"type": "string"}),
-		queryParam("path", "Only entries with this path: exact, or a pattern with {name} segments as in faults.", obj{"type": "string"}),
-		queryParam("status", "Only entries with this status.", obj{"type": "integer", "minimum": 100, "maximum": 599}),
-		queryParam("since", "Only entries with a larger Seq.", obj{"type": "integer", "minimum": 0}),
-		queryParam("limit", "Keep only the newest N matching entries.", obj{"type": "integer", "minimum": 1}),
-		queryParam("count", "With wait: answer as soon as at least N entries match.", obj{"type": "integer", "minimum": 1}),
-		queryParam("wait", fmt.Sprintf("How long to wait for count entries, a Go duration such as 5s or 500ms; at most %ds.", int(maxJournalWait.Seconds())),
-			obj{"type": "string", "pattern": "^[0-9.]+(ns|us|µs|ms|s|m)$"}),
-	}
 }
