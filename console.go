@@ -84,11 +84,6 @@ var consolePages = func() map[filterDialect]*consoleAsset {
 // the dialect's.
 const consoleFilterHelp = "Kendo filter syntax: <code>Field~op~'value'</code> joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply."
 
-// consoleFaultKinds is where index.html has the fault form's Kind options,
-// which are written from faultKinds so that the form offers every kind
-// the server takes and no other.
-const consoleFaultKinds = "<!-- fault kinds -->"
-
 // consoleKindLabels say in the fault form what each kind does; a kind
 // without one is offered by its name alone.
 var consoleKindLabels = map[string]string{
@@ -155,9 +150,10 @@ func consoleAssetNames() []string {
 
 // Where index.html has what consolePageFills writes.
 const (
-	consoleColumns   = "<!-- resource columns -->"    // the list's columns, for console.js
-	consoleFormProps = "<!-- resource form props -->" // the form's text fields in wire order, for console.js
-	consoleForm      = "<!-- resource form -->"       // the form's fields
+	consoleColumns    = "<!-- resource columns -->"    // the list's columns, for console.js
+	consoleFormProps  = "<!-- resource form props -->" // the form's text fields in wire order, for console.js
+	consoleForm       = "<!-- resource form -->"       // the form's fields
+	consoleFaultKinds = "<!-- fault kinds -->"         // the fault form's Kind options
 )
 
 // consoleFieldLooks are the form's text fields that look other than plain:
@@ -202,14 +198,9 @@ func consolePageFills() []string {
 	for _, t := range requestorTypeTable {
 		typeNames = append(typeNames, t.name)
 	}
-	var inForm []*propSpec
-	for i := range propTable {
-		s := &propTable[i]
+	for _, s := range propTable {
 		if s.column && s.prop != propTypes {
 			columns = append(columns, s.name)
-		}
-		if s.form > 0 {
-			inForm = append(inForm, s)
 		}
 		if s.form > 0 && s.prop < prop(numStringFields) && s.prop != prop(fieldStatus) {
 			props = append(props, s.name)
@@ -218,12 +209,12 @@ func consolePageFills() []string {
 	if specOf[propTypes].column {
 		columns = append(columns, specOf[propTypes].name)
 	}
-	slices.SortFunc(inForm, func(a, b *propSpec) int { return a.form - b.form })
-	for _, s := range inForm {
-		switch s.prop {
-		case prop(fieldStatus):
+	for _, s := range slices.SortedFunc(slices.Values(propTable), func(a, b propSpec) int { return a.form - b.form }) {
+		switch {
+		case s.form == 0: // not in the form
+		case s.prop == prop(fieldStatus):
 			form = append(form, consoleStatusField)
-		case propTypes:
+		case s.prop == propTypes:
 			form = append(form, fmt.Sprintf(consoleTypesField, html.EscapeString(strings.Join(typeNames, " "))))
 		default:
 			look, ok := consoleFieldLooks[s.name]

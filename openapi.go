@@ -118,10 +118,6 @@ func okAnswer(desc string, schema obj, headers ...string) obj {
 // errAnswer is a failure in the error shape.
 func errAnswer(desc string, headers ...string) obj { return okAnswer(desc, ref("Error"), headers...) }
 
-// faultAnswer is an answer an injected fault may give: a fault sets any
-// headers it likes, Retry-After being the one clients act on.
-func faultAnswer(desc string) obj { return errAnswer(desc, "Retry-After") }
-
 // jsonContent is a request body's content: the server reads text/json as
 // it reads application/json (behaviour 1), so a validating proxy must
 // find both declared.
@@ -209,7 +205,9 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 	}
 }
 
-// openAPIResponses are the answers operations name by reference.
+// openAPIResponses are the answers operations name by reference. An answer
+// an injected fault may give carries any headers the fault sets,
+// Retry-After being the one clients act on.
 func openAPIResponses() obj {
 	return obj{
 		"Unauthorized":          errAnswer("-auth is on and the credentials are missing or wrong.", "WWW-Authenticate"),
@@ -218,14 +216,14 @@ func openAPIResponses() obj {
 		"PayloadTooLarge":       errAnswer("The body is larger than the limit."),
 		"UnsupportedMediaType":  errAnswer("A body not declared as JSON: send Content-Type: application/json."),
 		"NamespaceLimitReached": errAnswer("Through a /ns/{name} base URL only: creating this namespace would exceed -max-namespaces."),
-		"TooManyRequests": faultAnswer("Either an injected fault answering 429 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
-			"or, through a /ns/{name} base URL, creating this namespace would exceed -max-namespaces."),
-		"ServiceUnavailable": faultAnswer("The request bodies being served hold -max-request-bytes already (Retry-After: 1); " +
-			"on /api/v2 also an injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
-			"or a request held by a fault's DelayMs when the server shuts down."),
+		"TooManyRequests": errAnswer("Either an injected fault answering 429 (with the fault's Headers, such as Retry-After, and its Body if it has one), "+
+			"or, through a /ns/{name} base URL, creating this namespace would exceed -max-namespaces.", "Retry-After"),
+		"ServiceUnavailable": errAnswer("The request bodies being served hold -max-request-bytes already (Retry-After: 1); "+
+			"on /api/v2 also an injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), "+
+			"or a request held by a fault's DelayMs when the server shuts down.", "Retry-After"),
 		"InternalError": errAnswer("Something unexpected; the Message gives a request id, never a stack trace."),
-		"InjectedFault": faultAnswer("An injected fault (see /__admin/faults) answers with its own status and headers (any it sets, such as Retry-After), " +
-			"in this shape unless the fault gives a Body, which is sent verbatim."),
+		"InjectedFault": errAnswer("An injected fault (see /__admin/faults) answers with its own status and headers (any it sets, such as Retry-After), "+
+			"in this shape unless the fault gives a Body, which is sent verbatim.", "Retry-After"),
 	}
 }
 
