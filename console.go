@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"io/fs"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -138,14 +139,8 @@ func serveAsset(w http.ResponseWriter, r *http.Request, a *consoleAsset, cacheCo
 
 // consoleAssetNames lists the embedded assets the page loads, sorted.
 func consoleAssetNames() []string {
-	var names []string
-	for name := range consoleAssets {
-		if !strings.HasSuffix(name, ".html") {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
+	names := slices.Sorted(maps.Keys(consoleAssets))
+	return slices.DeleteFunc(names, func(name string) bool { return strings.HasSuffix(name, ".html") })
 }
 
 // Where index.html has what consolePageFills writes.

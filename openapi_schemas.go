@@ -8,10 +8,7 @@ import (
 	"strings"
 )
 
-// The OpenAPI document's named schemas (components.schemas), made from the
-// code's tables and limits as the rest of the document is.
-
-// openAPISchemas are the document's named schemas.
+// openAPISchemas are the document's named schemas (components.schemas).
 func openAPISchemas(cfg openAPILimits) obj {
 	requestorType, requestorTypeInput := requestorTypeSchemas()
 	fault := faultProperties()
@@ -46,7 +43,20 @@ func openAPISchemas(cfg openAPILimits) obj {
 			"_links":       halLinks(),
 			"_embedded":    halEmbedded(),
 		}, "TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"),
-		"Health": healthSchema(),
+		"Health": obj{"type": "object", "required": []string{"Status"}, "additionalProperties": false, "properties": obj{
+			"Status":          obj{"type": "string", "enum": []string{"ok"}},
+			"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},
+			"DroppedLogLines": obj{"type": "integer", "minimum": 0, "description": "Present once a log line was dropped."},
+			"Snapshot": obj{"type": "object", "required": []string{"LastWrite"}, "additionalProperties": false,
+				"description": "Present when a snapshot file is written (not with -snapshot off).",
+				"properties": obj{
+					"LastWrite":           obj{"type": []string{"string", "null"}, "format": "date-time", "description": "The last successful write (the loaded file's when this run has not written yet); null when there is none."},
+					"LastWriteDurationMs": obj{"type": "number", "minimum": 0, "description": "Present once this run has written: how long its last successful write took, in milliseconds. A crash loses at most what changed in -snapshot-interval plus that."},
+					"LastError":           obj{"type": "string", "description": "Present while writes fail: why the last one failed (the server log has the whole error)."},
+					"LastErrorTime":       obj{"type": "string", "format": "date-time", "description": "Present while writes fail: when the last one failed."},
+					"FailedWrites":        obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
+				}},
+		}},
 		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}},
 		"GenerateRequest": closed(obj{
@@ -224,23 +234,6 @@ func writeSchema(kind string) obj {
 			" must be present as a key (its value may be null); a body that lacks any is a 400 listing them. " + s["description"].(string)
 	}
 	return s
-}
-
-func healthSchema() obj {
-	return obj{"type": "object", "required": []string{"Status"}, "additionalProperties": false, "properties": obj{
-		"Status":          obj{"type": "string", "enum": []string{"ok"}},
-		"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},
-		"DroppedLogLines": obj{"type": "integer", "minimum": 0, "description": "Present once a log line was dropped."},
-		"Snapshot": obj{"type": "object", "required": []string{"LastWrite"}, "additionalProperties": false,
-			"description": "Present when a snapshot file is written (not with -snapshot off).",
-			"properties": obj{
-				"LastWrite":           obj{"type": []string{"string", "null"}, "format": "date-time", "description": "The last successful write (the loaded file's when this run has not written yet); null when there is none."},
-				"LastWriteDurationMs": obj{"type": "number", "minimum": 0, "description": "Present once this run has written: how long its last successful write took, in milliseconds. A crash loses at most what changed in -snapshot-interval plus that."},
-				"LastError":           obj{"type": "string", "description": "Present while writes fail: why the last one failed (the server log has the whole error)."},
-				"LastErrorTime":       obj{"type": "string", "format": "date-time", "description": "Present while writes fail: when the last one failed."},
-				"FailedWrites":        obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
-			}},
-	}}
 }
 
 // journalEntrySchema is one entry of the journal; its caps are the

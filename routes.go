@@ -8,11 +8,9 @@ import (
 
 // routes is every endpoint the server answers: the emulated API, which must
 // do only what the real service does, then the test-double controls under
-// /__admin/. Each route carries its documentation, and the OpenAPI
-// document's paths are built from this table alone (with HEAD beside each
-// GET and the /ns/{namespace} twins), so a new control is one entry here
-// and one handler, and its OpenAPI entry follows (a control of the whole
-// server rather than of a namespace also names its path in serverWide).
+// /__admin/. The OpenAPI document's paths are built from this table alone,
+// so a new control is one entry here and one handler (a control of the
+// whole server rather than of a namespace also names its path in serverWide).
 var routes = []route{
 	{http.MethodGet, "/api/v2/resource", (*Server).list, func(d docContext) operation {
 		return operation{id: "listResources", summary: "List resources",
@@ -39,7 +37,7 @@ var routes = []route{
 				"400": errAnswer("The body is not a JSON object, or breaks a rule; ModelState names every offending property."),
 				"413": respRef("PayloadTooLarge"), "415": respRef("UnsupportedMediaType")}}
 	}},
-	{http.MethodPut, "/api/v2/resource/{id}", (*Server).update, func(d docContext) operation {
+	{http.MethodPut, "/api/v2/resource/{id}", (*Server).update, func(docContext) operation {
 		return operation{id: "updateResource", summary: "Replace a resource",
 			description: "A full replacement: the body carries every editable property.",
 			pathNote:    "One resource. Other methods: 405 with Allow.",
@@ -102,7 +100,7 @@ var routes = []route{
 		return operation{id: "listFaults", summary: "Faults in force", description: "In the order they are tried, each with how often it Fired.",
 			answers: obj{"200": okAnswer("The faults.", ref("FaultList")), "400": errAnswer("An unknown query parameter.")}}
 	}},
-	{http.MethodPost, "/__admin/faults", (*Server).addFaults, func(d docContext) operation {
+	{http.MethodPost, "/__admin/faults", (*Server).addFaults, func(docContext) operation {
 		return operation{id: "addFaults", summary: "Add faults",
 			description: fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room), "+
 				"and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (%d MiB by default). ", maxFaults, defaultConfig().MaxFaultBodies>>20) +
