@@ -51,8 +51,7 @@ var consoleAssets = func() map[string]*consoleAsset {
 	return assets
 }()
 
-// newConsoleAsset is body named by its content hash, for its URL and its
-// ETag.
+// newConsoleAsset is body named by its content hash (its URL and ETag).
 func newConsoleAsset(body []byte, contentType string) *consoleAsset {
 	sum := sha256.Sum256(body)
 	version := hex.EncodeToString(sum[:])[:12]

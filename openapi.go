@@ -74,9 +74,8 @@ type openAPILimits struct {
 	MaxPageSize          int
 	MaxBody, MaxSeedBody int64
 	JournalSize          int
-	// Filters is the filter dialect in force (-filters): the filter
-	// parameter's description says what it accepts. "" is the default,
-	// assetic.
+	// Filters is the dialect in force (-filters), which the filter
+	// parameter's description follows; "" is the default, assetic.
 	Filters filterDialect
 }
 
@@ -334,7 +333,6 @@ func addHeads(paths, responses obj) {
 // dialect in force: a client generated from the document must learn from
 // it what this server accepts, not what the other dialect would.
 func filterDescription(dialect filterDialect, t openAPITables) string {
-	kendoOnly := slices.Concat(t.kendoOps, t.unaryOps) // what only -filters kendo accepts
 	commonEnd := "Fields (any case): " + strings.Join(fieldNames[:], ", ") + ".\n\n" +
 		"String comparisons are case-insensitive. Positive operators never match null; each negative operator is the exact negation " +
 		"of its positive twin. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
@@ -376,7 +374,7 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 		"```\n\n" +
 		"Operators (any case): " + strings.Join(t.ops, ", ") + " (notsubstringof is doesnotcontain).\n\n" +
 		"Not accepted here, each a 400 whose message names the construct and its position and says that `-filters kendo` accepts it: " +
-		"the operators " + strings.Join(kendoOnly, ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
+		"the operators " + strings.Join(slices.Concat(t.kendoOps, t.unaryOps), ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
 		"(the real service cannot combine them).\n\n" + commonEnd +
 		"`Company~contains~'eng'~or~Email~endswith~'.org'`."
 }
