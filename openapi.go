@@ -309,11 +309,10 @@ func addHeads(paths, responses obj) {
 			continue
 		}
 		id := get["operationId"].(string)
-		head := obj{"operationId": "head" + strings.ToUpper(id[:1]) + id[1:], "summary": get["summary"].(string) + ": headers only",
-			"description": "As GET, with the same status and headers and no body.", "tags": get["tags"]}
-		if p, ok := get["parameters"]; ok {
-			head["parameters"] = p
-		}
+		head := maps.Clone(get) // tags and parameters; a GET reads no body
+		head["operationId"] = "head" + strings.ToUpper(id[:1]) + id[1:]
+		head["summary"] = get["summary"].(string) + ": headers only"
+		head["description"] = "As GET, with the same status and headers and no body."
 		answers := obj{}
 		for code, r := range get["responses"].(obj) {
 			r := r.(obj)

@@ -119,20 +119,18 @@ var routes = []route{
 		answers: obj{"200": okAnswer("Reset; Resources is how many the directory holds now (the -seed file's).", closed(obj{
 			"Status": obj{"type": "string", "enum": []string{"reset"}}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
 			"400": errAnswer("An unknown query parameter.")}})},
-	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces, func(docContext) operation {
-		namespaces := closed(obj{
-			"Name":        obj{"type": "string", "pattern": namespacePattern},
-			"Resources":   obj{"type": "integer", "minimum": 0},
-			"Created":     obj{"type": "string", "format": "date-time"},
-			"LastRequest": obj{"type": []string{"string", "null"}, "format": "date-time", "description": "null until a client's first request."}},
-			"Name", "Resources", "Created", "LastRequest")
-		return operation{id: "listNamespaces", summary: "Namespaces",
-			description: "Every namespace with its resource count, when it was created and when a client last sent it a request (the console's own requests aside).",
-			answers: obj{"200": okAnswer("The namespaces, by name.", closed(obj{
-				"Namespaces": obj{"type": "array", "items": namespaces},
-				"Total":      obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
-				"400": errAnswer("An unknown query parameter.")}}
-	}},
+	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces, fixed(operation{
+		id: "listNamespaces", summary: "Namespaces",
+		description: "Every namespace with its resource count, when it was created and when a client last sent it a request (the console's own requests aside).",
+		answers: obj{"200": okAnswer("The namespaces, by name.", closed(obj{
+			"Namespaces": obj{"type": "array", "items": closed(obj{
+				"Name":        obj{"type": "string", "pattern": namespacePattern},
+				"Resources":   obj{"type": "integer", "minimum": 0},
+				"Created":     obj{"type": "string", "format": "date-time"},
+				"LastRequest": obj{"type": []string{"string", "null"}, "format": "date-time", "description": "null until a client's first request."}},
+				"Name", "Resources", "Created", "LastRequest")},
+			"Total": obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
+			"400": errAnswer("An unknown query parameter.")}})},
 	{http.MethodPost, "/__admin/namespaces", (*Server).createNamespace, fixed(operation{
 		id: "createNamespace", summary: "Create a namespace",
 		description: "A new, empty namespace with a fresh name, for one test to use alone; its base URL is what the test's client is pointed at.",
