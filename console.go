@@ -58,10 +58,9 @@ func newConsoleAsset(body []byte, contentType string) *consoleAsset {
 	return &consoleAsset{body: body, contentType: contentType, version: version}
 }
 
-// consolePages is the page for each filter dialect: its filter help says
-// what the dialect in force accepts. The page names each asset with its
-// hash (console.js?v=…), so a browser may keep an asset for good and still
-// never runs an old one against a new server.
+// consolePages is the page for each filter dialect, whose filter help says
+// what it accepts. Asset URLs carry the asset's hash (console.js?v=…), so a
+// browser may keep an asset for good yet never run an old one on a new server.
 var consolePages = func() map[filterDialect]*consoleAsset {
 	page := consoleAssets["index.html"]
 	fills := consolePageFills()
@@ -175,11 +174,10 @@ const (
           </fieldset>`
 )
 
-// consolePageFills are index.html's placeholders, each followed by what
-// the server writes there, so that the console offers the fault kinds
-// (faultKinds) and shows the fields (propTable) and requestor types
-// (requestorTypeTable) the server has, and no other. The list shows
-// Types, a row of chips, last.
+// consolePageFills are index.html's placeholders, each followed by what the
+// server writes there, so that the console offers the fault kinds (faultKinds)
+// and shows the fields (propTable) and requestor types (requestorTypeTable)
+// the server has, and no other. The list shows Types, a row of chips, last.
 func consolePageFills() []string {
 	var kinds, columns, props, form, typeNames []string
 	for _, kind := range faultKinds {

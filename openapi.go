@@ -52,8 +52,7 @@ func lengthLimits() string {
 	return strings.Join(limits, ", ")
 }
 
-// handleOpenAPI serves the document for this server's limits (page size,
-// body sizes), built once.
+// handleOpenAPI serves the document for this server's limits, built once.
 func (s *Server) handleOpenAPI(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil { // the admin API is strict
 		return nil, err
@@ -226,9 +225,8 @@ func openAPIResponses() obj {
 	}
 }
 
-// openAPIPaths lists every route of rs under its path, then each path
-// served under /ns/{name} again with its namespace as a parameter, then
-// HEAD beside every GET.
+// openAPIPaths lists every route of rs under its path, then the paths'
+// /ns/{namespace} twins, then HEAD beside every GET.
 func openAPIPaths(d docContext, rs []route, responses obj) obj {
 	paths := obj{}
 	for _, rt := range rs {
@@ -268,15 +266,12 @@ func addNamespacedPaths(paths obj) {
 		if slices.ContainsFunc(serverWide, func(c string) bool { return p == c || strings.HasPrefix(p, c+"/") }) {
 			continue
 		}
-		nsItem := obj{"parameters": []any{nsParam}}
-		for k, v := range item.(obj) {
-			switch k {
-			case "description":
-				nsItem[k] = v
-			case "parameters":
-				nsItem[k] = append([]any{nsParam}, v.([]any)...)
-			default:
-				nsItem[k] = namespacedOperation(v.(obj))
+		nsItem := maps.Clone(item.(obj)) // the path's description as it is
+		params, _ := nsItem["parameters"].([]any)
+		nsItem["parameters"] = append([]any{nsParam}, params...)
+		for method, v := range nsItem {
+			if op, ok := v.(obj); ok {
+				nsItem[method] = namespacedOperation(op)
 			}
 		}
 		paths[strings.TrimSuffix(namespacePrefix, "/")+"/{namespace}"+p] = nsItem
@@ -342,8 +337,7 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 	if dialect == dialectKendo {
 		return "A Kendo DataSourceRequest filter string. This server runs `-filters kendo`: the whole Kendo grammar below, " +
 			"more than the real service documents (the default, `-filters assetic`, accepts only what it documents).\n\n" +
-			"Grammar:\n\n" +
-			"```\n" +
+			"Grammar:\n\n```\n" +
 			"filter    = or\n" +
 			"or        = and { \"~or~\" and }\n" +
 			"and       = term { \"~and~\" term }\n" +
@@ -362,8 +356,7 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 	return "A filter string in Kendo's DataSourceRequest syntax, as far as the real service's help documents it. " +
 		"This server runs `-filters assetic` (the default): it accepts exactly what the real service documents, " +
 		"so that a client relying on more fails here first.\n\n" +
-		"Grammar:\n\n" +
-		"```\n" +
+		"Grammar:\n\n```\n" +
 		"filter    = term { \"~and~\" term }  |  term { \"~or~\" term }    (one kind of join in the whole filter)\n" +
 		"term      = \"(\" filter \")\" | condition                         (parentheses change nothing)\n" +
 		"condition = field \"~\" op \"~\" value\n" +
