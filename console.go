@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html"
 	"io/fs"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -30,14 +31,12 @@ const consoleAssetPrefix = "/__admin/console/"
 type consoleAsset struct {
 	body        []byte
 	contentType string
-	etag        string
-	version     string // a prefix of the content hash, put in the page's asset URLs
+	version     string // a prefix of the content hash: its ETag, and put in the page's asset URLs
 }
 
 // consoleAssets are the files under console/ by name, read once.
-var consoleAssets = loadConsoleAssets()
-
-func loadConsoleAssets() map[string]*consoleAsset {
+// index.html is only the template of consolePages.
+var consoleAssets = func() map[string]*consoleAsset {
 	types := map[string]string{
 		".html": "text/html; charset=utf-8",
 		".js":   "text/javascript; charset=utf-8",
@@ -47,38 +46,35 @@ func loadConsoleAssets() map[string]*consoleAsset {
 	entries, _ := fs.ReadDir(consoleFiles, "console") // embedded: cannot fail at run time
 	for _, e := range entries {
 		body, _ := consoleFiles.ReadFile("console/" + e.Name())
-		assets[e.Name()] = &consoleAsset{body: body, contentType: types[path.Ext(e.Name())]}
+		assets[e.Name()] = newConsoleAsset(body, types[path.Ext(e.Name())])
 	}
-	// The page names each asset with its hash (console.js?v=…), so a browser
-	// may keep an asset for good and still never runs an old one against a
-	// new server.
-	page := assets["index.html"] // embedded, so always there
-	page.body = bytes.Replace(page.body, []byte(consoleFaultKinds), consoleKindOptions(), 1)
-	page.body = fillConsoleFields(page.body)
-	for name, a := range assets {
-		if a != page {
-			a.setVersion()
-			page.body = bytes.ReplaceAll(page.body, []byte(consoleAssetPrefix+name+`"`),
-				[]byte(consoleAssetPrefix+name+"?v="+a.version+`"`))
-		}
-	}
-	return assets // the page's version is set per dialect (consolePages)
+	return assets
+}()
+
+// newConsoleAsset is body named by its content hash (its URL and ETag).
+func newConsoleAsset(body []byte, contentType string) *consoleAsset {
+	sum := sha256.Sum256(body)
+	version := hex.EncodeToString(sum[:])[:12]
+	return &consoleAsset{body: body, contentType: contentType, version: version}
 }
 
-// consolePages is the page for each filter dialect: its filter help says
-// what the dialect in force accepts.
+// consolePages is the page for each filter dialect, whose filter help says
+// what it accepts. Asset URLs carry the asset's hash (console.js?v=…), so a
+// browser may keep an asset for good yet never run an old one on a new server.
 var consolePages = func() map[filterDialect]*consoleAsset {
 	page := consoleAssets["index.html"]
+	fills := consolePageFills()
+	for name, a := range consoleAssets {
+		fills = append(fills, consoleAssetPrefix+name+`"`, consoleAssetPrefix+name+"?v="+a.version+`"`)
+	}
 	help := map[filterDialect]string{
 		dialectAssetic: "The real service's filters: <code>Field~op~'value'</code> with <code>eq neq lt lte gt gte startswith endswith contains doesnotcontain</code> (or <code>= &lt; &lt;= &gt; &gt;=</code>), joined all by <code>~and~</code> or all by <code>~or~</code>; parentheses allowed. Press Enter or pause to apply.",
 		dialectKendo:   "Kendo filter syntax (<code>-filters kendo</code>): <code>Field~op~'value'</code>, unary operators such as <code>Fax~isnull</code>, joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply.",
 	}
 	pages := map[filterDialect]*consoleAsset{}
 	for d, text := range help {
-		body := bytes.Replace(page.body, []byte(consoleFilterHelp), []byte(text), 1)
-		p := &consoleAsset{body: body, contentType: page.contentType}
-		p.setVersion()
-		pages[d] = p
+		body := strings.NewReplacer(slices.Concat(fills, []string{consoleFilterHelp, text})...).Replace(string(page.body))
+		pages[d] = newConsoleAsset([]byte(body), page.contentType)
 	}
 	return pages
 }()
@@ -86,11 +82,6 @@ var consolePages = func() map[filterDialect]*consoleAsset {
 // consoleFilterHelp is the filter help as index.html has it, replaced by
 // the dialect's.
 const consoleFilterHelp = "Kendo filter syntax: <code>Field~op~'value'</code> joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply."
-
-// consoleFaultKinds is where index.html has the fault form's Kind options,
-// which are written from faultKinds so that the form offers every kind
-// the server takes and no other.
-const consoleFaultKinds = "<!-- fault kinds -->"
 
 // consoleKindLabels say in the fault form what each kind does; a kind
 // without one is offered by its name alone.
@@ -102,28 +93,6 @@ var consoleKindLabels = map[string]string{
 	kindHang:     "no answer (closed after DelayMs)",
 }
 
-func consoleKindOptions() []byte {
-	var b strings.Builder
-	for i, kind := range faultKinds {
-		if i > 0 {
-			b.WriteString("\n            ")
-		}
-		text := kind
-		if label, ok := consoleKindLabels[kind]; ok {
-			text += ": " + label
-		}
-		fmt.Fprintf(&b, `<option value="%s">%s</option>`, html.EscapeString(kind), html.EscapeString(text))
-	}
-	return []byte(b.String())
-}
-
-// setVersion names the asset's content, for its URL and its ETag.
-func (a *consoleAsset) setVersion() {
-	sum := sha256.Sum256(a.body)
-	a.version = hex.EncodeToString(sum[:])[:12]
-	a.etag = `"` + a.version + `"`
-}
-
 // consolePolicy keeps the page to its own origin: no inline script, no
 // third-party fetch, no framing (a page cannot click the Reset button for
 // someone).
@@ -133,15 +102,12 @@ const consolePolicy = "default-src 'none'; script-src 'self'; style-src 'self'; 
 // handleConsolePage and handleConsoleAsset write their own answer (a file,
 // with its caching headers and conditional requests) and return no value.
 func (s *Server) handleConsolePage(x *exchange, r *http.Request) (any, error) {
-	page := consolePages[filterDialect(s.cfg.Filters)]
 	h := x.Header()
 	h.Set("Content-Security-Policy", consolePolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	// The page names its assets by version, so revalidating the page alone
 	// is enough to pick up a new build.
-	h.Set("Cache-Control", "no-cache")
-	serveAsset(x, r, page)
+	serveAsset(x, r, consolePages[filterDialect(s.cfg.Filters)], "no-cache")
 	return nil, nil
 }
 
@@ -151,45 +117,36 @@ func (s *Server) handleConsoleAsset(x *exchange, r *http.Request) (any, error) {
 	if !ok || name == "index.html" {
 		return nil, errNoRoute(x.path)
 	}
-	h := x.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
+	cache := "no-cache"
 	if r.URL.Query().Get("v") == a.version {
-		h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	} else {
-		h.Set("Cache-Control", "no-cache")
+		cache = "public, max-age=31536000, immutable"
 	}
-	serveAsset(x, r, a)
+	serveAsset(x, r, a, cache)
 	return nil, nil
 }
 
 // serveAsset answers with a's body, or 304 when the client has it already.
-func serveAsset(w http.ResponseWriter, r *http.Request, a *consoleAsset) {
+func serveAsset(w http.ResponseWriter, r *http.Request, a *consoleAsset, cacheControl string) {
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
-	h.Set("ETag", a.etag)
+	h.Set("ETag", `"`+a.version+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", cacheControl)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(a.body))
 }
 
 // consoleAssetNames lists the embedded assets the page loads, sorted.
 func consoleAssetNames() []string {
-	var names []string
-	for name := range consoleAssets {
-		if !strings.HasSuffix(name, ".html") {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	return names
+	names := slices.Sorted(maps.Keys(consoleAssets))
+	return slices.DeleteFunc(names, func(name string) bool { return strings.HasSuffix(name, ".html") })
 }
 
-// The console's list columns and resource form, written into index.html
-// from propTable so that the console shows every field the server has.
-
-// Where index.html has what fillConsoleFields writes.
+// Where index.html has what consolePageFills writes.
 const (
-	consoleColumns   = "<!-- resource columns -->"    // the list's columns, for console.js
-	consoleFormProps = "<!-- resource form props -->" // the form's text fields in wire order, for console.js
-	consoleForm      = "<!-- resource form -->"       // the form's fields
+	consoleColumns    = "<!-- resource columns -->"    // the list's columns, for console.js
+	consoleFormProps  = "<!-- resource form props -->" // the form's text fields in wire order, for console.js
+	consoleForm       = "<!-- resource form -->"       // the form's fields
+	consoleFaultKinds = "<!-- fault kinds -->"         // the fault form's Kind options
 )
 
 // consoleFieldLooks are the form's text fields that look other than plain:
@@ -201,7 +158,8 @@ var consoleFieldLooks = map[string]struct{ class, attrs string }{
 }
 
 // consoleStatusField and consoleTypesField are the form's fields of Status
-// (a choice of the statuses) and Types (chips console.js adds).
+// (a choice of the statuses) and Types (chips console.js adds, one for
+// each requestor type the page names in data-types).
 const (
 	consoleStatusField = `<fieldset class="field status-field" id="f-Status">
             <legend>Status</legend>
@@ -212,22 +170,29 @@ const (
           </fieldset>`
 	consoleTypesField = `<fieldset class="field wide types" id="f-Types">
             <legend>Types</legend>
-            <div id="types-boxes" class="chips-input"></div>
+            <div id="types-boxes" class="chips-input" data-types="%s"></div>
           </fieldset>`
 )
 
-// fillConsoleFields writes the columns and the form into page. The list
-// shows Types, a row of chips, last.
-func fillConsoleFields(page []byte) []byte {
-	var columns, props []string
-	var form []*propSpec
-	for i := range propTable {
-		s := &propTable[i]
+// consolePageFills are index.html's placeholders, each followed by what the
+// server writes there, so that the console offers the fault kinds (faultKinds)
+// and shows the fields (propTable) and requestor types (requestorTypeTable)
+// the server has, and no other. The list shows Types, a row of chips, last.
+func consolePageFills() []string {
+	var kinds, columns, props, form, typeNames []string
+	for _, kind := range faultKinds {
+		text := kind
+		if label, ok := consoleKindLabels[kind]; ok {
+			text += ": " + label
+		}
+		kinds = append(kinds, fmt.Sprintf(`<option value="%s">%s</option>`, html.EscapeString(kind), html.EscapeString(text)))
+	}
+	for _, t := range requestorTypeTable {
+		typeNames = append(typeNames, t.name)
+	}
+	for _, s := range propTable {
 		if s.column && s.prop != propTypes {
 			columns = append(columns, s.name)
-		}
-		if s.form > 0 {
-			form = append(form, s)
 		}
 		if s.form > 0 && s.prop < prop(numStringFields) && s.prop != prop(fieldStatus) {
 			props = append(props, s.name)
@@ -236,28 +201,25 @@ func fillConsoleFields(page []byte) []byte {
 	if specOf[propTypes].column {
 		columns = append(columns, specOf[propTypes].name)
 	}
-	slices.SortFunc(form, func(a, b *propSpec) int { return a.form - b.form })
-	var b strings.Builder
-	for i, s := range form {
-		if i > 0 {
-			b.WriteString("\n          ")
-		}
-		switch s.prop {
-		case prop(fieldStatus):
-			b.WriteString(consoleStatusField)
-		case propTypes:
-			b.WriteString(consoleTypesField)
+	for _, s := range slices.SortedFunc(slices.Values(propTable), func(a, b propSpec) int { return a.form - b.form }) {
+		switch {
+		case s.form == 0: // not in the form
+		case s.prop == prop(fieldStatus):
+			form = append(form, consoleStatusField)
+		case s.prop == propTypes:
+			form = append(form, fmt.Sprintf(consoleTypesField, html.EscapeString(strings.Join(typeNames, " "))))
 		default:
 			look, ok := consoleFieldLooks[s.name]
 			if !ok {
 				look.class = "field"
 			}
 			name := html.EscapeString(s.name)
-			b.WriteString(`<div class="` + look.class + `"><label for="f-` + name + `">` + name + `</label><input id="f-` + name +
-				`" name="` + name + `" autocomplete="off"` + look.attrs + `></div>`)
+			form = append(form, `<div class="`+look.class+`"><label for="f-`+name+`">`+name+`</label><input id="f-`+name+
+				`" name="`+name+`" autocomplete="off"`+look.attrs+`></div>`)
 		}
 	}
-	page = bytes.Replace(page, []byte(consoleColumns), []byte(strings.Join(columns, " ")), 1)
-	page = bytes.Replace(page, []byte(consoleFormProps), []byte(strings.Join(props, " ")), 1)
-	return bytes.Replace(page, []byte(consoleForm), []byte(b.String()), 1)
+	return []string{consoleFaultKinds, strings.Join(kinds, "\n            "),
+		consoleColumns, strings.Join(columns, " "),
+		consoleFormProps, strings.Join(props, " "),
+		consoleForm, strings.Join(form, "\n          ")}
 }

@@ -36,3 +36,28 @@ func TestConsoleFaultKinds(t *testing.T) {
 		t.Error("the page still has the placeholder for the kinds")
 	}
 }
+
+// TestConsoleRequestorTypes: the page names the requestor types the server
+// has, in requestorTypeTable's order, and console.js takes them from there
+// rather than naming any itself.
+func TestConsoleRequestorTypes(t *testing.T) {
+	t.Parallel()
+	page := serve(consoleHandler(t), http.MethodGet, "/", nil).Body.String()
+	m := regexp.MustCompile(`<div id="types-boxes"[^>]* data-types="([^"]*)"`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("the page's types-boxes has no data-types")
+	}
+	var want []string
+	for _, rt := range requestorTypeTable {
+		want = append(want, rt.name)
+	}
+	if got := strings.Split(m[1], " "); !slices.Equal(got, want) {
+		t.Errorf("the page names the types %v, the server has %v", got, want)
+	}
+	script := string(consoleAssets["console.js"].body)
+	for _, name := range want {
+		if strings.Contains(script, "'"+name+"'") { // console.js quotes its strings with '
+			t.Errorf("console.js names the requestor type %s itself", name)
+		}
+	}
+}

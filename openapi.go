@@ -11,70 +11,19 @@ import (
 )
 
 // The OpenAPI document is built from the tables the server itself uses
-// (property names, the requestor types, limits, filter operators), so that
-// it cannot describe a field or a limit the code does not have.
+// (propTable, requestorTypeTable, the limits, the filter operators), so
+// that it cannot describe a field or a limit the code does not have.
 
-// openAPITables gathers every code table the document is made from: the
-// one place to change when those tables move.
+// openAPITables are the filter operators as the document groups them: the
+// one code table the document cannot read as it is.
 type openAPITables struct {
-	fields        []string // filterable and sortable fields, wire spelling
-	stringProps   []string // string properties of a resource in wire order (fields minus StatusId)
-	wireOrder     []string // every property of a resource as answers write them
-	nullable      map[string]bool
-	maxLen        map[string]int // character limits by property
-	limits        string         // the limits as a sentence's list, in the order the rules check them
-	types         []requestorTypeInfo
-	statuses      []string
-	editable      []string // keys a PUT must carry
-	ops           []string // binary filter operators both dialects take (plus the alias)
-	kendoOps      []string // binary filter operators only -filters kendo takes
-	unaryOps      []string
-	maxFilter     [3]int // bytes, conditions, depth
-	maxFaultDelay int    // milliseconds
-	maxFaults     int
-	defaultPage   int
-}
-
-type requestorTypeInfo struct {
-	ID   int
-	Name string
+	ops      []string // binary filter operators both dialects take (plus the alias)
+	kendoOps []string // binary filter operators only -filters kendo takes
+	unaryOps []string
 }
 
 func currentOpenAPITables() openAPITables {
-	t := openAPITables{
-		nullable:      map[string]bool{},
-		maxLen:        map[string]int{},
-		statuses:      []string{statusActive, statusInactive},
-		maxFilter:     [3]int{maxFilterBytes, maxFilterConditions, maxFilterDepth},
-		maxFaultDelay: int(maxFaultDelay.Milliseconds()),
-		maxFaults:     maxFaults,
-		defaultPage:   defaultPageSize,
-	}
-	t.fields = append(t.fields, fieldNames[:]...)
-	var limits []string
-	for f := range numStringFields {
-		t.stringProps = append(t.stringProps, fieldNames[f])
-		n := maxLength(f)
-		if n > 0 {
-			t.maxLen[fieldNames[f]] = n
-		}
-		if n > 0 && f != fieldDisplayName {
-			limits = append(limits, fmt.Sprintf("%s %d", fieldNames[f], n))
-		}
-	}
-	// buildResource checks DisplayName last (applyNames), as it may generate it.
-	limits = append(limits, fmt.Sprintf("%s %d", fieldNames[fieldDisplayName], maxLength(fieldDisplayName)))
-	t.limits = strings.Join(limits, ", ")
-	for _, s := range propTable {
-		t.wireOrder = append(t.wireOrder, s.name)
-		t.nullable[s.name] = s.nullable
-	}
-	for _, e := range requestorTypeTable {
-		t.types = append(t.types, requestorTypeInfo{int(e.id), e.name})
-	}
-	for _, p := range editableProps {
-		t.editable = append(t.editable, p.String())
-	}
+	var t openAPITables
 	for o := range numFilterOps {
 		switch {
 		case o.unary():
@@ -89,8 +38,21 @@ func currentOpenAPITables() openAPITables {
 	return t
 }
 
-// handleOpenAPI serves the document for this server's limits (page size,
-// body sizes), built once.
+// lengthLimits are the character limits as a sentence's list, in the order
+// the rules check them: buildResource checks DisplayName last (applyNames),
+// as it may generate it.
+func lengthLimits() string {
+	var limits []string
+	for f := range numStringFields {
+		if n := maxLength(f); n > 0 && f != fieldDisplayName {
+			limits = append(limits, fmt.Sprintf("%s %d", f, n))
+		}
+	}
+	limits = append(limits, fmt.Sprintf("%s %d", fieldDisplayName, maxLength(fieldDisplayName)))
+	return strings.Join(limits, ", ")
+}
+
+// handleOpenAPI serves the document for this server's limits, built once.
 func (s *Server) handleOpenAPI(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil { // the admin API is strict
 		return nil, err
@@ -111,9 +73,8 @@ type openAPILimits struct {
 	MaxPageSize          int
 	MaxBody, MaxSeedBody int64
 	JournalSize          int
-	// Filters is the filter dialect in force (-filters): the filter
-	// parameter's description says what it accepts. "" is the default,
-	// assetic.
+	// Filters is the dialect in force (-filters), which the filter
+	// parameter's description follows; "" is the default, assetic.
 	Filters filterDialect
 }
 
@@ -142,29 +103,18 @@ func counter(name string) obj {
 	return closed(obj{name: obj{"type": "integer", "minimum": 0}}, name)
 }
 
-// The answers' parts every operation is written with.
-
-func requestIDHeader() obj { return obj{"$ref": "#/components/headers/X-Request-Id"} }
-
-// okAnswer is a success with a JSON body of schema.
-func okAnswer(desc string, schema obj) obj {
-	return obj{"description": desc, "headers": obj{"X-Request-Id": requestIDHeader()},
-		"content": obj{"application/json": obj{"schema": schema}}}
+// okAnswer is a success with a JSON body of schema. Every answer carries
+// X-Request-Id, and also the headers named (of components.headers).
+func okAnswer(desc string, schema obj, headers ...string) obj {
+	h := obj{"X-Request-Id": obj{"$ref": "#/components/headers/X-Request-Id"}}
+	for _, name := range headers {
+		h[name] = obj{"$ref": "#/components/headers/" + name}
+	}
+	return obj{"description": desc, "headers": h, "content": obj{"application/json": obj{"schema": schema}}}
 }
 
 // errAnswer is a failure in the error shape.
-func errAnswer(desc string) obj {
-	return obj{"description": desc, "headers": obj{"X-Request-Id": requestIDHeader()},
-		"content": obj{"application/json": obj{"schema": ref("Error")}}}
-}
-
-// faultAnswer is an answer an injected fault may give: a fault sets any
-// headers it likes, Retry-After being the one clients act on.
-func faultAnswer(desc string) obj {
-	r := errAnswer(desc)
-	r["headers"] = obj{"X-Request-Id": requestIDHeader(), "Retry-After": obj{"$ref": "#/components/headers/Retry-After"}}
-	return r
-}
+func errAnswer(desc string, headers ...string) obj { return okAnswer(desc, ref("Error"), headers...) }
 
 // jsonContent is a request body's content: the server reads text/json as
 // it reads application/json (behaviour 1), so a validating proxy must
@@ -181,11 +131,13 @@ func queryParam(name, desc string, schema obj) obj {
 	return obj{"name": name, "in": "query", "required": false, "description": desc, "schema": schema}
 }
 
-// commonAnswers adds to extra the answers any request can get:
-// credentials, the host and origin checks, the namespace limit, and a
-// server fault; on /api/v2 also what an injected fault answers.
-func commonAnswers(extra obj, api bool) obj {
-	out := obj{
+// render is o as the document lists it on a path of the API (api) or of
+// the controls, with the answers any request can get: credentials, the
+// host and origin checks, the namespace limit and a server fault; on
+// /api/v2 also what an injected fault answers.
+func (o operation) render(api bool) obj {
+	tag := "Admin"
+	answers := obj{
 		"401": respRef("Unauthorized"),
 		"403": respRef("Forbidden"),
 		"405": respRef("MethodNotAllowed"),
@@ -194,22 +146,12 @@ func commonAnswers(extra obj, api bool) obj {
 		"503": respRef("ServiceUnavailable"),
 	}
 	if api {
-		out["429"] = respRef("TooManyRequests")
-		out["default"] = respRef("InjectedFault")
-	}
-	maps.Copy(out, extra)
-	return out
-}
-
-// render is o as the document lists it on a path of the API (api) or of
-// the controls.
-func (o operation) render(api bool) obj {
-	tag := "Admin"
-	if api {
 		tag = "Resources"
+		answers["429"], answers["default"] = respRef("TooManyRequests"), respRef("InjectedFault")
 	}
+	maps.Copy(answers, o.answers)
 	out := obj{"operationId": o.id, "summary": o.summary, "description": o.description, "tags": []string{tag},
-		"responses": commonAnswers(o.answers, api)}
+		"responses": answers}
 	if o.params != nil {
 		out["parameters"] = o.params
 	}
@@ -232,7 +174,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 				"Every answer is JSON in UTF-8 and carries X-Request-Id. Request bodies on /api/v2 must be declared as JSON " +
 				"(application/json or text/json). " +
 				fmt.Sprintf("Limits: bodies %d bytes (-max-body), seeds %d bytes (-max-seed-body), page size %d (-max-page-size), ", cfg.MaxBody, cfg.MaxSeedBody, cfg.MaxPageSize) +
-				t.limits + " characters.",
+				lengthLimits() + " characters.",
 		},
 		"servers": []any{
 			obj{"url": "/", "description": "The default namespace."},
@@ -246,7 +188,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 		},
 		"paths": openAPIPaths(docContext{cfg, t}, rs, responses),
 		"components": obj{
-			"schemas": openAPISchemas(cfg, t),
+			"schemas": openAPISchemas(cfg),
 			"securitySchemes": obj{"basic": obj{"type": "http", "scheme": "basic",
 				"description": "Only when the server runs with -auth user:token."}},
 			"headers": obj{
@@ -261,33 +203,30 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 	}
 }
 
-// openAPIResponses are the answers operations name by reference.
+// openAPIResponses are the answers operations name by reference. An answer
+// an injected fault may give carries any headers the fault sets,
+// Retry-After being the one clients act on.
 func openAPIResponses() obj {
 	return obj{
-		"Unauthorized": obj{"description": "-auth is on and the credentials are missing or wrong.",
-			"headers": obj{"WWW-Authenticate": obj{"$ref": "#/components/headers/WWW-Authenticate"}, "X-Request-Id": requestIDHeader()},
-			"content": obj{"application/json": obj{"schema": ref("Error")}}},
-		"Forbidden": errAnswer("The Host is not a loopback name (see -allowed-hosts), or a state-changing request came from a foreign Origin."),
-		"MethodNotAllowed": obj{"description": "Another method on this path.",
-			"headers": obj{"Allow": obj{"$ref": "#/components/headers/Allow"}, "X-Request-Id": requestIDHeader()},
-			"content": obj{"application/json": obj{"schema": ref("Error")}}},
+		"Unauthorized":          errAnswer("-auth is on and the credentials are missing or wrong.", "WWW-Authenticate"),
+		"Forbidden":             errAnswer("The Host is not a loopback name (see -allowed-hosts), or a state-changing request came from a foreign Origin."),
+		"MethodNotAllowed":      errAnswer("Another method on this path.", "Allow"),
 		"PayloadTooLarge":       errAnswer("The body is larger than the limit."),
 		"UnsupportedMediaType":  errAnswer("A body not declared as JSON: send Content-Type: application/json."),
 		"NamespaceLimitReached": errAnswer("Through a /ns/{name} base URL only: creating this namespace would exceed -max-namespaces."),
-		"TooManyRequests": faultAnswer("Either an injected fault answering 429 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
-			"or, through a /ns/{name} base URL, creating this namespace would exceed -max-namespaces."),
-		"ServiceUnavailable": faultAnswer("The request bodies being served hold -max-request-bytes already (Retry-After: 1); " +
-			"on /api/v2 also an injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), " +
-			"or a request held by a fault's DelayMs when the server shuts down."),
+		"TooManyRequests": errAnswer("Either an injected fault answering 429 (with the fault's Headers, such as Retry-After, and its Body if it has one), "+
+			"or, through a /ns/{name} base URL, creating this namespace would exceed -max-namespaces.", "Retry-After"),
+		"ServiceUnavailable": errAnswer("The request bodies being served hold -max-request-bytes already (Retry-After: 1); "+
+			"on /api/v2 also an injected fault answering 503 (with the fault's Headers, such as Retry-After, and its Body if it has one), "+
+			"or a request held by a fault's DelayMs when the server shuts down.", "Retry-After"),
 		"InternalError": errAnswer("Something unexpected; the Message gives a request id, never a stack trace."),
-		"InjectedFault": faultAnswer("An injected fault (see /__admin/faults) answers with its own status and headers (any it sets, such as Retry-After), " +
-			"in this shape unless the fault gives a Body, which is sent verbatim."),
+		"InjectedFault": errAnswer("An injected fault (see /__admin/faults) answers with its own status and headers (any it sets, such as Retry-After), "+
+			"in this shape unless the fault gives a Body, which is sent verbatim.", "Retry-After"),
 	}
 }
 
-// openAPIPaths lists every route of rs under its path, then each path
-// served under /ns/{name} again with its namespace as a parameter, then
-// HEAD beside every GET.
+// openAPIPaths lists every route of rs under its path, then the paths'
+// /ns/{namespace} twins, then HEAD beside every GET.
 func openAPIPaths(d docContext, rs []route, responses obj) obj {
 	paths := obj{}
 	for _, rt := range rs {
@@ -323,20 +262,16 @@ func addNamespacedPaths(paths obj) {
 	nsParam := obj{"name": "namespace", "in": "path", "required": true, "example": openAPIExampleNamespace,
 		"description": "The namespace: " + namespaceNameHelp + ", created on first use.",
 		"schema":      obj{"type": "string", "pattern": namespacePattern}}
-	badName := errAnswer("The namespace name is not valid.")
 	for p, item := range maps.Clone(paths) {
 		if slices.ContainsFunc(serverWide, func(c string) bool { return p == c || strings.HasPrefix(p, c+"/") }) {
 			continue
 		}
-		nsItem := obj{"parameters": []any{nsParam}}
-		for k, v := range item.(obj) {
-			switch k {
-			case "description":
-				nsItem[k] = v
-			case "parameters":
-				nsItem[k] = append([]any{nsParam}, v.([]any)...)
-			default:
-				nsItem[k] = namespacedOperation(v.(obj), badName)
+		nsItem := maps.Clone(item.(obj)) // the path's description as it is
+		params, _ := nsItem["parameters"].([]any)
+		nsItem["parameters"] = append([]any{nsParam}, params...)
+		for method, v := range nsItem {
+			if op, ok := v.(obj); ok {
+				nsItem[method] = namespacedOperation(op)
 			}
 		}
 		paths[strings.TrimSuffix(namespacePrefix, "/")+"/{namespace}"+p] = nsItem
@@ -345,18 +280,17 @@ func addNamespacedPaths(paths obj) {
 
 // namespacedOperation is op as served under /ns/{name}: its own
 // operationId, and a 400 for a namespace name that is not valid.
-func namespacedOperation(op obj, badName obj) obj {
+func namespacedOperation(op obj) obj {
 	out := maps.Clone(op)
 	id := op["operationId"].(string)
 	out["operationId"] = "ns" + strings.ToUpper(id[:1]) + id[1:]
 	responses := maps.Clone(op["responses"].(obj))
+	bad := errAnswer("The namespace name is not valid.")
 	if r, ok := responses["400"].(obj); ok {
-		r = maps.Clone(r)
-		r["description"] = r["description"].(string) + " Or the namespace name is not valid."
-		responses["400"] = r
-	} else {
-		responses["400"] = badName
+		bad = maps.Clone(r)
+		bad["description"] = r["description"].(string) + " Or the namespace name is not valid."
 	}
+	responses["400"] = bad
 	out["responses"] = responses
 	return out
 }
@@ -370,11 +304,10 @@ func addHeads(paths, responses obj) {
 			continue
 		}
 		id := get["operationId"].(string)
-		head := obj{"operationId": "head" + strings.ToUpper(id[:1]) + id[1:], "summary": get["summary"].(string) + ": headers only",
-			"description": "As GET, with the same status and headers and no body.", "tags": get["tags"]}
-		if p, ok := get["parameters"]; ok {
-			head["parameters"] = p
-		}
+		head := maps.Clone(get) // tags and parameters; a GET reads no body
+		head["operationId"] = "head" + strings.ToUpper(id[:1]) + id[1:]
+		head["summary"] = get["summary"].(string) + ": headers only"
+		head["description"] = "As GET, with the same status and headers and no body."
 		answers := obj{}
 		for code, r := range get["responses"].(obj) {
 			r := r.(obj)
@@ -394,19 +327,17 @@ func addHeads(paths, responses obj) {
 // dialect in force: a client generated from the document must learn from
 // it what this server accepts, not what the other dialect would.
 func filterDescription(dialect filterDialect, t openAPITables) string {
-	fieldList := strings.Join(t.fields, ", ")
-	kendoOnly := slices.Concat(t.kendoOps, t.unaryOps) // what only -filters kendo accepts
-	common := "Fields (any case): " + fieldList + ".\n\n" +
+	commonEnd := "Fields (any case): " + strings.Join(fieldNames[:], ", ") + ".\n\n" +
 		"String comparisons are case-insensitive. Positive operators never match null; each negative operator is the exact negation " +
 		"of its positive twin. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
-		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", t.maxFilter[0], t.maxFilter[1], t.maxFilter[2]) +
+		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", maxFilterBytes, maxFilterConditions, maxFilterDepth) +
 		"A malformed filter is a 400 whose message gives the character position (counted from 1, in Unicode characters) " +
-		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n"
+		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n" +
+		"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, "
 	if dialect == dialectKendo {
 		return "A Kendo DataSourceRequest filter string. This server runs `-filters kendo`: the whole Kendo grammar below, " +
 			"more than the real service documents (the default, `-filters assetic`, accepts only what it documents).\n\n" +
-			"Grammar:\n\n" +
-			"```\n" +
+			"Grammar:\n\n```\n" +
 			"filter    = or\n" +
 			"or        = and { \"~or~\" and }\n" +
 			"and       = term { \"~and~\" term }\n" +
@@ -419,15 +350,13 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 			"```\n\n" +
 			"Operators (any case): " + strings.Join(slices.Concat(t.ops, t.kendoOps), ", ") + " (notsubstringof is doesnotcontain); unary: " +
 			strings.Join(t.unaryOps, ", ") + ".\n\n" +
-			"`~and~` binds tighter than `~or~`; parentheses group. `Fax~eq~null` means isnull. " + common +
-			"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
+			"`~and~` binds tighter than `~or~`; parentheses group. `Fax~eq~null` means isnull. " + commonEnd +
 			"`(Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'`, `Email~isnull~undefined`."
 	}
 	return "A filter string in Kendo's DataSourceRequest syntax, as far as the real service's help documents it. " +
 		"This server runs `-filters assetic` (the default): it accepts exactly what the real service documents, " +
 		"so that a client relying on more fails here first.\n\n" +
-		"Grammar:\n\n" +
-		"```\n" +
+		"Grammar:\n\n```\n" +
 		"filter    = term { \"~and~\" term }  |  term { \"~or~\" term }    (one kind of join in the whole filter)\n" +
 		"term      = \"(\" filter \")\" | condition                         (parentheses change nothing)\n" +
 		"condition = field \"~\" op \"~\" value\n" +
@@ -437,9 +366,8 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 		"```\n\n" +
 		"Operators (any case): " + strings.Join(t.ops, ", ") + " (notsubstringof is doesnotcontain).\n\n" +
 		"Not accepted here, each a 400 whose message names the construct and its position and says that `-filters kendo` accepts it: " +
-		"the operators " + strings.Join(kendoOnly, ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
-		"(the real service cannot combine them).\n\n" + common +
-		"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, " +
+		"the operators " + strings.Join(slices.Concat(t.kendoOps, t.unaryOps), ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
+		"(the real service cannot combine them).\n\n" + commonEnd +
 		"`Company~contains~'eng'~or~Email~endswith~'.org'`."
 }
 

@@ -4,16 +4,14 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 )
 
-// The OpenAPI document's named schemas (components.schemas), made from the
-// code's tables and limits as the rest of the document is.
-
-// openAPISchemas are the document's named schemas.
-func openAPISchemas(cfg openAPILimits, t openAPITables) obj {
-	requestorType, requestorTypeInput := requestorTypeSchemas(t)
-	fault := faultProperties(t)
+// openAPISchemas are the document's named schemas (components.schemas).
+func openAPISchemas(cfg openAPILimits) obj {
+	requestorType, requestorTypeInput := requestorTypeSchemas()
+	fault := faultProperties()
 	faultOut := obj{"Id": obj{"type": "integer", "minimum": 1}, "Fired": obj{"type": "integer", "minimum": 0}}
 	maps.Copy(faultOut, fault)
 	return obj{
@@ -28,26 +26,37 @@ func openAPISchemas(cfg openAPILimits, t openAPITables) obj {
 		"RequestorTypeInput": requestorTypeInput,
 		"StringOrList": obj{"description": "One value, or a list when the name was repeated.",
 			"oneOf": []any{obj{"type": "string"}, obj{"type": "array", "items": obj{"type": "string"}}}},
-		"ResourceCreated": resourceSchema(t, false),
-		"Resource":        resourceSchema(t, true),
-		"CreateRequest":   writeSchema(t, "create"),
-		"UpdateRequest":   writeSchema(t, "update"),
-		"SeedResource":    writeSchema(t, "seed"),
+		"ResourceCreated": resourceSchema(false),
+		"Resource":        resourceSchema(true),
+		"CreateRequest":   writeSchema("create"),
+		"UpdateRequest":   writeSchema("update"),
+		"SeedResource":    writeSchema("seed"),
 		"CreateResponse": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data":  obj{"type": "array", "items": ref("ResourceCreated"), "minItems": 1, "maxItems": 1},
 			"Total": obj{"type": "integer", "enum": []int{1}},
 		}},
-		"ResourcePage": obj{"type": "object", "additionalProperties": false,
-			"required": []string{"TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"},
-			"properties": obj{
-				"TotalResults": obj{"type": "integer", "minimum": 0},
-				"TotalPages":   obj{"type": "integer", "minimum": 0, "description": "ceil(TotalResults / pageSize); 0 when nothing matches."},
-				"Page":         obj{"type": "integer", "minimum": 1},
-				"ResourceList": obj{"type": "array", "items": ref("Resource"), "maxItems": cfg.MaxPageSize},
-				"_links":       halLinks(),
-				"_embedded":    halEmbedded(),
-			}},
-		"Health": healthSchema(),
+		"ResourcePage": closed(obj{
+			"TotalResults": obj{"type": "integer", "minimum": 0},
+			"TotalPages":   obj{"type": "integer", "minimum": 0, "description": "ceil(TotalResults / pageSize); 0 when nothing matches."},
+			"Page":         obj{"type": "integer", "minimum": 1},
+			"ResourceList": obj{"type": "array", "items": ref("Resource"), "maxItems": cfg.MaxPageSize},
+			"_links":       halLinks(),
+			"_embedded":    halEmbedded(),
+		}, "TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"),
+		"Health": obj{"type": "object", "required": []string{"Status"}, "additionalProperties": false, "properties": obj{
+			"Status":          obj{"type": "string", "enum": []string{"ok"}},
+			"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},
+			"DroppedLogLines": obj{"type": "integer", "minimum": 0, "description": "Present once a log line was dropped."},
+			"Snapshot": obj{"type": "object", "required": []string{"LastWrite"}, "additionalProperties": false,
+				"description": "Present when a snapshot file is written (not with -snapshot off).",
+				"properties": obj{
+					"LastWrite":           obj{"type": []string{"string", "null"}, "format": "date-time", "description": "The last successful write (the loaded file's when this run has not written yet); null when there is none."},
+					"LastWriteDurationMs": obj{"type": "number", "minimum": 0, "description": "Present once this run has written: how long its last successful write took, in milliseconds. A crash loses at most what changed in -snapshot-interval plus that."},
+					"LastError":           obj{"type": "string", "description": "Present while writes fail: why the last one failed (the server log has the whole error)."},
+					"LastErrorTime":       obj{"type": "string", "format": "date-time", "description": "Present while writes fail: when the last one failed."},
+					"FailedWrites":        obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
+				}},
+		}},
 		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
 			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}},
 		"GenerateRequest": closed(obj{
@@ -94,14 +103,15 @@ func halEmbedded() obj {
 // requests give it. One object for the type, whichever answer carries it,
 // so that generators make one struct with enums, not a union of five
 // constants.
-func requestorTypeSchemas(t openAPITables) (out, in obj) {
-	typeNames := make([]string, len(t.types))
-	typeIDs := make([]any, len(t.types))
-	for i, rt := range t.types {
-		typeNames[i], typeIDs[i] = rt.Name, rt.ID
+func requestorTypeSchemas() (out, in obj) {
+	var typeNames, table []string
+	var typeIDs []any
+	for _, rt := range requestorTypeTable {
+		typeNames, typeIDs = append(typeNames, rt.name), append(typeIDs, int(rt.id))
+		table = append(table, fmt.Sprintf("%d %s", rt.id, rt.name))
 	}
 	out = obj{"type": "object", "additionalProperties": false,
-		"description": "A requestor type of the fixed table: " + typeTable(t.types) + ". The Id always goes with its Type. " +
+		"description": "A requestor type of the fixed table: " + strings.Join(table, ", ") + ". The Id always goes with its Type. " +
 			"Update and list answers also carry _links ([]) and _embedded (null); create answers and the admin listing do not.",
 		"required": []string{"Id", "Type"},
 		"properties": obj{
@@ -121,12 +131,12 @@ func requestorTypeSchemas(t openAPITables) (out, in obj) {
 }
 
 // stringSchema is a string property, with its character limit if it has one.
-func stringSchema(t openAPITables, prop string, nullable bool) obj {
+func stringSchema(f field, nullable bool) obj {
 	s := obj{"type": "string"}
 	if nullable {
 		s["type"] = []string{"string", "null"}
 	}
-	if n, ok := t.maxLen[prop]; ok {
+	if n := maxLength(f); n > 0 {
 		s["maxLength"] = n
 		s["description"] = fmt.Sprintf("At most %d characters (Unicode characters, not bytes).", n)
 	}
@@ -139,30 +149,29 @@ func addressSchema(desc string) obj {
 
 // resourceSchema is a resource as answers write it: hal adds the _links
 // and _embedded of update and list answers.
-func resourceSchema(t openAPITables, hal bool) obj {
+func resourceSchema(hal bool) obj {
 	props := obj{}
-	var required []string
-	for _, p := range t.stringProps {
-		switch p {
-		case "Id":
+	for f := range numStringFields {
+		p := fieldNames[f]
+		switch f {
+		case fieldID:
 			props[p] = obj{"type": "string", "format": "uuid", "pattern": openAPIGUIDPattern,
 				"description": "A GUID, lower case and hyphenated: a random version-4 one generated on create, or the one a seed gave (any GUID)."}
-		case "Status":
-			props[p] = obj{"type": "string", "enum": t.statuses}
-		case "DisplayName":
-			s := stringSchema(t, p, t.nullable[p])
+		case fieldStatus:
+			props[p] = obj{"type": "string", "enum": statuses}
+		case fieldDisplayName:
+			s := stringSchema(f, specOf[f].nullable)
 			s["minLength"] = 1
 			s["description"] = s["description"].(string) + " Generated from FirstName, Surname and Company when sent empty."
 			props[p] = s
 		default:
-			props[p] = stringSchema(t, p, t.nullable[p])
+			props[p] = stringSchema(f, specOf[f].nullable)
 		}
-		required = append(required, p)
 	}
 	props["StatusId"] = obj{"type": "integer", "enum": []int{1, 2}, "description": "Derived from Status: 1 Active, 2 Inactive."}
 	props["Types"] = obj{"type": "array", "items": ref("RequestorType")}
 	props["Address"] = addressSchema("As given on create; never changed by an update.")
-	required = append(required, "StatusId", "Types", "Address")
+	required := append(slices.Clone(fieldNames[:numStringFields]), "StatusId", "Types", "Address")
 	desc := "A resource as create responses and the admin listing write it (no _links/_embedded)."
 	if hal {
 		props["_links"] = halLinks()
@@ -170,33 +179,41 @@ func resourceSchema(t openAPITables, hal bool) obj {
 		required = append(required, "_links", "_embedded")
 		desc = "A resource as update and list responses write it."
 	}
-	desc += " Properties are written in the order " + strings.Join(t.wireOrder, ", ") + "."
+	var wireOrder []string
+	for _, s := range propTable {
+		wireOrder = append(wireOrder, s.name)
+	}
+	desc += " Properties are written in the order " + strings.Join(wireOrder, ", ") + "."
 	return obj{"type": "object", "description": desc, "properties": props,
 		"required": required, "additionalProperties": false}
 }
 
 // writeSchema is a create (or seed, or update) body; property names are
 // matched case-insensitively and unknown ones ignored, so it stays open.
-func writeSchema(t openAPITables, kind string) obj {
+func writeSchema(kind string) obj {
 	props := obj{}
-	for _, p := range t.stringProps {
-		switch p {
-		case "Id":
-			props[p] = writtenID(kind)
-		case "Status":
+	for f := range numStringFields {
+		p := fieldNames[f]
+		switch f {
+		case fieldID:
+			props[p] = map[string]obj{
+				"create": {"type": []string{"string", "null"}, "description": "Ignored: the server generates the Id."},
+				"update": {"type": "string", "format": "uuid", "description": "Must equal the id in the path (compared case-insensitively)."},
+				"seed": {"type": []string{"string", "null"}, "format": "uuid",
+					"description": "Optional; a unique GUID (any version, any case). Generated when absent."},
+			}[kind]
+		case fieldStatus:
 			// The enum lists the canonical spellings, which is what a
 			// generated client sends; the server also takes any case. Null
 			// (Active) is said in words: a null in the enum becomes a
 			// "<nil>" constant in Go clients.
-			s := obj{"type": "string", "enum": t.statuses,
-				"description": "Active or Inactive, matched case-insensitively on the wire (\"inactive\" is Inactive) and stored canonical. Omitted (or null) means Active."}
+			desc := "Active or Inactive, matched case-insensitively on the wire (\"inactive\" is Inactive) and stored canonical. Omitted (or null) means Active."
 			if kind == "update" {
-				s = obj{"type": "string", "enum": t.statuses,
-					"description": "Active or Inactive, matched case-insensitively on the wire and stored canonical; required and not null in an update."}
+				desc = "Active or Inactive, matched case-insensitively on the wire and stored canonical; required and not null in an update."
 			}
-			props[p] = s
+			props[p] = obj{"type": "string", "enum": statuses, "description": desc}
 		default:
-			props[p] = stringSchema(t, p, true)
+			props[p] = stringSchema(f, true)
 		}
 	}
 	props["StatusId"] = obj{"type": []string{"integer", "null"}, "description": "Ignored: derived from Status."}
@@ -208,39 +225,15 @@ func writeSchema(t openAPITables, kind string) obj {
 			"Empty or white-space-only name parts count as empty. Company is required when FirstName and Surname are both empty."}
 	if kind == "update" {
 		props["Address"] = addressSchema("Ignored on update: the stored Address is kept.")
-		s["required"] = t.editable
-		s["description"] = "A full replacement: every one of " + strings.Join(t.editable, ", ") +
+		var editable []string
+		for _, p := range editableProps {
+			editable = append(editable, p.String())
+		}
+		s["required"] = editable
+		s["description"] = "A full replacement: every one of " + strings.Join(editable, ", ") +
 			" must be present as a key (its value may be null); a body that lacks any is a 400 listing them. " + s["description"].(string)
 	}
 	return s
-}
-
-// writtenID is the Id of a body of this kind.
-func writtenID(kind string) obj {
-	switch kind {
-	case "update":
-		return obj{"type": "string", "format": "uuid", "description": "Must equal the id in the path (compared case-insensitively)."}
-	case "seed":
-		return obj{"type": []string{"string", "null"}, "format": "uuid", "description": "Optional; a unique GUID (any version, any case). Generated when absent."}
-	}
-	return obj{"type": []string{"string", "null"}, "description": "Ignored: the server generates the Id."}
-}
-
-func healthSchema() obj {
-	return obj{"type": "object", "required": []string{"Status"}, "additionalProperties": false, "properties": obj{
-		"Status":          obj{"type": "string", "enum": []string{"ok"}},
-		"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},
-		"DroppedLogLines": obj{"type": "integer", "minimum": 0, "description": "Present once a log line was dropped."},
-		"Snapshot": obj{"type": "object", "required": []string{"LastWrite"}, "additionalProperties": false,
-			"description": "Present when a snapshot file is written (not with -snapshot off).",
-			"properties": obj{
-				"LastWrite":           obj{"type": []string{"string", "null"}, "format": "date-time", "description": "The last successful write (the loaded file's when this run has not written yet); null when there is none."},
-				"LastWriteDurationMs": obj{"type": "number", "minimum": 0, "description": "Present once this run has written: how long its last successful write took, in milliseconds. A crash loses at most what changed in -snapshot-interval plus that."},
-				"LastError":           obj{"type": "string", "description": "Present while writes fail: why the last one failed (the server log has the whole error)."},
-				"LastErrorTime":       obj{"type": "string", "format": "date-time", "description": "Present while writes fail: when the last one failed."},
-				"FailedWrites":        obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
-			}},
-	}}
 }
 
 // journalEntrySchema is one entry of the journal; its caps are the
@@ -281,7 +274,7 @@ func journalEntrySchema() obj {
 
 // faultProperties are a fault's properties as POST /__admin/faults takes
 // them; its kinds and bounds are the fault code's own.
-func faultProperties(t openAPITables) obj {
+func faultProperties() obj {
 	matchMap := func(desc string) obj {
 		return obj{"type": "object", "additionalProperties": obj{"type": "string", "maxLength": maxMatchText}, "minProperties": 1, "maxProperties": maxMatchEntries,
 			"description": desc}
@@ -306,7 +299,7 @@ func faultProperties(t openAPITables) obj {
 		"Headers": obj{"type": "object", "additionalProperties": obj{"type": "string"},
 			"description": "For Kind response: extra headers the answer carries, any name, such as {\"Retry-After\": \"2\"}: an answer a fault gives may carry any header."},
 		"Body":    obj{"description": "Sent verbatim; without it the body is the error shape for Status."},
-		"DelayMs": obj{"type": "integer", "minimum": 0, "maximum": t.maxFaultDelay},
+		"DelayMs": obj{"type": "integer", "minimum": 0, "maximum": maxFaultDelay.Milliseconds()},
 		"After":   obj{"type": "boolean", "description": "Serve the request for real first, then replace the answer."},
 	}
 }
@@ -315,10 +308,5 @@ func faultProperties(t openAPITables) obj {
 // hyphenated, of any version (a seed may give any GUID).
 const openAPIGUIDPattern = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 
-func typeTable(types []requestorTypeInfo) string {
-	parts := make([]string, len(types))
-	for i, t := range types {
-		parts[i] = fmt.Sprintf("%d %s", t.ID, t.Name)
-	}
-	return strings.Join(parts, ", ")
-}
+// statuses are the values of Status, as the document's enums list them.
+var statuses = []string{statusActive, statusInactive}

@@ -8,17 +8,24 @@ import (
 
 // routes is every endpoint the server answers: the emulated API, which must
 // do only what the real service does, then the test-double controls under
-// /__admin/. Each route carries its documentation, and the OpenAPI
-// document's paths are built from this table alone (with HEAD beside each
-// GET and the /ns/{namespace} twins), so a new control is one entry here
-// and one handler, and its OpenAPI entry follows (a control of the whole
-// server rather than of a namespace also names its path in serverWide).
+// /__admin/. The OpenAPI document's paths are built from this table alone,
+// so a new control is one entry here and one handler (a control of the
+// whole server rather than of a namespace also names its path in serverWide).
 var routes = []route{
 	{http.MethodGet, "/api/v2/resource", (*Server).list, func(d docContext) operation {
 		return operation{id: "listResources", summary: "List resources",
 			description: "A page of resources, filtered and sorted. Query parameter names match in any case; others are ignored.",
 			pathNote:    "The directory. Fixed path segments match in any case and one trailing slash is tolerated. Other methods: 405 with Allow.",
-			params:      d.listParams(),
+			params: []any{
+				queryParam(paramFilters, filterDescription(d.limits.Filters, d.tables), obj{"type": "string", "maxLength": maxFilterBytes}),
+				queryParam(paramPage, "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals.",
+					obj{"type": "integer", "minimum": 1, "default": 1}),
+				queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", defaultPageSize, d.limits.MaxPageSize),
+					obj{"type": "integer", "minimum": 1, "default": defaultPageSize}),
+				queryParam(paramSorts, "`Field-asc~Field-desc…`; the direction is optional (asc by default) and field names are matched in any case. "+
+					"Fields: "+strings.Join(fieldNames[:], ", ")+". Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400.",
+					obj{"type": "string"}),
+			},
 			answers: obj{"200": okAnswer("A page.", ref("ResourcePage")),
 				"400": errAnswer("A filter, sort, page or pageSize that is not valid; ModelState names the parameter.")}}
 	}},
@@ -30,27 +37,24 @@ var routes = []route{
 				"400": errAnswer("The body is not a JSON object, or breaks a rule; ModelState names every offending property."),
 				"413": respRef("PayloadTooLarge"), "415": respRef("UnsupportedMediaType")}}
 	}},
-	{http.MethodPut, "/api/v2/resource/{id}", (*Server).update, func(d docContext) operation {
-		return operation{id: "updateResource", summary: "Replace a resource",
-			description: "A full replacement: the body carries every editable property.",
-			pathNote:    "One resource. Other methods: 405 with Allow.",
-			pathParams: []any{obj{"name": "id", "in": "path", "required": true, "description": "The resource's GUID, in any case.",
-				"schema": obj{"type": "string"}, "example": openAPIExampleID}},
-			body: jsonBody(ref("UpdateRequest"), "Every editable property."),
-			answers: obj{"200": okAnswer("The updated resource itself, not wrapped.", ref("Resource")),
-				"400": errAnswer("The id is not a GUID, the body lacks an editable key, the body Id differs from the path, or a rule is broken."),
-				"404": errAnswer("No resource has this id."),
-				"413": respRef("PayloadTooLarge"), "415": respRef("UnsupportedMediaType")}}
-	}},
+	{http.MethodPut, "/api/v2/resource/{id}", (*Server).update, fixed(operation{
+		id: "updateResource", summary: "Replace a resource",
+		description: "A full replacement: the body carries every editable property.",
+		pathNote:    "One resource. Other methods: 405 with Allow.",
+		pathParams: []any{obj{"name": "id", "in": "path", "required": true, "description": "The resource's GUID, in any case.",
+			"schema": obj{"type": "string"}, "example": openAPIExampleID}},
+		body: jsonBody(ref("UpdateRequest"), "Every editable property."),
+		answers: obj{"200": okAnswer("The updated resource itself, not wrapped.", ref("Resource")),
+			"400": errAnswer("The id is not a GUID, the body lacks an editable key, the body Id differs from the path, or a rule is broken."),
+			"404": errAnswer("No resource has this id."),
+			"413": respRef("PayloadTooLarge"), "415": respRef("UnsupportedMediaType")}})},
 
-	{http.MethodGet, "/__admin/health", (*Server).health, func(docContext) operation {
-		return operation{id: "health", summary: "Health", description: "Answers without credentials too under -auth, then with Status alone.",
-			answers: obj{"200": okAnswer("Healthy.", ref("Health")), "400": errAnswer("An unknown query parameter.")}}
-	}},
-	{http.MethodGet, "/__admin/resources", (*Server).adminResources, func(docContext) operation {
-		return operation{id: "adminListResources", summary: "Every resource", description: "Every resource, in creation order.",
-			answers: obj{"200": okAnswer("Every resource.", ref("ResourceSet")), "400": errAnswer("An unknown query parameter.")}}
-	}},
+	{http.MethodGet, "/__admin/health", (*Server).health, fixed(operation{
+		id: "health", summary: "Health", description: "Answers without credentials too under -auth, then with Status alone.",
+		answers: obj{"200": okAnswer("Healthy.", ref("Health")), "400": errAnswer("An unknown query parameter.")}})},
+	{http.MethodGet, "/__admin/resources", (*Server).adminResources, fixed(operation{
+		id: "adminListResources", summary: "Every resource", description: "Every resource, in creation order.",
+		answers: obj{"200": okAnswer("Every resource.", ref("ResourceSet")), "400": errAnswer("An unknown query parameter.")}})},
 	{http.MethodPost, "/__admin/resources", (*Server).seedResources, func(d docContext) operation {
 		return operation{id: "seedResources", summary: "Seed resources",
 			description: fmt.Sprintf("Adds an array of resources under the create rules, all or nothing; an Id may be given and must be a unique GUID. At most %d bytes (-max-seed-body).", d.limits.MaxSeedBody),
@@ -58,116 +62,113 @@ var routes = []route{
 			answers: obj{"200": okAnswer("Seeded.", ref("SeedResponse")),
 				"400": errAnswer("Not an array of objects, or an item breaks a rule; ModelState keys are \"[i].Property\"."), "413": respRef("PayloadTooLarge")}}
 	}},
-	{http.MethodPost, "/__admin/generate", (*Server).generateResources, func(docContext) operation {
-		return operation{id: "generateResources", summary: "Add generated resources",
-			description: "Adds Count realistic resources (names, companies, unique emails and external ids), the same ones for the same Seed. The console's \"Add sample data\" uses it.",
-			body:        jsonBody(ref("GenerateRequest"), "How many, and the seed."),
-			answers: obj{"200": okAnswer("Added, as a seed answers.", ref("SeedResponse")),
-				"400": errAnswer("A Count out of range, or an unknown property.")}}
-	}},
-	{http.MethodDelete, "/__admin/resources", (*Server).deleteResources, func(docContext) operation {
-		return operation{id: "deleteResources", summary: "Remove every resource",
-			answers: obj{"200": okAnswer("Removed; Deleted is how many there were.", counter("Deleted")), "400": errAnswer("An unknown query parameter.")}}
-	}},
+	{http.MethodPost, "/__admin/generate", (*Server).generateResources, fixed(operation{
+		id: "generateResources", summary: "Add generated resources",
+		description: "Adds Count realistic resources (names, companies, unique emails and external ids), the same ones for the same Seed. The console's \"Add sample data\" uses it.",
+		body:        jsonBody(ref("GenerateRequest"), "How many, and the seed."),
+		answers: obj{"200": okAnswer("Added, as a seed answers.", ref("SeedResponse")),
+			"400": errAnswer("A Count out of range, or an unknown property.")}})},
+	{http.MethodDelete, "/__admin/resources", (*Server).deleteResources, fixed(operation{
+		id: "deleteResources", summary: "Remove every resource",
+		answers: obj{"200": okAnswer("Removed; Deleted is how many there were.", counter("Deleted")), "400": errAnswer("An unknown query parameter.")}})},
 	{http.MethodGet, "/__admin/requests", (*Server).readJournal, func(d docContext) operation {
 		return operation{id: "listRequests", summary: "The request journal",
 			description: fmt.Sprintf("Every /api/v2 request, newest last, up to -journal-size (%d here). Filters combine.", d.limits.JournalSize),
-			params:      journalParams(),
+			params: []any{
+				queryParam("method", "Only entries with this method.", obj{"type": "string"}),
+				queryParam("path", "Only entries with this path: exact, or a pattern with {name} segments as in faults.", obj{"type": "string"}),
+				queryParam("status", "Only entries with this status.", obj{"type": "integer", "minimum": 100, "maximum": 599}),
+				queryParam("since", "Only entries with a larger Seq.", obj{"type": "integer", "minimum": 0}),
+				queryParam("limit", "Keep only the newest N matching entries.", obj{"type": "integer", "minimum": 1}),
+				queryParam("count", "With wait: answer as soon as at least N entries match.", obj{"type": "integer", "minimum": 1}),
+				queryParam("wait", fmt.Sprintf("How long to wait for count entries, a Go duration such as 5s or 500ms; at most %ds.", int(maxJournalWait.Seconds())),
+					obj{"type": "string", "pattern": "^[0-9.]+(ns|us|µs|ms|s|m)$"}),
+			},
 			answers: obj{"200": okAnswer("Matching entries, oldest first.", ref("Journal")),
 				"400": errAnswer("An unknown or malformed query parameter.")}}
 	}},
-	{http.MethodDelete, "/__admin/requests", (*Server).clearJournal, func(docContext) operation {
-		return operation{id: "clearRequests", summary: "Clear the journal", description: "Seq numbers are not reused afterwards.",
-			answers: obj{"200": okAnswer("Cleared; Cleared is how many entries there were.", counter("Cleared")), "400": errAnswer("An unknown query parameter.")}}
-	}},
-	{http.MethodGet, "/__admin/faults", (*Server).listFaults, func(docContext) operation {
-		return operation{id: "listFaults", summary: "Faults in force", description: "In the order they are tried, each with how often it Fired.",
-			answers: obj{"200": okAnswer("The faults.", ref("FaultList")), "400": errAnswer("An unknown query parameter.")}}
-	}},
-	{http.MethodPost, "/__admin/faults", (*Server).addFaults, func(d docContext) operation {
-		return operation{id: "addFaults", summary: "Add faults",
-			description: fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room), "+
-				"and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (%d MiB by default). ", d.tables.maxFaults, defaultConfig().MaxFaultBodies>>20) +
-				"A fault's answer carries any headers the fault sets (Headers), so the /api/v2 operations declare Retry-After on their 429, 503 and default answers.",
-			body: jsonBody(obj{"oneOf": []any{ref("FaultSpec"), obj{"type": "array", "items": ref("FaultSpec")}}}, "A fault, or an array of faults."),
-			answers: obj{"200": okAnswer("The faults added, with their Ids.", ref("FaultList")),
-				"400": errAnswer("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), too many faults, or bodies over -max-fault-bodies."),
-				"413": respRef("PayloadTooLarge")}}
-	}},
-	{http.MethodDelete, "/__admin/faults", (*Server).clearFaults, func(docContext) operation {
-		return operation{id: "clearFaults", summary: "Clear every fault",
-			answers: obj{"200": okAnswer("Cleared; Cleared is how many faults there were.", counter("Cleared")), "400": errAnswer("An unknown query parameter.")}}
-	}},
-	{http.MethodDelete, "/__admin/faults/{id}", (*Server).deleteFault, func(docContext) operation {
-		return operation{id: "removeFault", summary: "Remove one fault",
-			pathParams: []any{obj{"name": "id", "in": "path", "required": true, "schema": obj{"type": "integer", "minimum": 1}, "example": 1}},
-			answers: obj{"200": okAnswer("Removed; Deleted is the fault's Id.", counter("Deleted")),
-				"400": errAnswer("The id is not a number."), "404": errAnswer("No fault has this id.")}}
-	}},
-	{http.MethodPost, "/__admin/snapshot", (*Server).writeSnapshot, func(docContext) operation {
-		return operation{id: "writeSnapshot", summary: "Write the snapshot now",
-			answers: obj{"200": okAnswer("Written.", ref("SnapshotResult")), "400": errAnswer("An unknown query parameter."),
-				"409": errAnswer("Snapshots are off (-snapshot \"\")."),
-				"500": errAnswer("The snapshot could not be written; the Message gives the request id and a reason.")}}
-	}},
-	{http.MethodPost, "/__admin/reset", (*Server).reset, func(docContext) operation {
-		return operation{id: "reset", summary: "Reset", description: "Resources, journal and faults back to empty; the -seed file is loaded again when one was given.",
-			answers: obj{"200": okAnswer("Reset; Resources is how many the directory holds now (the -seed file's).", closed(obj{
-				"Status": obj{"type": "string", "enum": []string{"reset"}}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
-				"400": errAnswer("An unknown query parameter.")}}
-	}},
-	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces, func(docContext) operation {
-		namespaces := closed(obj{
-			"Name":        obj{"type": "string", "pattern": namespacePattern},
-			"Resources":   obj{"type": "integer", "minimum": 0},
-			"Created":     obj{"type": "string", "format": "date-time"},
-			"LastRequest": obj{"type": []string{"string", "null"}, "format": "date-time", "description": "null until a client's first request."}},
-			"Name", "Resources", "Created", "LastRequest")
-		return operation{id: "listNamespaces", summary: "Namespaces",
-			description: "Every namespace with its resource count, when it was created and when a client last sent it a request (the console's own requests aside).",
-			answers: obj{"200": okAnswer("The namespaces, by name.", closed(obj{
-				"Namespaces": obj{"type": "array", "items": namespaces},
-				"Total":      obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
-				"400": errAnswer("An unknown query parameter.")}}
-	}},
-	{http.MethodPost, "/__admin/namespaces", (*Server).createNamespace, func(docContext) operation {
-		return operation{id: "createNamespace", summary: "Create a namespace",
-			description: "A new, empty namespace with a fresh name, for one test to use alone; its base URL is what the test's client is pointed at.",
-			body: obj{"required": false, "description": "Optional: what the name starts with.", "content": jsonContent(closed(obj{
-				"Prefix": obj{"type": "string", "description": "The new name starts with it; a name is " + namespaceNameHelp}}))},
-			answers: obj{"201": okAnswer("Created.", closed(obj{
-				"Name":    obj{"type": "string", "pattern": namespacePattern},
-				"BaseURL": obj{"type": "string", "description": "The namespace's base URL: /api/v2 and /__admin paths go after it."}}, "Name", "BaseURL")),
-				"400": errAnswer("A Prefix that cannot start a name, or an unknown property."),
-				"429": errAnswer("There are -max-namespaces namespaces already.")}}
-	}},
-	{http.MethodDelete, "/__admin/namespaces/{name}", (*Server).deleteNamespace, func(docContext) operation {
-		return operation{id: "deleteNamespace", summary: "Remove a namespace", description: "The default namespace cannot be removed, only reset.",
-			pathParams: []any{obj{"name": "name", "in": "path", "required": true,
-				"schema": obj{"type": "string", "pattern": namespacePattern}, "example": openAPIExampleNamespace}},
-			answers: obj{"200": okAnswer("Removed; Resources is how many it held.", closed(obj{
-				"Deleted": obj{"type": "string", "pattern": namespacePattern}, "Resources": obj{"type": "integer", "minimum": 0}}, "Deleted", "Resources")),
-				"400": errAnswer("A name that is not valid, or default."), "404": errAnswer("No such namespace.")}}
-	}},
+	{http.MethodDelete, "/__admin/requests", (*Server).clearJournal, fixed(operation{
+		id: "clearRequests", summary: "Clear the journal", description: "Seq numbers are not reused afterwards.",
+		answers: obj{"200": okAnswer("Cleared; Cleared is how many entries there were.", counter("Cleared")), "400": errAnswer("An unknown query parameter.")}})},
+	{http.MethodGet, "/__admin/faults", (*Server).listFaults, fixed(operation{
+		id: "listFaults", summary: "Faults in force", description: "In the order they are tried, each with how often it Fired.",
+		answers: obj{"200": okAnswer("The faults.", ref("FaultList")), "400": errAnswer("An unknown query parameter.")}})},
+	{http.MethodPost, "/__admin/faults", (*Server).addFaults, fixed(operation{id: "addFaults", summary: "Add faults",
+		description: fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room), "+
+			"and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (%d MiB by default). ", maxFaults, defaultConfig().MaxFaultBodies>>20) +
+			"A fault's answer carries any headers the fault sets (Headers), so the /api/v2 operations declare Retry-After on their 429, 503 and default answers.",
+		body: jsonBody(obj{"oneOf": []any{ref("FaultSpec"), obj{"type": "array", "items": ref("FaultSpec")}}}, "A fault, or an array of faults."),
+		answers: obj{"200": okAnswer("The faults added, with their Ids.", ref("FaultList")),
+			"400": errAnswer("A fault breaks a rule (ModelState names the property, prefixed [i]. in an array), too many faults, or bodies over -max-fault-bodies."),
+			"413": respRef("PayloadTooLarge")}})},
+	{http.MethodDelete, "/__admin/faults", (*Server).clearFaults, fixed(operation{
+		id: "clearFaults", summary: "Clear every fault",
+		answers: obj{"200": okAnswer("Cleared; Cleared is how many faults there were.", counter("Cleared")), "400": errAnswer("An unknown query parameter.")}})},
+	{http.MethodDelete, "/__admin/faults/{id}", (*Server).deleteFault, fixed(operation{
+		id: "removeFault", summary: "Remove one fault",
+		pathParams: []any{obj{"name": "id", "in": "path", "required": true, "schema": obj{"type": "integer", "minimum": 1}, "example": 1}},
+		answers: obj{"200": okAnswer("Removed; Deleted is the fault's Id.", counter("Deleted")),
+			"400": errAnswer("The id is not a number."), "404": errAnswer("No fault has this id.")}})},
+	{http.MethodPost, "/__admin/snapshot", (*Server).writeSnapshot, fixed(operation{
+		id: "writeSnapshot", summary: "Write the snapshot now",
+		answers: obj{"200": okAnswer("Written.", ref("SnapshotResult")), "400": errAnswer("An unknown query parameter."),
+			"409": errAnswer("Snapshots are off (-snapshot \"\")."),
+			"500": errAnswer("The snapshot could not be written; the Message gives the request id and a reason.")}})},
+	{http.MethodPost, "/__admin/reset", (*Server).reset, fixed(operation{
+		id: "reset", summary: "Reset", description: "Resources, journal and faults back to empty; the -seed file is loaded again when one was given.",
+		answers: obj{"200": okAnswer("Reset; Resources is how many the directory holds now (the -seed file's).", closed(obj{
+			"Status": obj{"type": "string", "enum": []string{"reset"}}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
+			"400": errAnswer("An unknown query parameter.")}})},
+	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces, fixed(operation{
+		id: "listNamespaces", summary: "Namespaces",
+		description: "Every namespace with its resource count, when it was created and when a client last sent it a request (the console's own requests aside).",
+		answers: obj{"200": okAnswer("The namespaces, by name.", closed(obj{
+			"Namespaces": obj{"type": "array", "items": closed(obj{
+				"Name":        obj{"type": "string", "pattern": namespacePattern},
+				"Resources":   obj{"type": "integer", "minimum": 0},
+				"Created":     obj{"type": "string", "format": "date-time"},
+				"LastRequest": obj{"type": []string{"string", "null"}, "format": "date-time", "description": "null until a client's first request."}},
+				"Name", "Resources", "Created", "LastRequest")},
+			"Total": obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
+			"400": errAnswer("An unknown query parameter.")}})},
+	{http.MethodPost, "/__admin/namespaces", (*Server).createNamespace, fixed(operation{
+		id: "createNamespace", summary: "Create a namespace",
+		description: "A new, empty namespace with a fresh name, for one test to use alone; its base URL is what the test's client is pointed at.",
+		body: obj{"required": false, "description": "Optional: what the name starts with.", "content": jsonContent(closed(obj{
+			"Prefix": obj{"type": "string", "description": "The new name starts with it; a name is " + namespaceNameHelp}}))},
+		answers: obj{"201": okAnswer("Created.", closed(obj{
+			"Name":    obj{"type": "string", "pattern": namespacePattern},
+			"BaseURL": obj{"type": "string", "description": "The namespace's base URL: /api/v2 and /__admin paths go after it."}}, "Name", "BaseURL")),
+			"400": errAnswer("A Prefix that cannot start a name, or an unknown property."),
+			"429": errAnswer("There are -max-namespaces namespaces already.")}})},
+	{http.MethodDelete, "/__admin/namespaces/{name}", (*Server).deleteNamespace, fixed(operation{
+		id: "deleteNamespace", summary: "Remove a namespace", description: "The default namespace cannot be removed, only reset.",
+		pathParams: []any{obj{"name": "name", "in": "path", "required": true,
+			"schema": obj{"type": "string", "pattern": namespacePattern}, "example": openAPIExampleNamespace}},
+		answers: obj{"200": okAnswer("Removed; Resources is how many it held.", closed(obj{
+			"Deleted": obj{"type": "string", "pattern": namespacePattern}, "Resources": obj{"type": "integer", "minimum": 0}}, "Deleted", "Resources")),
+			"400": errAnswer("A name that is not valid, or default."), "404": errAnswer("No such namespace.")}})},
 
-	{http.MethodGet, "/{$}", (*Server).handleConsolePage, func(docContext) operation {
-		return operation{id: "console", summary: "The console",
-			description: "The console: one HTML page (its script and style sheet are under /__admin/console/) for watching and driving the directory in a browser.",
-			answers:     obj{"200": obj{"description": "The page.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}}}
-	}},
-	{http.MethodGet, consoleAssetPrefix + "{file}", (*Server).handleConsoleAsset, func(docContext) operation {
-		return operation{id: "consoleAsset", summary: "The console's script and style sheet",
-			description: "Served with ?v=<content hash> by the page, and then cacheable for good.",
-			pathParams: []any{obj{"name": "file", "in": "path", "required": true, "schema": obj{"type": "string", "enum": consoleAssetNames()},
-				"example": consoleAssetNames()[0]}},
-			answers: obj{"200": obj{"description": "The file.", "content": obj{
-				"text/javascript": obj{"schema": obj{"type": "string"}}, "text/css": obj{"schema": obj{"type": "string"}}}},
-				"404": errAnswer("No such file.")}}
-	}},
-	{http.MethodGet, "/__admin/openapi.json", (*Server).handleOpenAPI, func(docContext) operation {
-		return operation{id: "openapi", summary: "This document",
-			answers: obj{"200": okAnswer("The OpenAPI document.", obj{"type": "object", "additionalProperties": true}), "400": errAnswer("An unknown query parameter.")}}
-	}},
+	{http.MethodGet, "/{$}", (*Server).handleConsolePage, fixed(operation{id: "console", summary: "The console",
+		description: "The console: one HTML page (its script and style sheet are under /__admin/console/) for watching and driving the directory in a browser.",
+		answers:     obj{"200": obj{"description": "The page.", "content": obj{"text/html": obj{"schema": obj{"type": "string"}}}}}})},
+	{http.MethodGet, consoleAssetPrefix + "{file}", (*Server).handleConsoleAsset, fixed(operation{
+		id: "consoleAsset", summary: "The console's script and style sheet",
+		description: "Served with ?v=<content hash> by the page, and then cacheable for good.",
+		pathParams: []any{obj{"name": "file", "in": "path", "required": true, "schema": obj{"type": "string", "enum": consoleAssetNames()},
+			"example": consoleAssetNames()[0]}},
+		answers: obj{"200": obj{"description": "The file.", "content": obj{
+			"text/javascript": obj{"schema": obj{"type": "string"}}, "text/css": obj{"schema": obj{"type": "string"}}}},
+			"404": errAnswer("No such file.")}})},
+	{http.MethodGet, "/__admin/openapi.json", (*Server).handleOpenAPI, fixed(operation{
+		id: "openapi", summary: "This document",
+		answers: obj{"200": okAnswer("The OpenAPI document.", obj{"type": "object", "additionalProperties": true}), "400": errAnswer("An unknown query parameter.")}})},
+}
+
+// fixed is the documentation of a route that the server's limits do not
+// change: one value serves every document, which only copies from it.
+func fixed(o operation) func(docContext) operation {
+	return func(docContext) operation { return o }
 }
 
 // serverWide are the controls of the whole server rather than of one
@@ -205,33 +206,4 @@ type operation struct {
 type docContext struct {
 	limits openAPILimits
 	tables openAPITables
-}
-
-// listParams are the query parameters of the list.
-func (d docContext) listParams() []any {
-	t := d.tables
-	return []any{
-		queryParam(paramFilters, filterDescription(d.limits.Filters, t), obj{"type": "string", "maxLength": t.maxFilter[0]}),
-		queryParam(paramPage, "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals.",
-			obj{"type": "integer", "minimum": 1, "default": 1}),
-		queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", t.defaultPage, d.limits.MaxPageSize),
-			obj{"type": "integer", "minimum": 1, "default": t.defaultPage}),
-		queryParam(paramSorts, "`Field-asc~Field-desc…`; the direction is optional (asc by default) and field names are matched in any case. "+
-			"Fields: "+strings.Join(t.fields, ", ")+". Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400.",
-			obj{"type": "string"}),
-	}
-}
-
-// journalParams are the query parameters of the journal.
-func journalParams() []any {
-	return []any{
-		queryParam("method", "Only entries with this method.", obj{"type": "string"}),
-		queryParam("path", "Only entries with this path: exact, or a pattern with {name} segments as in faults.", obj{"type": "string"}),
-		queryParam("status", "Only entries with this status.", obj{"type": "integer", "minimum": 100, "maximum": 599}),
-		queryParam("since", "Only entries with a larger Seq.", obj{"type": "integer", "minimum": 0}),
-		queryParam("limit", "Keep only the newest N matching entries.", obj{"type": "integer", "minimum": 1}),
-		queryParam("count", "With wait: answer as soon as at least N entries match.", obj{"type": "integer", "minimum": 1}),
-		queryParam("wait", fmt.Sprintf("How long to wait for count entries, a Go duration such as 5s or 500ms; at most %ds.", int(maxJournalWait.Seconds())),
-			obj{"type": "string", "pattern": "^[0-9.]+(ns|us|µs|ms|s|m)$"}),
-	}
 }

@@ -7,13 +7,13 @@
 const base = location.pathname.replace(/\/+$/, '');
 const nsMatch = base.match(/^\/ns\/([^/]+)$/);
 
-// The server writes the list's columns and the form's text fields into the
-// page from its table of properties, so that the console shows every field
-// the server has.
+// The server writes the list's columns, the form's text fields and the
+// requestor types into the page from its tables, so that the console shows
+// every field and type the server has.
 const columns = document.getElementById('resources-head').dataset.columns.split(' ');
 const sortable = new Set(columns.filter((c) => c !== 'Types' && c !== 'Id'));
 const stringProps = document.getElementById('resource-form').dataset.props.split(' ');
-const typeNames = ['Team', 'Customer', 'Contractor', 'Employee', 'Company'];
+const typeNames = document.getElementById('types-boxes').dataset.types.split(' ');
 
 // Every call of the console carries this header, and the server neither
 // journals it nor answers it with a fault: the console observes and never
