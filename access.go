@@ -141,7 +141,7 @@ var corsExposed = []string{"Location", "Retry-After", "X-Request-Id"}
 // cors adds the CORS headers and answers preflights, which carry no
 // credentials and so come before authentication. It reports whether the
 // request was answered.
-func (s *Server) cors(x *exchange, r *http.Request, nsName string) bool {
+func (s *Server) cors(x *exchange, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return false
@@ -158,8 +158,8 @@ func (s *Server) cors(x *exchange, r *http.Request, nsName string) bool {
 		h.Set("Access-Control-Allow-Credentials", "true")
 	}
 	exposed := corsExposed
-	if ns := s.lookupNamespace(nsName); ns != nil {
-		exposed = ns.faults.exposedHeaders(exposed)
+	if x.ns != nil {
+		exposed = x.ns.faults.exposedHeaders(exposed)
 	}
 	h.Set("Access-Control-Expose-Headers", strings.Join(exposed, ", "))
 	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {

@@ -46,10 +46,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.checkLocal(x, r) {
 		return
 	}
-	if len(s.cfg.CORSOrigins) > 0 && s.cors(x, r, nsName) {
+	x.ns = s.lookupNamespace(nsName)
+	if len(s.cfg.CORSOrigins) > 0 && s.cors(x, r) {
 		return
 	}
-	if x.ns = s.lookupNamespace(nsName); x.ns != nil {
+	if x.ns != nil {
 		s.startJournal(x, r) // requests refused for their credentials are journaled too
 	}
 	if s.cfg.Auth != "" && !s.authenticate(x, r) {
