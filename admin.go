@@ -43,23 +43,30 @@ func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 	}{"ok", x.ns.store.count(), dropped, snap}, nil
 }
 
-// adminResources streams every resource in creation order, so that a
-// million of them are never one buffer.
+// adminResources answers every resource in creation order.
 func (s *Server) adminResources(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
 	all, _ := x.ns.store.all()
-	return jsonStream(func(w io.Writer) error {
-		if _, err := io.WriteString(w, `{"Data":[`); err != nil {
-			return err
-		}
-		var b []byte
-		for i, res := range all {
+	return streamList(`{"Data":[`, len(all), func(b []byte, i int) ([]byte, error) {
+		return appendResource(b, all[i], false), nil
+	}, fmt.Sprintf(`],"Total":%d}`, len(all))), nil
+}
+
+// streamList answers head, n items that item appends joined by commas, then
+// tail, some 32 KiB at a time: a million items are never one buffer.
+func streamList(head string, n int, item func(b []byte, i int) ([]byte, error), tail string) jsonStream {
+	return func(w io.Writer) error {
+		b := []byte(head)
+		for i := range n {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendResource(b, res, false)
+			var err error
+			if b, err = item(b, i); err != nil {
+				return err
+			}
 			if len(b) > 32<<10 {
 				if _, err := w.Write(b); err != nil {
 					return err
@@ -67,10 +74,9 @@ func (s *Server) adminResources(x *exchange, r *http.Request) (any, error) {
 				b = b[:0]
 			}
 		}
-		b = fmt.Appendf(b, `],"Total":%d}`, len(all))
-		_, err := w.Write(b)
+		_, err := w.Write(append(b, tail...))
 		return err
-	}), nil
+	}
 }
 
 // adminBody is the body of an admin request that takes one: the admin API
@@ -176,12 +182,7 @@ func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 			"The snapshot could not be written (%s); the previous snapshot is kept, and the server log says more (request id %s).",
 			writeFailureReason(err), x.requestID)}
 	}
-	return struct {
-		Path       string
-		Resources  int
-		Bytes      int64
-		DurationMs float64
-	}{res.Path, res.Resources, res.Bytes, durationMs(res.Duration)}, nil
+	return res, nil
 }
 
 // durationMs is d in milliseconds, to the microsecond, as the admin API

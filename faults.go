@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -84,28 +83,10 @@ func (s *Server) listFaults(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	faults := x.ns.faults.list()
-	return jsonStream(func(w io.Writer) error {
-		if _, err := io.WriteString(w, `{"Faults":[`); err != nil {
-			return err
-		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		for i := range faults {
-			buf.Reset()
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := enc.Encode(&faults[i]); err != nil {
-				return err
-			}
-			if _, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))); err != nil {
-				return err
-			}
-		}
-		_, err := io.WriteString(w, "]}")
-		return err
-	}), nil
+	return streamList(`{"Faults":[`, len(faults), func(b []byte, i int) ([]byte, error) {
+		text, err := marshalText(&faults[i])
+		return append(b, text...), err
+	}, "]}"), nil
 }
 
 func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {

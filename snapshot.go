@@ -65,11 +65,14 @@ type snapshotSpace struct {
 	reseed bool
 }
 
-// count is the number of resources the namespace shows.
-func (sp *snapshotSpace) count() int {
-	n := len(sp.Own)
-	if sp.Base != nil {
-		n += len(sp.Base.Resources)
+// resourceCount is the number of resources the namespaces show.
+func resourceCount(spaces []snapshotSpace) int {
+	n := 0
+	for _, sp := range spaces {
+		n += len(sp.Own)
+		if sp.Base != nil {
+			n += len(sp.Base.Resources)
+		}
 	}
 	return n
 }

@@ -34,12 +34,13 @@ type snapshotter struct {
 	lock *fileLock // held from open to close
 }
 
-// snapshotResult describes one write.
+// snapshotResult describes one write, as POST /__admin/snapshot answers.
 type snapshotResult struct {
-	Path      string
-	Resources int
-	Bytes     int64
-	Duration  time.Duration
+	Path       string
+	Resources  int
+	Bytes      int64
+	DurationMs float64
+	Duration   time.Duration `json:"-"`
 }
 
 // snapshotDir is what a snapshot saves and restores: the Server's
@@ -57,10 +58,10 @@ func newSnapshotter(path string, dir snapshotDir, logger *slog.Logger) *snapshot
 }
 
 // open makes the snapshotter the file's only user and loads it: the path
-// must be a regular file or not exist yet, its folder must exist and take
-// new files, and no other resourcedir may be using it. A symbolic link is
-// followed: the lock and the checks are on the file it points to, so two
-// servers reaching one file by two names still collide.
+// must be a regular file or not exist yet, in a folder that takes new
+// files, and no other resourcedir may use it. The lock and the checks are
+// on the file a symbolic link points to, so that two servers reaching one
+// file by two names still collide.
 func (s *snapshotter) open() error {
 	target, err := resolveLink(s.path)
 	if err != nil {
@@ -101,9 +102,8 @@ func (s *snapshotter) close() {
 	s.lock = nil
 }
 
-// checkWritableFolder checks that the folder of path exists and takes new
-// files, by creating one there as a write would: otherwise every write
-// would fail and the data be lost at exit.
+// checkWritableFolder checks that path's folder exists and takes new files,
+// by creating one as a write would: otherwise the data is lost at exit.
 func checkWritableFolder(path string) error {
 	dir := filepath.Dir(path)
 	info, err := os.Stat(dir)
@@ -137,11 +137,8 @@ func (s *snapshotter) load() error {
 		if err := s.dir.restore(spaces); err != nil {
 			return fmt.Errorf("load snapshot %s: %w", s.path, err)
 		}
-		n := 0
-		for _, sp := range spaces {
-			n += sp.count()
-		}
-		s.log.Info("snapshot loaded", "path", s.path, "resources", n, "namespaces", len(spaces), "duration", time.Since(start))
+		s.log.Info("snapshot loaded", "path", s.path, "resources", resourceCount(spaces), "namespaces", len(spaces),
+			"duration", time.Since(start))
 		// The file loaded is the last good write, if an earlier run's.
 		if info, err := os.Stat(s.path); err == nil {
 			s.statusMu.Lock()
@@ -187,12 +184,9 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 		return snapshotResult{}, err
 	}
 	s.written = changes
-	n := 0
-	for _, sp := range spaces {
-		n += sp.count()
-	}
-	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: took}
-	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)
+	res := snapshotResult{Path: s.path, Resources: resourceCount(spaces), Bytes: size,
+		DurationMs: durationMs(took), Duration: took}
+	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", took)
 	return res, nil
 }
 
@@ -229,9 +223,8 @@ func (s *snapshotter) health() snapshotHealth {
 }
 
 // writeFailureReason says in a few words why a snapshot write failed,
-// without the path or the OS's error text: it is for an answer to a client
-// (POST /__admin/snapshot), which has no business knowing the server's
-// folders; the log has the whole error.
+// without the path or the OS's text: a client (POST /__admin/snapshot) has
+// no business knowing the server's folders; the log has the whole error.
 func writeFailureReason(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC):
