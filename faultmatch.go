@@ -111,10 +111,7 @@ func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 		for name, want := range m.Query {
 			found := false
 			for got, values := range query {
-				if strings.EqualFold(got, name) && slices.Contains(values, want) {
-					found = true
-					break
-				}
+				found = found || strings.EqualFold(got, name) && slices.Contains(values, want)
 			}
 			if !found {
 				return false

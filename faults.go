@@ -17,19 +17,18 @@ import (
 
 // Faults: injected failures that break a client the way production does
 // (the README's "Faults").
-
-// maxFaultDelay bounds an injected delay: long enough for any client
-// timeout worth testing, short enough that a forgotten fault does not hold
-// connections for ever.
-const maxFaultDelay = 2 * time.Minute
-
-// maxFaults bounds how many faults exist at once: those that can still
-// fire, and the spent ones kept to be listed in the room they leave.
-const maxFaults = 1000
-
-// statusClientClosed is what the journal and the log show for a request
-// whose client hung up before it was answered (nginx's convention).
-const statusClientClosed = 499
+const (
+	// maxFaultDelay bounds an injected delay: long enough for any client
+	// timeout worth testing, short enough that a forgotten fault does not
+	// hold connections for ever.
+	maxFaultDelay = 2 * time.Minute
+	// maxFaults bounds how many faults exist at once: those that can still
+	// fire, and the spent ones kept listed in the room they leave.
+	maxFaults = 1000
+	// statusClientClosed is what the journal and the log show for a request
+	// whose client hung up before it was answered (nginx's convention).
+	statusClientClosed = 499
+)
 
 // The kinds of fault.
 const (
@@ -73,7 +72,6 @@ type faultList struct {
 	mu     sync.Mutex
 	faults []*fault
 	lastID int
-	held   int64 // what the faults' bodies and headers hold (fault.held)
 }
 
 // listFaults streams the listing fault by fault: built whole, a listing of
@@ -141,10 +139,15 @@ func (f *fault) held() int64 {
 	return int64(n)
 }
 
+// heldBytes is what the faults' bodies and headers hold (fault.held).
 func (l *faultList) heldBytes() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.held
+	var n int64
+	for _, f := range l.faults {
+		n += f.held()
+	}
+	return n
 }
 
 func (s *Server) clearFaults(x *exchange, r *http.Request) (any, error) {
@@ -203,8 +206,12 @@ func parseFaults(body []byte) ([]*fault, error) {
 }
 
 func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) *fault {
-	f := &fault{Chance: 1, Kind: kindResponse}
-	var seed *int64
+	// The Seed drawn when none is given is below 2^53, so that a JavaScript
+	// client can copy it exactly.
+	f := &fault{Chance: 1, Kind: kindResponse, Seed: rand.Int64N(1 << 53)}
+	into := map[string]any{"Method": &f.Method, "Path": &f.Path, "Skip": &f.Skip, "Times": &f.Times,
+		"Chance": &f.Chance, "Seed": &f.Seed, "Kind": &f.Kind, "Status": &f.Status, "Headers": &f.Headers,
+		"DelayMs": &f.DelayMs, "After": &f.After}
 	seen := map[string]bool{}
 	props := adminProps(spec, faultProps, prefix, "A fault", ms)
 	for _, name := range faultProps {
@@ -213,29 +220,9 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			continue // absent, or a null Body: the error shape is sent
 		}
 		seen[name] = true
-		var err error
 		switch name {
-		case "Method":
-			err = json.Unmarshal(raw, &f.Method)
-		case "Path":
-			err = json.Unmarshal(raw, &f.Path)
 		case "Match":
 			f.Match = parseFaultMatch(raw, prefix+"Match", ms)
-			continue
-		case "Skip":
-			err = json.Unmarshal(raw, &f.Skip)
-		case "Times":
-			err = json.Unmarshal(raw, &f.Times)
-		case "Chance":
-			err = json.Unmarshal(raw, &f.Chance)
-		case "Seed":
-			err = json.Unmarshal(raw, &seed)
-		case "Kind":
-			err = json.Unmarshal(raw, &f.Kind)
-		case "Status":
-			err = json.Unmarshal(raw, &f.Status)
-		case "Headers":
-			err = json.Unmarshal(raw, &f.Headers)
 		case "Body":
 			var text string
 			f.Body = compactJSON(raw)
@@ -244,20 +231,11 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			} else {
 				f.body, f.contentType = f.Body, jsonMediaType // one copy: nothing writes to either
 			}
-		case "DelayMs":
-			err = json.Unmarshal(raw, &f.DelayMs)
-		case "After":
-			err = json.Unmarshal(raw, &f.After)
+		default:
+			if json.Unmarshal(raw, into[name]) != nil {
+				ms.add(prefix+name, fmt.Sprintf("%s has the wrong JSON type.", name))
+			}
 		}
-		if err != nil {
-			ms.add(prefix+name, fmt.Sprintf("%s has the wrong JSON type.", name))
-		}
-	}
-	if seed != nil {
-		f.Seed = *seed
-	} else {
-		// Below 2^53, so that a JavaScript client can copy it exactly.
-		f.Seed = rand.Int64N(1 << 53)
 	}
 	f.draws = rand.New(rand.NewPCG(uint64(f.Seed), uint64(f.Seed)^0x9e3779b97f4a7c15))
 	f.check(seen, prefix, ms)
@@ -342,17 +320,9 @@ func canonicalHeaders(in map[string]string, prefix string, ms *modelState) map[s
 
 // validHeaderName reports whether name is an HTTP token (RFC 9110 5.6.2).
 func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
+	return name != "" && !strings.ContainsFunc(name, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c))
+	})
 }
 
 func (l *faultList) add(parsed []*fault) ([]fault, error) {
@@ -374,7 +344,6 @@ func (l *faultList) add(parsed []*fault) ([]fault, error) {
 	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
 		if excess > 0 && f.spent() {
 			excess--
-			l.held -= f.held()
 			return true
 		}
 		return false
@@ -384,7 +353,6 @@ func (l *faultList) add(parsed []*fault) ([]fault, error) {
 		l.lastID++
 		f.ID = l.lastID
 		l.faults = append(l.faults, f)
-		l.held += f.held()
 		added[i] = *f
 	}
 	return added, nil
@@ -404,7 +372,7 @@ func (l *faultList) clear() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.faults)
-	l.faults, l.held = nil, 0
+	l.faults = nil
 	return n
 }
 
@@ -412,13 +380,7 @@ func (l *faultList) remove(id int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.faults)
-	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
-		if f.ID == id {
-			l.held -= f.held()
-			return true
-		}
-		return false
-	})
+	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool { return f.ID == id })
 	return len(l.faults) < n
 }
 
@@ -428,13 +390,10 @@ func (l *faultList) remove(id int) bool {
 func (l *faultList) exposedHeaders(base []string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := base
+	out := slices.Clip(base) // an append copies it: base is shared by every request
 	for _, f := range l.faults {
 		for name := range f.Headers {
 			if !f.spent() && !slices.Contains(out, name) {
-				if len(out) == len(base) {
-					out = slices.Clone(base) // base is shared by every request
-				}
 				out = append(out, name)
 			}
 		}
