@@ -14,25 +14,11 @@ import (
 
 // fileLock is an exclusive flock(2) on a lock file that holds the owner's
 // PID. The kernel drops the lock when the process dies, so a server killed
-// with -9 does not leave the snapshot locked; the file itself may stay, with
-// a PID that no longer means anything.
+// with -9 does not leave the snapshot locked; the file may stay, with a PID
+// that no longer means anything.
 type fileLock struct {
 	path string
 	f    *os.File
-}
-
-// lockedError is returned by lockFile when another process holds the lock.
-type lockedError struct {
-	path string
-	pid  string // "" when the holder had not written it yet
-}
-
-func (e *lockedError) Error() string {
-	holder := "another resourcedir"
-	if e.pid != "" {
-		holder += ", process " + e.pid + ","
-	}
-	return fmt.Sprintf("%s is using it (lock file %s); stop it or give this one another -snapshot", holder, e.path)
 }
 
 // lockFile takes the lock at path without waiting.
@@ -46,10 +32,10 @@ func lockFile(path string) (*fileLock, error) {
 			return nil, err
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			pid := readLockPID(f)
+			holder := lockHolder(f)
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, &lockedError{path: path, pid: pid}
+				return nil, fmt.Errorf("%s is using it (lock file %s); stop it or give this one another -snapshot", holder, path)
 			}
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
@@ -67,13 +53,15 @@ func lockFile(path string) (*fileLock, error) {
 	return nil, fmt.Errorf("lock %s: the lock file keeps being replaced", path)
 }
 
-func readLockPID(f *os.File) string {
+// lockHolder names the holder of the lock file f by the PID it wrote, if
+// it wrote one yet.
+func lockHolder(f *os.File) string {
 	b, _ := io.ReadAll(io.LimitReader(f, 32))
 	pid := string(bytes.TrimSpace(b))
 	if _, err := strconv.Atoi(pid); err != nil {
-		return ""
+		return "another resourcedir"
 	}
-	return pid
+	return "another resourcedir, process " + pid + ","
 }
 
 func writeLockPID(f *os.File) error {
