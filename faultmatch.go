@@ -1,8 +1,5 @@
 package resourcedir
 
-// What a fault matches of a request: its Method and Path, then its Match
-// (query, headers, body) and Skip.
-
 import (
 	"bytes"
 	"encoding/json"
@@ -24,24 +21,20 @@ const (
 )
 
 // faultMatch narrows which requests a fault matches, beyond Method and
-// Path: each given part must hold.
+// Path: each given part must hold. Query parameters, Headers and Body
+// properties must be present with these values, their names in any case;
+// a Body string must be in the request body.
 type faultMatch struct {
-	// Query parameters that must be present with these values (names
-	// matched in any case, as the API matches them).
-	Query map[string]string `json:",omitempty"`
-	// Headers that must be present with these values (names in any case).
+	Query   map[string]string `json:",omitempty"`
 	Headers map[string]string `json:",omitempty"`
-	// Body is a string the request body must contain, or an object of
-	// JSON properties (names in any case) it must have with these values.
-	Body json.RawMessage `json:",omitempty"`
+	Body    json.RawMessage   `json:",omitempty"` // a string, or an object of properties
 
 	bodyText  string                     // Body as a string to find
 	bodyProps map[string]json.RawMessage // Body as properties, by lower-case name, values compacted
 }
 
-// parseFaultMatch reads a fault's Match: {"Query": {...}, "Headers": {...},
-// "Body": "text" or {...}}, strict as the rest of the admin API, each part
-// bounded.
+// parseFaultMatch reads a fault's Match, strict as the rest of the admin
+// API, each part bounded.
 func parseFaultMatch(raw json.RawMessage, prefix string, ms *modelState) *faultMatch {
 	var spec map[string]json.RawMessage
 	if json.Unmarshal(raw, &spec) != nil || spec == nil {
@@ -133,22 +126,17 @@ func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 		}
 		found := 0
 		for name, v := range props {
-			want, ok := m.bodyProps[strings.ToLower(name)]
-			if !ok {
-				continue
+			if want, ok := m.bodyProps[strings.ToLower(name)]; ok {
+				if !bytes.Equal(compactJSON(v), want) {
+					return false
+				}
+				found++
 			}
-			if !bytes.Equal(compactJSON(v), want) {
-				return false
-			}
-			found++
 		}
 		return found == len(m.bodyProps)
 	}
 	return true
 }
-
-// needsBody reports whether m reads the request body.
-func (m *faultMatch) needsBody() bool { return m != nil && len(m.Body) > 0 }
 
 // faultPath returns the route pattern a fault's path means, matched as
 // routes are; ok is false for a path that no request could match.
@@ -174,7 +162,7 @@ func (l *faultList) needsBody(r *http.Request) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.ContainsFunc(l.faults, func(f *fault) bool {
-		return !f.spent() && f.Match.needsBody() && f.matchesRoute(r)
+		return !f.spent() && f.Match != nil && len(f.Match.Body) > 0 && f.matchesRoute(r)
 	})
 }
 
@@ -184,8 +172,8 @@ func (f *fault) matchesRoute(r *http.Request) bool {
 }
 
 // take finds the first fault, in the order they were added, that matches r
-// (whose body is body, when a fault needs it), has let its Skip through,
-// has firings left and wins its draw, and counts the firing.
+// (and body, when a fault needs it), has let its Skip through, has firings
+// left and wins its draw, and counts the firing.
 func (l *faultList) take(r *http.Request, body []byte) (fault, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
