@@ -36,15 +36,9 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 	if err != nil {
 		return 0, err
 	}
-	renamed := false
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			if !renamed {
-				os.Remove(tmp.Name())
-			}
-		}
-	}()
+	// After an error the temporary file goes; once renamed, both are no-ops.
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
 	if err := write(tmp); err != nil {
 		return 0, err
 	}
@@ -61,7 +55,6 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		return 0, err
 	}
-	renamed = true
 	if err := syncDir(dir); err != nil {
 		return 0, err
 	}
@@ -189,23 +182,14 @@ func dataRun(r io.ReaderAt, at, end int64) (data, hole int64) {
 }
 
 // openRegular opens path for reading only if it is a regular file: a FIFO
-// would block the open until some writer came, a device could be read
-// forever.
+// would block until some writer came, a device could be read forever.
+// O_NONBLOCK: the open of a FIFO returns at once, and is refused.
 func openRegular(path string) (*os.File, int64, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, 0, notRegular(info.Mode())
-	}
-	// O_NONBLOCK: should a FIFO take the file's place after the check, the
-	// open still returns at once, and the check below refuses it.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
 	}
-	info, err = f.Stat()
+	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
 		err = notRegular(info.Mode())
 	}

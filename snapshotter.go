@@ -24,12 +24,8 @@ type snapshotter struct {
 	// What health reports, so that a run whose every write fails does not
 	// look healthy until its data is lost at exit. A lock of its own: a
 	// health probe must not wait for a write.
-	statusMu   sync.Mutex
-	lastWrite  time.Time     // the last successful write: this run's, or the loaded file's
-	lastTook   time.Duration // how long this run's last successful write took; 0 before one
-	lastErr    error         // the last write's error, nil once one succeeds
-	lastErrAt  time.Time
-	failedRuns int // writes failed since the last good one
+	statusMu sync.Mutex
+	status   snapshotHealth
 
 	lock *fileLock // held from open to close
 }
@@ -141,8 +137,9 @@ func (s *snapshotter) load() error {
 			"duration", time.Since(start))
 		// The file loaded is the last good write, if an earlier run's.
 		if info, err := os.Stat(s.path); err == nil {
+			t := info.ModTime().UTC()
 			s.statusMu.Lock()
-			s.lastWrite = info.ModTime()
+			s.status.LastWrite = &t
 			s.statusMu.Unlock()
 		}
 	}
@@ -172,20 +169,20 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	spaces, changes := s.dir.snapshotSpaces()
 	size, err := writeSnapshot(s.path, spaces)
 	took := time.Since(start)
+	now, ms := time.Now().UTC(), durationMs(took)
 	s.statusMu.Lock()
 	if err != nil {
-		s.lastErr, s.lastErrAt = err, time.Now()
-		s.failedRuns++
+		s.status.LastError, s.status.LastErrorTime = writeFailureReason(err), &now
+		s.status.FailedWrites++
 	} else {
-		s.lastWrite, s.lastTook, s.lastErr, s.failedRuns = time.Now(), took, nil, 0
+		s.status = snapshotHealth{LastWrite: &now, LastWriteDurationMs: &ms}
 	}
 	s.statusMu.Unlock()
 	if err != nil {
 		return snapshotResult{}, err
 	}
 	s.written = changes
-	res := snapshotResult{Path: s.path, Resources: resourceCount(spaces), Bytes: size,
-		DurationMs: durationMs(took), Duration: took}
+	res := snapshotResult{Path: s.path, Resources: resourceCount(spaces), Bytes: size, DurationMs: ms, Duration: took}
 	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", took)
 	return res, nil
 }
@@ -203,23 +200,12 @@ type snapshotHealth struct {
 	FailedWrites  int        `json:",omitempty"`
 }
 
+// health is the snapshot's part of /__admin/health. Its pointers are
+// replaced, never written through, so that a copy is safe to encode.
 func (s *snapshotter) health() snapshotHealth {
 	s.statusMu.Lock()
 	defer s.statusMu.Unlock()
-	var h snapshotHealth
-	if !s.lastWrite.IsZero() {
-		t := s.lastWrite.UTC()
-		h.LastWrite = &t
-	}
-	if s.lastTook > 0 {
-		ms := durationMs(s.lastTook)
-		h.LastWriteDurationMs = &ms
-	}
-	if s.lastErr != nil {
-		t := s.lastErrAt.UTC()
-		h.LastError, h.LastErrorTime, h.FailedWrites = writeFailureReason(s.lastErr), &t, s.failedRuns
-	}
-	return h
+	return s.status
 }
 
 // writeFailureReason says in a few words why a snapshot write failed,
