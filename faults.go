@@ -125,15 +125,14 @@ func (f *fault) held() int64 {
 	if len(f.body) > 0 && &f.body[0] != &f.Body[0] {
 		n += len(f.body)
 	}
-	for name, value := range f.Headers {
-		n += len(name) + len(value)
+	var m faultMatch
+	if f.Match != nil {
+		m = *f.Match
 	}
-	if m := f.Match; m != nil {
-		n += 2 * len(m.Body) // as given, and as bodyText or bodyProps
-		for _, kv := range []map[string]string{m.Query, m.Headers} {
-			for name, value := range kv {
-				n += len(name) + len(value)
-			}
+	n += 2 * len(m.Body) // as given, and as bodyText or bodyProps
+	for _, kv := range []map[string]string{f.Headers, m.Query, m.Headers} {
+		for name, value := range kv {
+			n += len(name) + len(value)
 		}
 	}
 	return int64(n)
@@ -173,17 +172,14 @@ func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
 // that names it.
 func parseFaults(body []byte) ([]*fault, error) {
 	trimmed := bytes.TrimSpace(withoutBOM(body))
-	isArray := len(trimmed) > 0 && trimmed[0] == '['
-	var specs []map[string]json.RawMessage
-	var err error
-	if isArray {
-		err = json.Unmarshal(trimmed, &specs)
-	} else {
-		var spec map[string]json.RawMessage
-		err = json.Unmarshal(trimmed, &spec)
-		specs = append(specs, spec)
+	isArray := bytes.HasPrefix(trimmed, []byte("["))
+	if !isArray { // one fault: read as an array of one
+		trimmed = slices.Concat([]byte("["), trimmed, []byte("]"))
 	}
-	if err != nil || slices.IndexFunc(specs, func(m map[string]json.RawMessage) bool { return m == nil }) >= 0 {
+	var specs []map[string]json.RawMessage
+	err := json.Unmarshal(trimmed, &specs)
+	isNull := func(m map[string]json.RawMessage) bool { return m == nil }
+	if err != nil || !isArray && len(specs) != 1 || slices.ContainsFunc(specs, isNull) {
 		return nil, badRequest("A fault is a JSON object (or an array of them) such as %s.",
 			`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Headers": {"Retry-After": "2"}, "Times": 1}`)
 	}
@@ -321,7 +317,8 @@ func canonicalHeaders(in map[string]string, prefix string, ms *modelState) map[s
 // validHeaderName reports whether name is an HTTP token (RFC 9110 5.6.2).
 func validHeaderName(name string) bool {
 	return name != "" && !strings.ContainsFunc(name, func(c rune) bool {
-		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c))
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') &&
+			!strings.ContainsRune("!#$%&'*+-.^_`|~", c)
 	})
 }
 
