@@ -1,7 +1,6 @@
 package resourcedir
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -118,21 +117,10 @@ func checkSeedIDs(resources []*resource, ms *modelState) {
 // writeSeedFile writes n items as a seed file (generate and import write
 // them): a JSON array, one item a line, so that a diff of two is readable.
 func writeSeedFile(w io.Writer, n int, item func(i int) ([]byte, error)) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString("[")
-	for i := range n {
-		b, err := item(i)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n")
-		bw.Write(b)
-	}
-	bw.WriteString("\n]\n")
-	return bw.Flush()
+	return streamList("[", n, func(b []byte, i int) ([]byte, error) {
+		text, err := item(i)
+		return append(append(b, '\n'), text...), err
+	}, "\n]\n")(w)
 }
 
 // marshalText is json.Marshal without HTML escaping: & stays &, as the
