@@ -15,9 +15,8 @@ import (
 	"time"
 )
 
-// The test-double controls that are not the journal
-// (journal.go) or faults (faults.go). Nothing here exists on the real
-// service; the admin API is ours, so it is strict.
+// The test-double controls but the journal and faults. Nothing here exists
+// on the real service; the admin API is ours, so it is strict.
 
 func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
@@ -88,10 +87,9 @@ func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	return readBody(x, r, limit)
 }
 
-// adminObject reads the body of an admin request as one JSON object, each
-// property name to its value as sent; ok is false when it is not an
-// object, and the map nil when the body is empty (a byte-order mark and
-// white space aside, as for every body).
+// adminObject reads an admin request's body as one JSON object; ok is false
+// when it is not one, and the map nil when the body is empty (a byte-order
+// mark and white space aside).
 func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
 	body = bytes.TrimSpace(withoutBOM(body))
 	if len(body) == 0 {
@@ -103,11 +101,10 @@ func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
 	return props, true
 }
 
-// adminProps sorts an admin request's object by the properties it may
-// have, each matched in any case and keyed by its canonical spelling. The
-// admin API is ours, so it is strict: an unknown property is a problem in
-// ms that names the closest one, as an unknown flag does (prefix places it,
-// what names the object: "A fault").
+// adminProps keys an admin request's object by the canonical spelling of
+// the props it may have, matched in any case. An unknown one is a problem
+// in ms naming the closest, as for a flag (prefix places it, what names the
+// object: "A fault").
 func adminProps(spec map[string]json.RawMessage, props []string, prefix, what string, ms *modelState) map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(spec))
 	for _, key := range slices.Sorted(maps.Keys(spec)) {

@@ -21,9 +21,8 @@ const (
 )
 
 // faultMatch narrows which requests a fault matches, beyond Method and
-// Path: each given part must hold. Query parameters, Headers and Body
-// properties must be present with these values, their names in any case;
-// a Body string must be in the request body.
+// Path: Query parameters, Headers and Body properties (names in any case)
+// must have these values, and a Body string must be in the body.
 type faultMatch struct {
 	Query   map[string]string `json:",omitempty"`
 	Headers map[string]string `json:",omitempty"`
@@ -156,8 +155,7 @@ func faultPath(p string) (string, bool) {
 }
 
 // needsBody reports whether a fault that can still fire matches r's method
-// and path and then its body, which must be read before take: other
-// requests' bodies are left to their handlers.
+// and path and then its body, which take needs read: others are left alone.
 func (l *faultList) needsBody(r *http.Request) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

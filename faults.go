@@ -15,12 +15,10 @@ import (
 	"time"
 )
 
-// Faults: injected failures that break a client the way production does
-// (the README's "Faults").
+// Faults (the README's "Faults") break a client the way production does.
 const (
-	// maxFaultDelay bounds an injected delay: long enough for any client
-	// timeout worth testing, short enough that a forgotten fault does not
-	// hold connections for ever.
+	// maxFaultDelay: long enough for any client timeout worth testing,
+	// short enough that a forgotten fault does not hold connections for ever.
 	maxFaultDelay = 2 * time.Minute
 	// maxFaults bounds how many faults exist at once: those that can still
 	// fire, and the spent ones kept listed in the room they leave.
@@ -167,9 +165,8 @@ func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
 	return struct{ Deleted int }{id}, nil
 }
 
-// parseFaults reads one fault object or an array of them. The admin API is
-// strict: an unknown property, a wrong type or an impossible value is a 400
-// that names it.
+// parseFaults reads one fault object or an array of them, strictly: an
+// unknown property, a wrong type or an impossible value is a 400 naming it.
 func parseFaults(body []byte) ([]*fault, error) {
 	trimmed := bytes.TrimSpace(withoutBOM(body))
 	isArray := bytes.HasPrefix(trimmed, []byte("["))
@@ -325,9 +322,8 @@ func validHeaderName(name string) bool {
 func (l *faultList) add(parsed []*fault) ([]fault, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// A spent fault never fires again, so it takes no place a new one
-	// needs: it stays listed with its Fired (the console shows it as spent)
-	// until its room is needed, the oldest first.
+	// A spent fault takes no place a new one needs: it stays listed (the
+	// console shows it as spent) until its room is needed, oldest first.
 	live := 0
 	for _, f := range l.faults {
 		if !f.spent() {
@@ -381,9 +377,8 @@ func (l *faultList) remove(id int) bool {
 	return len(l.faults) < n
 }
 
-// exposedHeaders adds to base (sorted, and never changed) the headers that
-// the faults that can still fire set, sorted with it: a page must be able to
-// read what a fault answers with.
+// exposedHeaders adds to base (sorted) the headers that faults that can
+// still fire set: a page must be able to read what a fault answers with.
 func (l *faultList) exposedHeaders(base []string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -453,9 +448,7 @@ func (s *Server) applyFault(x *exchange, r *http.Request, f fault) bool {
 
 // hangLimit is how long a hang without DelayMs holds a client that never
 // gives up: the serving http.Server's write timeout, past which no answer
-// could be written anyway (a test's server may set a short one), or
-// writeTimeout when it has none. Without it, a client with no timeout of
-// its own would be held for ever.
+// could be written anyway, or writeTimeout when it has none.
 func hangLimit(r *http.Request) time.Duration {
 	if hs, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && hs.WriteTimeout > 0 {
 		return hs.WriteTimeout
@@ -485,9 +478,8 @@ func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
 	}
 }
 
-// writeFaultResponse sends a response fault's answer. Its journal entry is
-// in before the body's last write goes out, as for every answer
-// (exchange.Write).
+// writeFaultResponse sends a response fault's answer; as for every answer,
+// its journal entry is in before the last write (exchange.Write).
 func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 	h := x.Header()
 	for name, value := range f.Headers {
@@ -513,9 +505,8 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 	x.Write(f.body) //nolint:errcheck // the client has gone; nothing to tell it
 }
 
-// garbageBytes are what a garbage fault sends: no HTTP client can read
-// them as a response.
-// Its first line has no space, so that it reads as no status line at all.
+// garbageBytes are what a garbage fault sends: with no space in its first
+// line, no HTTP client can read it as a status line.
 var garbageBytes = []byte("\x00\x8f\xfe\x16GARBAGE-FROM-AN-INJECTED-FAULT\x00\r\n\r\n\xff")
 
 // closeConnection ends the connection without an HTTP answer, its journal

@@ -13,9 +13,8 @@ import (
 )
 
 // fileLock is an exclusive flock(2) on a lock file that holds the owner's
-// PID. The kernel drops the lock when the process dies, so a server killed
-// with -9 does not leave the snapshot locked; the file may stay, with a PID
-// that no longer means anything.
+// PID. The kernel drops the lock when the process dies: a server killed
+// with -9 leaves at most the file, with a PID that means nothing.
 type fileLock struct {
 	path string
 	f    *os.File
@@ -23,9 +22,8 @@ type fileLock struct {
 
 // lockFile takes the lock at path without waiting.
 func lockFile(path string) (*fileLock, error) {
-	// The holder removes the file when it lets go; a lock taken on a file
-	// that was removed meanwhile protects nothing, so it is taken again on
-	// the file now at path.
+	// The holder removes the file when it lets go: a lock on a file removed
+	// meanwhile protects nothing, and is taken again on the one at path.
 	for range 10 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
@@ -53,8 +51,7 @@ func lockFile(path string) (*fileLock, error) {
 	return nil, fmt.Errorf("lock %s: the lock file keeps being replaced", path)
 }
 
-// lockHolder names the holder of the lock file f by the PID it wrote, if
-// it wrote one yet.
+// lockHolder names the holder of lock file f, by its PID once it wrote it.
 func lockHolder(f *os.File) string {
 	b, _ := io.ReadAll(io.LimitReader(f, 32))
 	pid := string(bytes.TrimSpace(b))

@@ -7,15 +7,13 @@ import (
 	"io"
 )
 
-// Seeds: POST /__admin/resources and the -seed file, a JSON array of
-// resources in the create format where an Id may be given, all or nothing.
-// A seed is strict where the API is lenient: a property that is not a
-// resource's is a fault, so that a misspelt name is not silently dropped.
-
-// decodeSeed reads a seed and applies the rules to each item (buildResource
-// with modeSeed). Every fault is reported keyed "[i].Field", at most
-// maxProblems of them; the items are read one at a time, so the memory a
-// seed of a million bad items needs is that of the item being read.
+// decodeSeed reads a seed (POST /__admin/resources, the -seed file): a JSON
+// array of resources in the create format where an Id may be given, all or
+// nothing, each item by the rules (buildResource with modeSeed). Strict
+// where the API is lenient, an unknown property is a fault, so that a
+// misspelt name is not silently dropped. Faults are keyed "[i].Field", at
+// most maxProblems; items are read one at a time, so that a million bad
+// ones take the memory of one.
 func decodeSeed(body []byte) ([]*resource, error) {
 	doc, err := openDocument(body, seedBody)
 	if err != nil {

@@ -18,9 +18,8 @@ func writeSnapshot(path string, spaces []snapshotSpace) (size int64, err error) 
 
 // writeFileAtomic replaces path atomically with what write writes, and
 // returns its size: a temporary file beside it is fsynced and renamed over
-// it, then the folder is fsynced so that the rename survives a crash. On
-// any error path is left as it was. A symbolic link stays, and the file it
-// points to is replaced.
+// it, then the folder fsynced so that the rename survives a crash. An error
+// leaves path as it was; a symbolic link stays, its target replaced.
 func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err error) {
 	defer func() {
 		if err != nil {

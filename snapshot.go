@@ -20,22 +20,18 @@ import (
 //
 // Version 4 holds each base that namespaces share (the -seed file) once,
 // and each namespace as its layer of changes on one: the file grows with
-// the seed plus the writes, not the seed times the namespaces. The gob
-// stream is a snapshotHeader, then snapshotRecords chunks: every base's
-// resources, then each namespace's replaced and own ones. Values go by
-// the header's Fields, by name, so that a property added to the model
-// later reads as null in an older file.
-//
-// Versions 1 to 3 came from development builds before the first release
-// (their readers decoded values by the field enum's numbers): refused.
+// the seed plus the writes, not the seed times the namespaces: a header,
+// then chunks of every base's resources, then each namespace's replaced
+// and own ones. Values go by the header's Fields, by name, so that a
+// property added to the model later reads as null in an older file.
+// Versions 1 to 3 came from development builds (values by enum number).
 const (
 	snapshotMagic         = "resourcedir snapshot\n"
 	snapshotVersion       = 4
 	oldestSnapshotVersion = 4 // the first release's
 	// snapshotChunkSize records go in one gob value: one value per record
 	// costs a gob message each, one for all a second copy in memory. The
-	// snapshotChunkBytes cut keeps a record far below maxSnapshotRecord
-	// even when every Address is as large as a body may be.
+	// snapshotChunkBytes cut keeps a record far below maxSnapshotRecord.
 	snapshotChunkSize  = 4096
 	snapshotChunkBytes = 1 << 20
 	// maxSnapshotRecord is the most a gob record may declare: a larger one
@@ -264,8 +260,7 @@ func checkChecksum(r io.ReaderAt, size int64) error {
 
 // crcZeros returns crc (as crc32.Update keeps it) updated with n zero
 // bytes, in time of log n: zeros multiply the CRC's register by x^(8n)
-// modulo the polynomial. In the reflected form CRC-32C is computed in,
-// bit 31 is x^0.
+// modulo the polynomial. Reflected, as CRC-32C is computed, bit 31 is x^0.
 func crcZeros(crc uint32, n int64) uint32 {
 	power, square := uint32(1)<<31, uint32(1)<<23 // x^0, x^8
 	for ; n > 0; n >>= 1 {
@@ -285,11 +280,7 @@ func crcMultiply(a, b uint32) uint32 {
 		if a&bit != 0 {
 			p ^= b
 		}
-		if b&1 != 0 {
-			b = b>>1 ^ crc32.Castagnoli
-		} else {
-			b >>= 1
-		}
+		b = b>>1 ^ crc32.Castagnoli*(b&1) // b times x, reduced
 	}
 	return p
 }
@@ -342,8 +333,7 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 			if sp.Base == nil || pos[k] < 0 || int(pos[k]) >= len(sp.Base.Resources) || sp.Base.Resources[pos[k]].id() != r.id() {
 				return nil, fmt.Errorf("namespace %s: the changed seed resource %s is not in the seed", ns.Name, r.id())
 			}
-			// Two versions of one seed resource: restored, a filter would
-			// find it twice.
+			// Two versions of one seed resource: a filter would find it twice.
 			if twice[pos[k]] {
 				return nil, fmt.Errorf("namespace %s: the seed resource at position %d (%s) is replaced twice", ns.Name, pos[k], r.id())
 			}
@@ -452,11 +442,10 @@ func isCanonicalGUID(id string) bool {
 }
 
 // checkDeclaredSizes refuses a snapshot whose content and size disagree
-// before any size it declares is believed: a valid header on a sparse 60
-// GB file must take neither 60 GB nor seconds. The gob records' lengths
-// are the only sizes declared; each must be 1 to maxSnapshotRecord bytes
-// and start with a type id (never 0, as a sparse file's zeros are), and
-// together they must fill the space before the checksum exactly.
+// before any size it declares is believed (a valid header on a sparse 60
+// GB file must take neither 60 GB nor seconds). The gob records' lengths,
+// the only sizes declared, must each be 1 to maxSnapshotRecord, start with
+// a type id (never 0, as a sparse file's zeros are), and fill the file.
 func checkDeclaredSizes(r io.ReaderAt, size int64) error {
 	end := size - 4 // the checksum
 	var prefix [10]byte
@@ -484,8 +473,8 @@ func checkDeclaredSizes(r io.ReaderAt, size int64) error {
 }
 
 // gobLength decodes the unsigned integer that starts a gob message: a byte
-// below 0x80 is the value; otherwise the byte is minus the count of
-// big-endian bytes that follow. width is 0 when b does not hold one.
+// below 0x80, or minus the count of big-endian bytes that follow. width is
+// 0 when b does not hold one.
 func gobLength(b []byte) (length uint64, width int) {
 	if len(b) == 0 {
 		return 0, 0

@@ -39,8 +39,7 @@ type snapshotResult struct {
 	Duration   time.Duration `json:"-"`
 }
 
-// snapshotDir is what a snapshot saves and restores: the Server's
-// namespaces.
+// snapshotDir is what a snapshot saves and restores: the Server's namespaces.
 type snapshotDir interface {
 	// snapshotSpaces returns every namespace's resources and a mark that
 	// changes whenever any of them changes.
@@ -53,11 +52,10 @@ func newSnapshotter(path string, dir snapshotDir, logger *slog.Logger) *snapshot
 	return &snapshotter{path: path, dir: dir, log: logger}
 }
 
-// open makes the snapshotter the file's only user and loads it: the path
-// must be a regular file or not exist yet, in a folder that takes new
-// files, and no other resourcedir may use it. The lock and the checks are
-// on the file a symbolic link points to, so that two servers reaching one
-// file by two names still collide.
+// open makes the snapshotter the file's only user and loads it: a regular
+// file or none yet, in a folder that takes new files, that no other
+// resourcedir uses. Checks and lock are on the file a symbolic link points
+// to, so that two servers reaching one file by two names still collide.
 func (s *snapshotter) open() error {
 	target, err := resolveLink(s.path)
 	if err != nil {
@@ -190,8 +188,7 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 // snapshotHealth is the snapshot's part of /__admin/health.
 type snapshotHealth struct {
 	LastWrite *time.Time // null until the file is written (or loaded)
-	// How long this run's last good write took: what kill -9 can lose is
-	// what changed in an interval plus that.
+	// This run's last good write's: kill -9 can lose an interval plus that.
 	LastWriteDurationMs *float64 `json:",omitempty"`
 	// Present while writes fail: the reason (no path: the log has the
 	// whole error), when the last one failed, and how many in a row.
