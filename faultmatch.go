@@ -98,16 +98,14 @@ func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 	if m == nil {
 		return true
 	}
-	if len(m.Query) > 0 {
-		query := r.URL.Query()
-		for name, want := range m.Query {
-			found := false
-			for got, values := range query {
-				found = found || strings.EqualFold(got, name) && slices.Contains(values, want)
-			}
-			if !found {
-				return false
-			}
+	query := r.URL.Query()
+	for name, want := range m.Query {
+		found := false
+		for got, values := range query {
+			found = found || strings.EqualFold(got, name) && slices.Contains(values, want)
+		}
+		if !found {
+			return false
 		}
 	}
 	for name, want := range m.Headers {

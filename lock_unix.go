@@ -39,14 +39,18 @@ func lockFile(path string) (*fileLock, error) {
 		}
 		held, herr := f.Stat()
 		now, nerr := os.Stat(path)
-		if herr == nil && nerr == nil && os.SameFile(held, now) {
-			if err := writeLockPID(f); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("lock %s: %w", path, err)
-			}
-			return &fileLock{path: path, f: f}, nil
+		if herr != nil || nerr != nil || !os.SameFile(held, now) {
+			f.Close()
+			continue
 		}
-		f.Close()
+		if err = f.Truncate(0); err == nil {
+			_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return &fileLock{path: path, f: f}, nil
 	}
 	return nil, fmt.Errorf("lock %s: the lock file keeps being replaced", path)
 }
@@ -59,14 +63,6 @@ func lockHolder(f *os.File) string {
 		return "another resourcedir"
 	}
 	return "another resourcedir, process " + pid + ","
-}
-
-func writeLockPID(f *os.File) error {
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
-	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return err
 }
 
 // release removes the lock file, then lets go of the lock: in that order, a

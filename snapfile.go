@@ -54,8 +54,13 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		return 0, err
 	}
-	if err := syncDir(dir); err != nil {
+	d, err := os.Open(dir)
+	if err != nil {
 		return 0, err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return 0, fmt.Errorf("sync folder %s: %w", dir, err)
 	}
 	return info.Size(), nil
 }
@@ -121,18 +126,6 @@ func removeStaleTemps(path string) (int, error) {
 		removed++
 	}
 	return removed, errors.Join(errs...)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync folder %s: %w", dir, err)
-	}
-	return nil
 }
 
 // readSnapshot loads path without ever writing to it. A missing file

@@ -56,9 +56,7 @@ type snapshotSpace struct {
 	Base     *snapshotBase
 	Replaced []replacedResource
 	Own      []*resource
-	// reseed: the namespace starts from the seed. Only formats 2 and 3,
-	// now refused, set it; restore still reads it.
-	reseed bool
+	reseed   bool // start from the seed: only formats 2 and 3 (refused) set it; restore reads it
 }
 
 // resourceCount is the number of resources the namespaces show.
@@ -74,17 +72,15 @@ func resourceCount(spaces []snapshotSpace) int {
 }
 
 type snapshotHeader struct {
-	Written time.Time
-	// Fields names the string fields in the order of each record's Values.
-	Fields     []string
-	Bases      []int // resource count of each base
+	Written    time.Time
+	Fields     []string // the string fields, in the order of each record's Values
+	Bases      []int    // resource count of each base
 	Namespaces []snapshotNamespace
 }
 
 type snapshotNamespace struct {
-	Name string
-	// Base is 1 + the index of the base in Bases; 0 for none.
-	Base          int
+	Name          string
+	Base          int // 1 + the index of the base in Bases; 0 for none
 	Replaced, Own int
 }
 
