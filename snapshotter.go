@@ -172,13 +172,11 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	if err != nil {
 		s.status.LastError, s.status.LastErrorTime = writeFailureReason(err), &now
 		s.status.FailedWrites++
-	} else {
-		s.status = snapshotHealth{LastWrite: &now, LastWriteDurationMs: &ms}
-	}
-	s.statusMu.Unlock()
-	if err != nil {
+		s.statusMu.Unlock()
 		return snapshotResult{}, err
 	}
+	s.status = snapshotHealth{LastWrite: &now, LastWriteDurationMs: &ms}
+	s.statusMu.Unlock()
 	s.written = changes
 	res := snapshotResult{Path: s.path, Resources: resourceCount(spaces), Bytes: size, DurationMs: ms, Duration: took}
 	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", took)
