@@ -169,8 +169,8 @@ func (f *fault) matchesRoute(r *http.Request) bool {
 
 // take finds the first fault, in the order they were added, that matches r
 // (and body, when a fault needs it), has let its Skip through, has firings
-// left and wins its draw, and counts the firing.
-func (l *faultList) take(r *http.Request, body []byte) (fault, bool) {
+// left and wins its draw, and counts the firing; the zero fault when none.
+func (l *faultList) take(r *http.Request, body []byte) fault {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.faults {
@@ -183,10 +183,10 @@ func (l *faultList) take(r *http.Request, body []byte) (fault, bool) {
 		}
 		if f.Chance >= 1 || f.draws.Float64() < f.Chance {
 			f.Fired++
-			return *f, true
+			return *f
 		}
 	}
-	return fault{}, false
+	return fault{}
 }
 
 // pathMatches compares a route pattern with a request path, segment by

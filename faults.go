@@ -411,10 +411,7 @@ func (s *Server) takeFault(x *exchange, r *http.Request) fault {
 	if r.ContentLength <= s.cfg.MaxBody && x.ns.faults.needsBody(r) {
 		body = readAhead(x, r, s.cfg.MaxBody)
 	}
-	f, ok := x.ns.faults.take(r, body)
-	if !ok {
-		return fault{}
-	}
+	f := x.ns.faults.take(r, body)
 	x.faultID = f.ID
 	return f
 }
