@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -142,18 +141,14 @@ func (s *Server) insertSeed(x *exchange, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encoded(func(b []byte) []byte {
-		b = append(b, `{"Total":`...)
-		b = strconv.AppendInt(b, int64(len(resources)), 10)
-		b = append(b, `,"Ids":[`...)
-		for i, res := range resources {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, res.id())
-		}
-		return append(b, "]}"...)
-	}), nil
+	ids := make([]string, len(resources))
+	for i, res := range resources {
+		ids[i] = res.id()
+	}
+	return struct {
+		Total int
+		Ids   []string
+	}{len(ids), ids}, nil
 }
 
 func (s *Server) deleteResources(x *exchange, r *http.Request) (any, error) {
