@@ -77,8 +77,7 @@ func streamList(head string, n int, item func(b []byte, i int) ([]byte, error), 
 	}
 }
 
-// adminBody is the body of an admin request that takes one: the admin API
-// is strict, so a query parameter is a 400 rather than ignored.
+// adminBody is an admin request's body; a query parameter is a 400, as the admin API is strict.
 func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
@@ -86,9 +85,8 @@ func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	return readBody(x, r, limit)
 }
 
-// adminObject reads an admin request's body as one JSON object; ok is false
-// when it is not one, and the map nil when the body is empty (a byte-order
-// mark and white space aside).
+// adminObject reads an admin request's body as one JSON object; ok is false when it is not one,
+// and the map nil when the body is empty (a byte-order mark and white space aside).
 func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
 	body = bytes.TrimSpace(withoutBOM(body))
 	if len(body) == 0 {
@@ -126,8 +124,7 @@ func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
 	return s.insertSeed(x, body)
 }
 
-// insertSeed adds the resources of a seed body to x's namespace, all or
-// nothing, and answers with their Ids; POST /__admin/generate shares it.
+// insertSeed adds a seed body's resources to x's namespace, all or nothing, and answers their Ids.
 func (s *Server) insertSeed(x *exchange, body []byte) (any, error) {
 	resources, err := decodeSeed(body)
 	if err == nil {
@@ -177,12 +174,10 @@ func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 	return res, nil
 }
 
-// durationMs is d in milliseconds, to the microsecond, as the admin API
-// gives durations.
+// durationMs is d in milliseconds, to the microsecond, as the admin API gives durations.
 func durationMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// reset puts resources, journal and faults back to the start: empty, or
-// the -seed file's resources.
+// reset puts resources, journal and faults back to the start: empty, or the -seed file's.
 func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
@@ -196,8 +191,7 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 	}{"reset", x.ns.store.count()}, nil
 }
 
-// noQuery refuses parameters on a control that takes none: the admin API
-// is strict, so a typo does not pass silently.
+// noQuery refuses parameters on a control that takes none, so that a typo does not pass silently.
 func noQuery(r *http.Request) error {
 	if r.URL.RawQuery == "" {
 		return nil

@@ -12,8 +12,7 @@ import (
 // anyAPIPath is the Path of a fault that matches every /api/v2 path.
 const anyAPIPath = "*"
 
-// Bounds of a fault's Match, so that matching stays cheap and a fault's
-// size is known.
+// Bounds of a fault's Match, so that matching stays cheap and a fault's size is known.
 const (
 	maxMatchEntries = 32      // Query parameters, Headers, Body properties
 	maxMatchText    = 4 << 10 // a name, a value, the Body string or object
@@ -32,8 +31,7 @@ type faultMatch struct {
 	bodyProps map[string]json.RawMessage // Body as properties, by lower-case name, values compacted
 }
 
-// parseFaultMatch reads a fault's Match, strict as the rest of the admin
-// API, each part bounded.
+// parseFaultMatch reads a fault's Match, strictly, each part bounded.
 func parseFaultMatch(raw json.RawMessage, prefix string, ms *modelState) *faultMatch {
 	var spec map[string]json.RawMessage
 	if json.Unmarshal(raw, &spec) != nil || spec == nil {
@@ -72,8 +70,7 @@ func parseFaultMatch(raw json.RawMessage, prefix string, ms *modelState) *faultM
 	return m
 }
 
-// parseMatchPairs reads Match's Query or Headers: an object of names to
-// string values, bounded.
+// parseMatchPairs reads Match's Query or Headers: names to string values, bounded.
 func parseMatchPairs(raw json.RawMessage, prop, what string, ms *modelState) map[string]string {
 	var pairs map[string]string
 	if json.Unmarshal(raw, &pairs) != nil {
@@ -92,8 +89,7 @@ func parseMatchPairs(raw json.RawMessage, prop, what string, ms *modelState) map
 	return pairs
 }
 
-// matches reports whether r, whose body is body (nil when no fault asked
-// for it), has what m asks for.
+// matches reports whether r and its body (nil unless a fault needs it) have what m asks for.
 func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 	if m == nil {
 		return true
@@ -135,8 +131,7 @@ func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 	return true
 }
 
-// faultPath returns the route pattern a fault's path means, matched as
-// routes are; ok is false for a path that no request could match.
+// faultPath returns the route pattern a fault's path means; ok is false when no request could match it.
 func faultPath(p string) (string, bool) {
 	if p == anyAPIPath {
 		return p, true
@@ -189,8 +184,7 @@ func (l *faultList) take(r *http.Request, body []byte) fault {
 	return fault{}
 }
 
-// pathMatches compares a route pattern with a request path, segment by
-// segment; a {name} segment matches any one non-empty segment.
+// pathMatches compares a route pattern with a path by segment; {name} matches any non-empty one.
 func pathMatches(pattern, path string) bool {
 	ps, qs := strings.Split(pattern, "/"), strings.Split(path, "/")
 	if len(ps) != len(qs) {

@@ -72,8 +72,7 @@ type faultList struct {
 	lastID int
 }
 
-// listFaults streams the listing fault by fault: built whole, a listing of
-// faults with large bodies took several times what the faults hold.
+// listFaults streams the listing: built whole, one of large fault bodies took several times their size.
 func (s *Server) listFaults(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
@@ -399,8 +398,7 @@ func (l *faultList) exposedHeaders(base []string) []string {
 // spent reports whether f has fired all its Times and never fires again.
 func (f *fault) spent() bool { return f.Times != 0 && f.Fired >= f.Times }
 
-// takeFault returns the first fault that fires for r, or the zero fault
-// (ID 0) when none does.
+// takeFault returns the first fault that fires for r, or the zero fault (ID 0).
 func (s *Server) takeFault(x *exchange, r *http.Request) fault {
 	if x.observer || !isAPIPath(r.URL.Path) {
 		return fault{}
@@ -506,8 +504,7 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 // line, no HTTP client can read it as a status line.
 var garbageBytes = []byte("\x00\x8f\xfe\x16GARBAGE-FROM-AN-INJECTED-FAULT\x00\r\n\r\n\xff")
 
-// closeConnection ends the connection without an HTTP answer, its journal
-// entry recorded first (hijack).
+// closeConnection ends the connection without an HTTP answer, journaled first (hijack).
 func (s *Server) closeConnection(x *exchange, kind string) {
 	conn, buf := x.hijack()
 	switch kind {

@@ -12,9 +12,8 @@ import (
 	"syscall"
 )
 
-// fileLock is an exclusive flock(2) on a lock file that holds the owner's
-// PID. The kernel drops the lock when the process dies: a server killed
-// with -9 leaves at most the file, with a PID that means nothing.
+// fileLock is an exclusive flock(2) on a lock file holding the owner's PID. The kernel drops the lock
+// when the process dies: a server killed with -9 leaves at most the file, with a PID meaning nothing.
 type fileLock struct {
 	path string
 	f    *os.File
@@ -65,9 +64,8 @@ func lockHolder(f *os.File) string {
 	return "another resourcedir, process " + pid + ","
 }
 
-// release removes the lock file, then lets go of the lock: in that order, a
-// process that opened the file just before cannot keep a lock on it
-// (lockFile checks that the file it locked is still at path).
+// release removes the lock file, then lets go of the lock: so, a process that opened the file just
+// before cannot keep a lock on it (lockFile checks that the file it locked is still at path).
 func (l *fileLock) release() {
 	if l == nil {
 		return

@@ -101,19 +101,18 @@ func nestsTooDeep(raw []byte) bool {
 func checkSeedIDs(resources []*resource, ms *modelState) {
 	first := map[string]int{}
 	for i, r := range resources {
-		if r.isNull(fieldID) {
-			continue
-		}
-		if k, taken := first[r.id()]; taken {
+		k, taken := first[r.id()]
+		switch {
+		case r.isNull(fieldID):
+		case taken:
 			ms.add(fmt.Sprintf("[%d].Id", i), fmt.Sprintf("Id %s is also given to item %d.", r.id(), k))
-			continue
+		default:
+			first[r.id()] = i
 		}
-		first[r.id()] = i
 	}
 }
 
-// writeSeedFile writes n items as a seed file (generate and import write
-// them): a JSON array, one item a line, so that a diff of two is readable.
+// writeSeedFile writes n items as a seed file (generate, import), one a line so that a diff reads well.
 func writeSeedFile(w io.Writer, n int, item func(i int) ([]byte, error)) error {
 	return streamList("[", n, func(b []byte, i int) ([]byte, error) {
 		text, err := item(i)
@@ -121,8 +120,7 @@ func writeSeedFile(w io.Writer, n int, item func(i int) ([]byte, error)) error {
 	}, "\n]\n")(w)
 }
 
-// marshalText is json.Marshal without HTML escaping: & stays &, as the
-// names in a seed file were written.
+// marshalText is json.Marshal without HTML escaping: & stays &, as a seed file's names have it.
 func marshalText(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

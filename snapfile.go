@@ -99,18 +99,17 @@ func tempPrefix(path string) string {
 	return "." + filepath.Base(path) + ".tmp-"
 }
 
-// removeStaleTemps removes the temporary files that writes interrupted by a
-// crash left beside path, and returns how many.
+// removeStaleTemps removes, and counts, the temporary files crashed writes left beside path.
 func removeStaleTemps(path string) (int, error) {
 	path, err := resolveLink(path)
 	if err != nil {
 		return 0, err
 	}
 	entries, err := os.ReadDir(filepath.Dir(path))
-	if errors.Is(err, os.ErrNotExist) {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return 0, nil // no folder, no temporary files; writes will say so
-	}
-	if err != nil {
+	case err != nil:
 		return 0, err
 	}
 	prefix, removed := tempPrefix(path), 0
@@ -128,8 +127,7 @@ func removeStaleTemps(path string) (int, error) {
 	return removed, errors.Join(errs...)
 }
 
-// readSnapshot loads path without ever writing to it. A missing file
-// gives an error that errors.Is(err, os.ErrNotExist).
+// readSnapshot loads path, never writing to it; a missing file's error is os.ErrNotExist.
 func readSnapshot(path string) ([]snapshotSpace, error) {
 	f, size, err := openRegular(path)
 	var spaces []snapshotSpace
@@ -173,9 +171,8 @@ func dataRun(r io.ReaderAt, at, end int64) (data, hole int64) {
 	return min(data, end), min(hole, end)
 }
 
-// openRegular opens path for reading only if it is a regular file: a FIFO
-// would block until some writer came, a device could be read forever.
-// O_NONBLOCK: the open of a FIFO returns at once, and is refused.
+// openRegular opens path for reading only if it is a regular file: a FIFO would block until a writer
+// came, a device could be read forever. O_NONBLOCK: the open of a FIFO returns at once, to be refused.
 func openRegular(path string) (*os.File, int64, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {

@@ -42,15 +42,13 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// snapshotBase is a base as the snapshot holds it: its resources, and the
-// base they were frozen into (nil when read from a file, until restored).
+// snapshotBase is a base as saved: its resources, and the base they were frozen into (nil until restored).
 type snapshotBase struct {
 	Resources []*resource
 	frozen    *base
 }
 
-// snapshotSpace is one namespace as saved and restored: its base (nil: an
-// empty directory) and its layer on it.
+// snapshotSpace is a namespace as saved and restored: its base (nil: none) and its layer on it.
 type snapshotSpace struct {
 	Name     string
 	Base     *snapshotBase
@@ -173,10 +171,9 @@ func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
 	return err
 }
 
-// decodeSnapshot reads the snapshot of size bytes that r holds, believing
-// nothing before it is checked: the magic, every gob record's length
-// (checkDeclaredSizes), the checksum, only then the version. Nothing of a
-// size the file declares is allocated before the file is known good.
+// decodeSnapshot reads the snapshot of size bytes that r holds, believing nothing before it is
+// checked: the magic, every gob record's length (checkDeclaredSizes), the checksum, only then the
+// version. Nothing of a size the file declares is allocated before the file is known good.
 func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
 	if size == 0 {
 		return nil, errors.New("the file is empty")
@@ -268,8 +265,7 @@ func crcZeros(crc uint32, n int64) uint32 {
 	return ^crcMultiply(power, ^crc)
 }
 
-// crcMultiply multiplies a and b modulo the Castagnoli polynomial, both
-// reflected.
+// crcMultiply multiplies a and b, both reflected, modulo the Castagnoli polynomial.
 func crcMultiply(a, b uint32) uint32 {
 	var p uint32
 	for bit := uint32(1) << 31; bit != 0; bit >>= 1 {
@@ -409,8 +405,7 @@ func (rr *recordReader) resource(rec snapshotRecord) (*resource, error) {
 	return r, checkLoaded(r)
 }
 
-// checkLoaded checks what the store relies on: a canonical GUID as Id, a
-// Status of Active or Inactive.
+// checkLoaded checks what the store relies on: a canonical GUID as Id, Status Active or Inactive.
 func checkLoaded(r *resource) error {
 	if !isCanonicalGUID(r.id()) || r.isNull(fieldID) {
 		return fmt.Errorf("a resource has the invalid Id %q", r.id())
@@ -430,8 +425,7 @@ func knownRequestorType(t requestorType) bool {
 	return false
 }
 
-// isCanonicalGUID reports whether id is a GUID as the store keys it:
-// lower-case hex, hyphenated 8-4-4-4-12.
+// isCanonicalGUID reports whether id is a GUID as the store keys it: lower-case, 8-4-4-4-12.
 func isCanonicalGUID(id string) bool {
 	canonical, ok := parseGUID(id)
 	return ok && canonical == id
@@ -468,9 +462,8 @@ func checkDeclaredSizes(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// gobLength decodes the unsigned integer that starts a gob message: a byte
-// below 0x80, or minus the count of big-endian bytes that follow. width is
-// 0 when b does not hold one.
+// gobLength decodes the unsigned integer that starts a gob message: a byte below 0x80, or minus
+// the count of big-endian bytes that follow. width is 0 when b does not hold one.
 func gobLength(b []byte) (length uint64, width int) {
 	if len(b) == 0 {
 		return 0, 0

@@ -12,8 +12,7 @@ import (
 	"time"
 )
 
-// snapshotter writes the store to its file: on a timer when the store has
-// changed, on demand, and once more at shutdown.
+// snapshotter writes the store to its file: on a timer after changes, on demand, and at shutdown.
 type snapshotter struct {
 	path string
 	dir  snapshotDir
@@ -117,8 +116,7 @@ func checkWritableFolder(path string) error {
 	return os.Remove(probe.Name())
 }
 
-// load reads the snapshot into the store, replacing what it holds. A
-// missing file leaves the store as it is and is not an error.
+// load reads the snapshot into the store, replacing what it holds; a missing file changes nothing.
 func (s *snapshotter) load() error {
 	start := time.Now()
 	spaces, err := readSnapshot(s.path)
@@ -154,8 +152,7 @@ func (s *snapshotter) load() error {
 	return nil
 }
 
-// write writes the snapshot now. Only the copying of the resource pointers
-// holds the store's lock; encoding and I/O do not.
+// write writes the snapshot now; the store's lock is held only to copy resource pointers, not to encode.
 func (s *snapshotter) write() (snapshotResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -195,8 +192,7 @@ type snapshotHealth struct {
 	FailedWrites  int        `json:",omitempty"`
 }
 
-// health is the snapshot's part of /__admin/health. Its pointers are
-// replaced, never written through, so that a copy is safe to encode.
+// health is the snapshot's part of /__admin/health; its pointers are replaced, never written through.
 func (s *snapshotter) health() snapshotHealth {
 	s.statusMu.Lock()
 	defer s.statusMu.Unlock()
@@ -234,8 +230,7 @@ func (s *snapshotter) writeIfChanged() (bool, error) {
 	return err == nil, err
 }
 
-// run writes on every tick until ctx is done. A failed write is logged and
-// retried at the next tick; the old snapshot stays in place meanwhile.
+// run writes on every tick until ctx is done; a failed write is logged, the old file kept, and retried.
 func (s *snapshotter) run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
