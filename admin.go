@@ -10,14 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
 
-// The test-double controls that are not the journal
-// (journal.go) or faults (faults.go). Nothing here exists on the real
-// service; the admin API is ours, so it is strict.
+// The test-double controls but the journal and faults. Nothing here exists
+// on the real service; the admin API is ours, so it is strict.
 
 func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
@@ -43,23 +41,30 @@ func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 	}{"ok", x.ns.store.count(), dropped, snap}, nil
 }
 
-// adminResources streams every resource in creation order, so that a
-// million of them are never one buffer.
+// adminResources answers every resource in creation order.
 func (s *Server) adminResources(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
 	all, _ := x.ns.store.all()
-	return jsonStream(func(w io.Writer) error {
-		if _, err := io.WriteString(w, `{"Data":[`); err != nil {
-			return err
-		}
-		var b []byte
-		for i, res := range all {
+	return streamList(`{"Data":[`, len(all), func(b []byte, i int) ([]byte, error) {
+		return appendResource(b, all[i], false), nil
+	}, fmt.Sprintf(`],"Total":%d}`, len(all))), nil
+}
+
+// streamList answers head, n items that item appends joined by commas, then
+// tail, some 32 KiB at a time: a million items are never one buffer.
+func streamList(head string, n int, item func(b []byte, i int) ([]byte, error), tail string) jsonStream {
+	return func(w io.Writer) error {
+		b := []byte(head)
+		for i := range n {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendResource(b, res, false)
+			var err error
+			if b, err = item(b, i); err != nil {
+				return err
+			}
 			if len(b) > 32<<10 {
 				if _, err := w.Write(b); err != nil {
 					return err
@@ -67,14 +72,12 @@ func (s *Server) adminResources(x *exchange, r *http.Request) (any, error) {
 				b = b[:0]
 			}
 		}
-		b = fmt.Appendf(b, `],"Total":%d}`, len(all))
-		_, err := w.Write(b)
+		_, err := w.Write(append(b, tail...))
 		return err
-	}), nil
+	}
 }
 
-// adminBody is the body of an admin request that takes one: the admin API
-// is strict, so a query parameter is a 400 rather than ignored.
+// adminBody is an admin request's body; a query parameter is a 400, as the admin API is strict.
 func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
@@ -82,10 +85,8 @@ func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	return readBody(x, r, limit)
 }
 
-// adminObject reads the body of an admin request as one JSON object, each
-// property name to its value as sent; ok is false when it is not an
-// object, and the map nil when the body is empty (a byte-order mark and
-// white space aside, as for every body).
+// adminObject reads an admin request's body as one JSON object; ok is false when it is not one,
+// and the map nil when the body is empty (a byte-order mark and white space aside).
 func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
 	body = bytes.TrimSpace(withoutBOM(body))
 	if len(body) == 0 {
@@ -97,11 +98,10 @@ func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
 	return props, true
 }
 
-// adminProps sorts an admin request's object by the properties it may
-// have, each matched in any case and keyed by its canonical spelling. The
-// admin API is ours, so it is strict: an unknown property is a problem in
-// ms that names the closest one, as an unknown flag does (prefix places it,
-// what names the object: "A fault").
+// adminProps keys an admin request's object by the canonical spelling of
+// the props it may have, matched in any case. An unknown one is a problem
+// in ms naming the closest, as for a flag (prefix places it, what names the
+// object: "A fault").
 func adminProps(spec map[string]json.RawMessage, props []string, prefix, what string, ms *modelState) map[string]json.RawMessage {
 	out := make(map[string]json.RawMessage, len(spec))
 	for _, key := range slices.Sorted(maps.Keys(spec)) {
@@ -124,8 +124,7 @@ func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
 	return s.insertSeed(x, body)
 }
 
-// insertSeed adds the resources of a seed body to x's namespace, all or
-// nothing, and answers with their Ids; POST /__admin/generate shares it.
+// insertSeed adds a seed body's resources to x's namespace, all or nothing, and answers their Ids.
 func (s *Server) insertSeed(x *exchange, body []byte) (any, error) {
 	resources, err := decodeSeed(body)
 	if err == nil {
@@ -139,18 +138,14 @@ func (s *Server) insertSeed(x *exchange, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return encoded(func(b []byte) []byte {
-		b = append(b, `{"Total":`...)
-		b = strconv.AppendInt(b, int64(len(resources)), 10)
-		b = append(b, `,"Ids":[`...)
-		for i, res := range resources {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, res.id())
-		}
-		return append(b, "]}"...)
-	}), nil
+	ids := make([]string, len(resources))
+	for i, res := range resources {
+		ids[i] = res.id()
+	}
+	return struct {
+		Total int
+		Ids   []string
+	}{len(ids), ids}, nil
 }
 
 func (s *Server) deleteResources(x *exchange, r *http.Request) (any, error) {
@@ -176,20 +171,13 @@ func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 			"The snapshot could not be written (%s); the previous snapshot is kept, and the server log says more (request id %s).",
 			writeFailureReason(err), x.requestID)}
 	}
-	return struct {
-		Path       string
-		Resources  int
-		Bytes      int64
-		DurationMs float64
-	}{res.Path, res.Resources, res.Bytes, durationMs(res.Duration)}, nil
+	return res, nil
 }
 
-// durationMs is d in milliseconds, to the microsecond, as the admin API
-// gives durations.
+// durationMs is d in milliseconds, to the microsecond, as the admin API gives durations.
 func durationMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// reset puts resources, journal and faults back to the start: empty, or
-// the -seed file's resources.
+// reset puts resources, journal and faults back to the start: empty, or the -seed file's.
 func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
@@ -203,8 +191,7 @@ func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
 	}{"reset", x.ns.store.count()}, nil
 }
 
-// noQuery refuses parameters on a control that takes none: the admin API
-// is strict, so a typo does not pass silently.
+// noQuery refuses parameters on a control that takes none, so that a typo does not pass silently.
 func noQuery(r *http.Request) error {
 	if r.URL.RawQuery == "" {
 		return nil

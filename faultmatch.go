@@ -1,8 +1,5 @@
 package resourcedir
 
-// What a fault matches of a request: its Method and Path, then its Match
-// (query, headers, body) and Skip.
-
 import (
 	"bytes"
 	"encoding/json"
@@ -15,8 +12,7 @@ import (
 // anyAPIPath is the Path of a fault that matches every /api/v2 path.
 const anyAPIPath = "*"
 
-// Bounds of a fault's Match, so that matching stays cheap and a fault's
-// size is known.
+// Bounds of a fault's Match, so that matching stays cheap and a fault's size is known.
 const (
 	maxMatchEntries = 32      // Query parameters, Headers, Body properties
 	maxMatchText    = 4 << 10 // a name, a value, the Body string or object
@@ -24,24 +20,18 @@ const (
 )
 
 // faultMatch narrows which requests a fault matches, beyond Method and
-// Path: each given part must hold.
+// Path: Query parameters, Headers and Body properties (names in any case)
+// must have these values, and a Body string must be in the body.
 type faultMatch struct {
-	// Query parameters that must be present with these values (names
-	// matched in any case, as the API matches them).
-	Query map[string]string `json:",omitempty"`
-	// Headers that must be present with these values (names in any case).
+	Query   map[string]string `json:",omitempty"`
 	Headers map[string]string `json:",omitempty"`
-	// Body is a string the request body must contain, or an object of
-	// JSON properties (names in any case) it must have with these values.
-	Body json.RawMessage `json:",omitempty"`
+	Body    json.RawMessage   `json:",omitempty"` // a string, or an object of properties
 
 	bodyText  string                     // Body as a string to find
 	bodyProps map[string]json.RawMessage // Body as properties, by lower-case name, values compacted
 }
 
-// parseFaultMatch reads a fault's Match: {"Query": {...}, "Headers": {...},
-// "Body": "text" or {...}}, strict as the rest of the admin API, each part
-// bounded.
+// parseFaultMatch reads a fault's Match, strictly, each part bounded.
 func parseFaultMatch(raw json.RawMessage, prefix string, ms *modelState) *faultMatch {
 	var spec map[string]json.RawMessage
 	if json.Unmarshal(raw, &spec) != nil || spec == nil {
@@ -80,8 +70,7 @@ func parseFaultMatch(raw json.RawMessage, prefix string, ms *modelState) *faultM
 	return m
 }
 
-// parseMatchPairs reads Match's Query or Headers: an object of names to
-// string values, bounded.
+// parseMatchPairs reads Match's Query or Headers: names to string values, bounded.
 func parseMatchPairs(raw json.RawMessage, prop, what string, ms *modelState) map[string]string {
 	var pairs map[string]string
 	if json.Unmarshal(raw, &pairs) != nil {
@@ -100,25 +89,19 @@ func parseMatchPairs(raw json.RawMessage, prop, what string, ms *modelState) map
 	return pairs
 }
 
-// matches reports whether r, whose body is body (nil when no fault asked
-// for it), has what m asks for.
+// matches reports whether r and its body (nil unless a fault needs it) have what m asks for.
 func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 	if m == nil {
 		return true
 	}
-	if len(m.Query) > 0 {
-		query := r.URL.Query()
-		for name, want := range m.Query {
-			found := false
-			for got, values := range query {
-				if strings.EqualFold(got, name) && slices.Contains(values, want) {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return false
-			}
+	query := r.URL.Query()
+	for name, want := range m.Query {
+		found := false
+		for got, values := range query {
+			found = found || strings.EqualFold(got, name) && slices.Contains(values, want)
+		}
+		if !found {
+			return false
 		}
 	}
 	for name, want := range m.Headers {
@@ -136,25 +119,19 @@ func (m *faultMatch) matches(r *http.Request, body []byte) bool {
 		}
 		found := 0
 		for name, v := range props {
-			want, ok := m.bodyProps[strings.ToLower(name)]
-			if !ok {
-				continue
+			if want, ok := m.bodyProps[strings.ToLower(name)]; ok {
+				if !bytes.Equal(compactJSON(v), want) {
+					return false
+				}
+				found++
 			}
-			if !bytes.Equal(compactJSON(v), want) {
-				return false
-			}
-			found++
 		}
 		return found == len(m.bodyProps)
 	}
 	return true
 }
 
-// needsBody reports whether m reads the request body.
-func (m *faultMatch) needsBody() bool { return m != nil && len(m.Body) > 0 }
-
-// faultPath returns the route pattern a fault's path means, matched as
-// routes are; ok is false for a path that no request could match.
+// faultPath returns the route pattern a fault's path means; ok is false when no request could match it.
 func faultPath(p string) (string, bool) {
 	if p == anyAPIPath {
 		return p, true
@@ -171,13 +148,12 @@ func faultPath(p string) (string, bool) {
 }
 
 // needsBody reports whether a fault that can still fire matches r's method
-// and path and then its body, which must be read before take: other
-// requests' bodies are left to their handlers.
+// and path and then its body, which take needs read: others are left alone.
 func (l *faultList) needsBody(r *http.Request) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.ContainsFunc(l.faults, func(f *fault) bool {
-		return !f.spent() && f.Match.needsBody() && f.matchesRoute(r)
+		return !f.spent() && f.Match != nil && len(f.Match.Body) > 0 && f.matchesRoute(r)
 	})
 }
 
@@ -187,9 +163,9 @@ func (f *fault) matchesRoute(r *http.Request) bool {
 }
 
 // take finds the first fault, in the order they were added, that matches r
-// (whose body is body, when a fault needs it), has let its Skip through,
-// has firings left and wins its draw, and counts the firing.
-func (l *faultList) take(r *http.Request, body []byte) (fault, bool) {
+// (and body, when a fault needs it), has let its Skip through, has firings
+// left and wins its draw, and counts the firing; the zero fault when none.
+func (l *faultList) take(r *http.Request, body []byte) fault {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.faults {
@@ -202,14 +178,13 @@ func (l *faultList) take(r *http.Request, body []byte) (fault, bool) {
 		}
 		if f.Chance >= 1 || f.draws.Float64() < f.Chance {
 			f.Fired++
-			return *f, true
+			return *f
 		}
 	}
-	return fault{}, false
+	return fault{}
 }
 
-// pathMatches compares a route pattern with a request path, segment by
-// segment; a {name} segment matches any one non-empty segment.
+// pathMatches compares a route pattern with a path by segment; {name} matches any non-empty one.
 func pathMatches(pattern, path string) bool {
 	ps, qs := strings.Split(pattern, "/"), strings.Split(path, "/")
 	if len(ps) != len(qs) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand/v2"
 	"net"
@@ -16,21 +15,18 @@ import (
 	"time"
 )
 
-// Faults: injected failures that break a client the way production does
-// (the README's "Faults").
-
-// maxFaultDelay bounds an injected delay: long enough for any client
-// timeout worth testing, short enough that a forgotten fault does not hold
-// connections for ever.
-const maxFaultDelay = 2 * time.Minute
-
-// maxFaults bounds how many faults exist at once: those that can still
-// fire, and the spent ones kept to be listed in the room they leave.
-const maxFaults = 1000
-
-// statusClientClosed is what the journal and the log show for a request
-// whose client hung up before it was answered (nginx's convention).
-const statusClientClosed = 499
+// Faults (the README's "Faults") break a client the way production does.
+const (
+	// maxFaultDelay: long enough for any client timeout worth testing,
+	// short enough that a forgotten fault does not hold connections for ever.
+	maxFaultDelay = 2 * time.Minute
+	// maxFaults bounds how many faults exist at once: those that can still
+	// fire, and the spent ones kept listed in the room they leave.
+	maxFaults = 1000
+	// statusClientClosed is what the journal and the log show for a request
+	// whose client hung up before it was answered (nginx's convention).
+	statusClientClosed = 499
+)
 
 // The kinds of fault.
 const (
@@ -74,38 +70,18 @@ type faultList struct {
 	mu     sync.Mutex
 	faults []*fault
 	lastID int
-	held   int64 // what the faults' bodies and headers hold (fault.held)
 }
 
-// listFaults streams the listing fault by fault: built whole, a listing of
-// faults with large bodies took several times what the faults hold.
+// listFaults streams the listing: built whole, one of large fault bodies took several times their size.
 func (s *Server) listFaults(x *exchange, r *http.Request) (any, error) {
 	if err := noQuery(r); err != nil {
 		return nil, err
 	}
 	faults := x.ns.faults.list()
-	return jsonStream(func(w io.Writer) error {
-		if _, err := io.WriteString(w, `{"Faults":[`); err != nil {
-			return err
-		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		for i := range faults {
-			buf.Reset()
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := enc.Encode(&faults[i]); err != nil {
-				return err
-			}
-			if _, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))); err != nil {
-				return err
-			}
-		}
-		_, err := io.WriteString(w, "]}")
-		return err
-	}), nil
+	return streamList(`{"Faults":[`, len(faults), func(b []byte, i int) ([]byte, error) {
+		text, err := marshalText(&faults[i])
+		return append(b, text...), err
+	}, "]}"), nil
 }
 
 func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
@@ -146,24 +122,28 @@ func (f *fault) held() int64 {
 	if len(f.body) > 0 && &f.body[0] != &f.Body[0] {
 		n += len(f.body)
 	}
-	for name, value := range f.Headers {
-		n += len(name) + len(value)
+	var m faultMatch
+	if f.Match != nil {
+		m = *f.Match
 	}
-	if m := f.Match; m != nil {
-		n += 2 * len(m.Body) // as given, and as bodyText or bodyProps
-		for _, kv := range []map[string]string{m.Query, m.Headers} {
-			for name, value := range kv {
-				n += len(name) + len(value)
-			}
+	n += 2 * len(m.Body) // as given, and as bodyText or bodyProps
+	for _, kv := range []map[string]string{f.Headers, m.Query, m.Headers} {
+		for name, value := range kv {
+			n += len(name) + len(value)
 		}
 	}
 	return int64(n)
 }
 
+// heldBytes is what the faults' bodies and headers hold (fault.held).
 func (l *faultList) heldBytes() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.held
+	var n int64
+	for _, f := range l.faults {
+		n += f.held()
+	}
+	return n
 }
 
 func (s *Server) clearFaults(x *exchange, r *http.Request) (any, error) {
@@ -184,22 +164,18 @@ func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
 	return struct{ Deleted int }{id}, nil
 }
 
-// parseFaults reads one fault object or an array of them. The admin API is
-// strict: an unknown property, a wrong type or an impossible value is a 400
-// that names it.
+// parseFaults reads one fault object or an array of them, strictly: an
+// unknown property, a wrong type or an impossible value is a 400 naming it.
 func parseFaults(body []byte) ([]*fault, error) {
 	trimmed := bytes.TrimSpace(withoutBOM(body))
-	isArray := len(trimmed) > 0 && trimmed[0] == '['
-	var specs []map[string]json.RawMessage
-	var err error
-	if isArray {
-		err = json.Unmarshal(trimmed, &specs)
-	} else {
-		var spec map[string]json.RawMessage
-		err = json.Unmarshal(trimmed, &spec)
-		specs = append(specs, spec)
+	isArray := bytes.HasPrefix(trimmed, []byte("["))
+	if !isArray { // one fault: read as an array of one
+		trimmed = slices.Concat([]byte("["), trimmed, []byte("]"))
 	}
-	if err != nil || slices.IndexFunc(specs, func(m map[string]json.RawMessage) bool { return m == nil }) >= 0 {
+	var specs []map[string]json.RawMessage
+	err := json.Unmarshal(trimmed, &specs)
+	isNull := func(m map[string]json.RawMessage) bool { return m == nil }
+	if err != nil || !isArray && len(specs) != 1 || slices.ContainsFunc(specs, isNull) {
 		return nil, badRequest("A fault is a JSON object (or an array of them) such as %s.",
 			`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Headers": {"Retry-After": "2"}, "Times": 1}`)
 	}
@@ -222,8 +198,12 @@ func parseFaults(body []byte) ([]*fault, error) {
 }
 
 func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) *fault {
-	f := &fault{Chance: 1, Kind: kindResponse}
-	var seed *int64
+	// The Seed drawn when none is given is below 2^53, so that a JavaScript
+	// client can copy it exactly.
+	f := &fault{Chance: 1, Kind: kindResponse, Seed: rand.Int64N(1 << 53)}
+	into := map[string]any{"Method": &f.Method, "Path": &f.Path, "Skip": &f.Skip, "Times": &f.Times,
+		"Chance": &f.Chance, "Seed": &f.Seed, "Kind": &f.Kind, "Status": &f.Status, "Headers": &f.Headers,
+		"DelayMs": &f.DelayMs, "After": &f.After}
 	seen := map[string]bool{}
 	props := adminProps(spec, faultProps, prefix, "A fault", ms)
 	for _, name := range faultProps {
@@ -232,29 +212,9 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			continue // absent, or a null Body: the error shape is sent
 		}
 		seen[name] = true
-		var err error
 		switch name {
-		case "Method":
-			err = json.Unmarshal(raw, &f.Method)
-		case "Path":
-			err = json.Unmarshal(raw, &f.Path)
 		case "Match":
 			f.Match = parseFaultMatch(raw, prefix+"Match", ms)
-			continue
-		case "Skip":
-			err = json.Unmarshal(raw, &f.Skip)
-		case "Times":
-			err = json.Unmarshal(raw, &f.Times)
-		case "Chance":
-			err = json.Unmarshal(raw, &f.Chance)
-		case "Seed":
-			err = json.Unmarshal(raw, &seed)
-		case "Kind":
-			err = json.Unmarshal(raw, &f.Kind)
-		case "Status":
-			err = json.Unmarshal(raw, &f.Status)
-		case "Headers":
-			err = json.Unmarshal(raw, &f.Headers)
 		case "Body":
 			var text string
 			f.Body = compactJSON(raw)
@@ -263,20 +223,11 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			} else {
 				f.body, f.contentType = f.Body, jsonMediaType // one copy: nothing writes to either
 			}
-		case "DelayMs":
-			err = json.Unmarshal(raw, &f.DelayMs)
-		case "After":
-			err = json.Unmarshal(raw, &f.After)
+		default:
+			if json.Unmarshal(raw, into[name]) != nil {
+				ms.add(prefix+name, fmt.Sprintf("%s has the wrong JSON type.", name))
+			}
 		}
-		if err != nil {
-			ms.add(prefix+name, fmt.Sprintf("%s has the wrong JSON type.", name))
-		}
-	}
-	if seed != nil {
-		f.Seed = *seed
-	} else {
-		// Below 2^53, so that a JavaScript client can copy it exactly.
-		f.Seed = rand.Int64N(1 << 53)
 	}
 	f.draws = rand.New(rand.NewPCG(uint64(f.Seed), uint64(f.Seed)^0x9e3779b97f4a7c15))
 	f.check(seen, prefix, ms)
@@ -361,25 +312,17 @@ func canonicalHeaders(in map[string]string, prefix string, ms *modelState) map[s
 
 // validHeaderName reports whether name is an HTTP token (RFC 9110 5.6.2).
 func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
-			continue
-		}
-		return false
-	}
-	return true
+	return name != "" && !strings.ContainsFunc(name, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') &&
+			!strings.ContainsRune("!#$%&'*+-.^_`|~", c)
+	})
 }
 
 func (l *faultList) add(parsed []*fault) ([]fault, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// A spent fault never fires again, so it takes no place a new one
-	// needs: it stays listed with its Fired (the console shows it as spent)
-	// until its room is needed, the oldest first.
+	// A spent fault takes no place a new one needs: it stays listed (the
+	// console shows it as spent) until its room is needed, oldest first.
 	live := 0
 	for _, f := range l.faults {
 		if !f.spent() {
@@ -393,7 +336,6 @@ func (l *faultList) add(parsed []*fault) ([]fault, error) {
 	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
 		if excess > 0 && f.spent() {
 			excess--
-			l.held -= f.held()
 			return true
 		}
 		return false
@@ -403,7 +345,6 @@ func (l *faultList) add(parsed []*fault) ([]fault, error) {
 		l.lastID++
 		f.ID = l.lastID
 		l.faults = append(l.faults, f)
-		l.held += f.held()
 		added[i] = *f
 	}
 	return added, nil
@@ -423,7 +364,7 @@ func (l *faultList) clear() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.faults)
-	l.faults, l.held = nil, 0
+	l.faults = nil
 	return n
 }
 
@@ -431,29 +372,19 @@ func (l *faultList) remove(id int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := len(l.faults)
-	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
-		if f.ID == id {
-			l.held -= f.held()
-			return true
-		}
-		return false
-	})
+	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool { return f.ID == id })
 	return len(l.faults) < n
 }
 
-// exposedHeaders adds to base (sorted, and never changed) the headers that
-// the faults that can still fire set, sorted with it: a page must be able to
-// read what a fault answers with.
+// exposedHeaders adds to base (sorted) the headers that faults that can
+// still fire set: a page must be able to read what a fault answers with.
 func (l *faultList) exposedHeaders(base []string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := base
+	out := slices.Clip(base) // an append copies it: base is shared by every request
 	for _, f := range l.faults {
 		for name := range f.Headers {
 			if !f.spent() && !slices.Contains(out, name) {
-				if len(out) == len(base) {
-					out = slices.Clone(base) // base is shared by every request
-				}
 				out = append(out, name)
 			}
 		}
@@ -467,8 +398,7 @@ func (l *faultList) exposedHeaders(base []string) []string {
 // spent reports whether f has fired all its Times and never fires again.
 func (f *fault) spent() bool { return f.Times != 0 && f.Fired >= f.Times }
 
-// takeFault returns the first fault that fires for r, or the zero fault
-// (ID 0) when none does.
+// takeFault returns the first fault that fires for r, or the zero fault (ID 0).
 func (s *Server) takeFault(x *exchange, r *http.Request) fault {
 	if x.observer || !isAPIPath(r.URL.Path) {
 		return fault{}
@@ -479,10 +409,7 @@ func (s *Server) takeFault(x *exchange, r *http.Request) fault {
 	if r.ContentLength <= s.cfg.MaxBody && x.ns.faults.needsBody(r) {
 		body = readAhead(x, r, s.cfg.MaxBody)
 	}
-	f, ok := x.ns.faults.take(r, body)
-	if !ok {
-		return fault{}
-	}
+	f := x.ns.faults.take(r, body)
 	x.faultID = f.ID
 	return f
 }
@@ -516,9 +443,7 @@ func (s *Server) applyFault(x *exchange, r *http.Request, f fault) bool {
 
 // hangLimit is how long a hang without DelayMs holds a client that never
 // gives up: the serving http.Server's write timeout, past which no answer
-// could be written anyway (a test's server may set a short one), or
-// writeTimeout when it has none. Without it, a client with no timeout of
-// its own would be held for ever.
+// could be written anyway, or writeTimeout when it has none.
 func hangLimit(r *http.Request) time.Duration {
 	if hs, ok := r.Context().Value(http.ServerContextKey).(*http.Server); ok && hs.WriteTimeout > 0 {
 		return hs.WriteTimeout
@@ -548,9 +473,8 @@ func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
 	}
 }
 
-// writeFaultResponse sends a response fault's answer. Its journal entry is
-// in before the body's last write goes out, as for every answer
-// (exchange.Write).
+// writeFaultResponse sends a response fault's answer; as for every answer,
+// its journal entry is in before the last write (exchange.Write).
 func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 	h := x.Header()
 	for name, value := range f.Headers {
@@ -576,13 +500,11 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 	x.Write(f.body) //nolint:errcheck // the client has gone; nothing to tell it
 }
 
-// garbageBytes are what a garbage fault sends: no HTTP client can read
-// them as a response.
-// Its first line has no space, so that it reads as no status line at all.
+// garbageBytes are what a garbage fault sends: with no space in its first
+// line, no HTTP client can read it as a status line.
 var garbageBytes = []byte("\x00\x8f\xfe\x16GARBAGE-FROM-AN-INJECTED-FAULT\x00\r\n\r\n\xff")
 
-// closeConnection ends the connection without an HTTP answer, its journal
-// entry recorded first (hijack).
+// closeConnection ends the connection without an HTTP answer, journaled first (hijack).
 func (s *Server) closeConnection(x *exchange, kind string) {
 	conn, buf := x.hijack()
 	switch kind {

@@ -12,81 +12,60 @@ import (
 	"syscall"
 )
 
-// fileLock is an exclusive flock(2) on a lock file that holds the owner's
-// PID. The kernel drops the lock when the process dies, so a server killed
-// with -9 does not leave the snapshot locked; the file itself may stay, with
-// a PID that no longer means anything.
+// fileLock is an exclusive flock(2) on a lock file holding the owner's PID. The kernel drops the lock
+// when the process dies: a server killed with -9 leaves at most the file, with a PID meaning nothing.
 type fileLock struct {
 	path string
 	f    *os.File
 }
 
-// lockedError is returned by lockFile when another process holds the lock.
-type lockedError struct {
-	path string
-	pid  string // "" when the holder had not written it yet
-}
-
-func (e *lockedError) Error() string {
-	holder := "another resourcedir"
-	if e.pid != "" {
-		holder += ", process " + e.pid + ","
-	}
-	return fmt.Sprintf("%s is using it (lock file %s); stop it or give this one another -snapshot", holder, e.path)
-}
-
 // lockFile takes the lock at path without waiting.
 func lockFile(path string) (*fileLock, error) {
-	// The holder removes the file when it lets go; a lock taken on a file
-	// that was removed meanwhile protects nothing, so it is taken again on
-	// the file now at path.
+	// The holder removes the file when it lets go: a lock on a file removed
+	// meanwhile protects nothing, and is taken again on the one at path.
 	for range 10 {
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
 			return nil, err
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			pid := readLockPID(f)
+			holder := lockHolder(f)
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, &lockedError{path: path, pid: pid}
+				return nil, fmt.Errorf("%s is using it (lock file %s); stop it or give this one another -snapshot", holder, path)
 			}
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		held, herr := f.Stat()
 		now, nerr := os.Stat(path)
-		if herr == nil && nerr == nil && os.SameFile(held, now) {
-			if err := writeLockPID(f); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("lock %s: %w", path, err)
-			}
-			return &fileLock{path: path, f: f}, nil
+		if herr != nil || nerr != nil || !os.SameFile(held, now) {
+			f.Close()
+			continue
 		}
-		f.Close()
+		if err = f.Truncate(0); err == nil {
+			_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		}
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return &fileLock{path: path, f: f}, nil
 	}
 	return nil, fmt.Errorf("lock %s: the lock file keeps being replaced", path)
 }
 
-func readLockPID(f *os.File) string {
+// lockHolder names the holder of lock file f, by its PID once it wrote it.
+func lockHolder(f *os.File) string {
 	b, _ := io.ReadAll(io.LimitReader(f, 32))
 	pid := string(bytes.TrimSpace(b))
 	if _, err := strconv.Atoi(pid); err != nil {
-		return ""
+		return "another resourcedir"
 	}
-	return pid
+	return "another resourcedir, process " + pid + ","
 }
 
-func writeLockPID(f *os.File) error {
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
-	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return err
-}
-
-// release removes the lock file, then lets go of the lock: in that order, a
-// process that opened the file just before cannot keep a lock on it
-// (lockFile checks that the file it locked is still at path).
+// release removes the lock file, then lets go of the lock: so, a process that opened the file just
+// before cannot keep a lock on it (lockFile checks that the file it locked is still at path).
 func (l *fileLock) release() {
 	if l == nil {
 		return

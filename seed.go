@@ -1,22 +1,19 @@
 package resourcedir
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 )
 
-// Seeds: POST /__admin/resources and the -seed file, a JSON array of
-// resources in the create format where an Id may be given, all or nothing.
-// A seed is strict where the API is lenient: a property that is not a
-// resource's is a fault, so that a misspelt name is not silently dropped.
-
-// decodeSeed reads a seed and applies the rules to each item (buildResource
-// with modeSeed). Every fault is reported keyed "[i].Field", at most
-// maxProblems of them; the items are read one at a time, so the memory a
-// seed of a million bad items needs is that of the item being read.
+// decodeSeed reads a seed (POST /__admin/resources, the -seed file): a JSON
+// array of resources in the create format where an Id may be given, all or
+// nothing, each item by the rules (buildResource with modeSeed). Strict
+// where the API is lenient, an unknown property is a fault, so that a
+// misspelt name is not silently dropped. Faults are keyed "[i].Field", at
+// most maxProblems; items are read one at a time, so that a million bad
+// ones take the memory of one.
 func decodeSeed(body []byte) ([]*resource, error) {
 	doc, err := openDocument(body, seedBody)
 	if err != nil {
@@ -104,39 +101,26 @@ func nestsTooDeep(raw []byte) bool {
 func checkSeedIDs(resources []*resource, ms *modelState) {
 	first := map[string]int{}
 	for i, r := range resources {
-		if r.isNull(fieldID) {
-			continue
-		}
-		if k, taken := first[r.id()]; taken {
+		k, taken := first[r.id()]
+		switch {
+		case r.isNull(fieldID):
+		case taken:
 			ms.add(fmt.Sprintf("[%d].Id", i), fmt.Sprintf("Id %s is also given to item %d.", r.id(), k))
-			continue
+		default:
+			first[r.id()] = i
 		}
-		first[r.id()] = i
 	}
 }
 
-// writeSeedFile writes n items as a seed file (generate and import write
-// them): a JSON array, one item a line, so that a diff of two is readable.
+// writeSeedFile writes n items as a seed file (generate, import), one a line so that a diff reads well.
 func writeSeedFile(w io.Writer, n int, item func(i int) ([]byte, error)) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString("[")
-	for i := range n {
-		b, err := item(i)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			bw.WriteString(",")
-		}
-		bw.WriteString("\n")
-		bw.Write(b)
-	}
-	bw.WriteString("\n]\n")
-	return bw.Flush()
+	return streamList("[", n, func(b []byte, i int) ([]byte, error) {
+		text, err := item(i)
+		return append(append(b, '\n'), text...), err
+	}, "\n]\n")(w)
 }
 
-// marshalText is json.Marshal without HTML escaping: & stays &, as the
-// names in a seed file were written.
+// marshalText is json.Marshal without HTML escaping: & stays &, as a seed file's names have it.
 func marshalText(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -11,20 +11,15 @@ import (
 	"syscall"
 )
 
-// Snapshot files on disk: written atomically, read only when they are
-// regular files.
-
 // writeSnapshot replaces path atomically with a snapshot of spaces.
 func writeSnapshot(path string, spaces []snapshotSpace) (size int64, err error) {
 	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, spaces) })
 }
 
-// writeFileAtomic replaces path atomically: a temporary file in the same
-// folder is written by write, fsynced and renamed over path, then the
-// folder is fsynced so the rename itself survives a crash. On any error
-// path is left as it was and the temporary file is removed. When path is a
-// symbolic link, the file it points to is replaced, in its own folder, and
-// the link stays.
+// writeFileAtomic replaces path atomically with what write writes, and
+// returns its size: a temporary file beside it is fsynced and renamed over
+// it, then the folder fsynced so that the rename survives a crash. An error
+// leaves path as it was; a symbolic link stays, its target replaced.
 func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err error) {
 	defer func() {
 		if err != nil {
@@ -40,20 +35,17 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 	if err != nil {
 		return 0, err
 	}
-	renamed := false
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			if !renamed {
-				os.Remove(tmp.Name())
-			}
-		}
-	}()
-	counter := &countingWriter{w: tmp}
-	if err := write(counter); err != nil {
+	// After an error the temporary file goes; once renamed, both are no-ops.
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if err := write(tmp); err != nil {
 		return 0, err
 	}
 	if err := tmp.Sync(); err != nil {
+		return 0, err
+	}
+	info, err := tmp.Stat()
+	if err != nil {
 		return 0, err
 	}
 	if err := tmp.Close(); err != nil {
@@ -62,17 +54,20 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 	if err := os.Rename(tmp.Name(), target); err != nil {
 		return 0, err
 	}
-	renamed = true
-	if err := syncDir(dir); err != nil {
+	d, err := os.Open(dir)
+	if err != nil {
 		return 0, err
 	}
-	return counter.n, nil
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return 0, fmt.Errorf("sync folder %s: %w", dir, err)
+	}
+	return info.Size(), nil
 }
 
-// resolveLink follows path while it is a symbolic link and returns the file
-// a write must replace; a link to a file that does not exist yet resolves
-// to where it points. Only the last element matters: a rename within a
-// linked folder lands in the real folder anyway.
+// resolveLink follows path while it is a symbolic link to the file a write
+// must replace, which may not exist yet. Only the last element matters: a
+// rename within a linked folder lands in the real folder anyway.
 func resolveLink(path string) (string, error) {
 	for range 40 {
 		info, err := os.Lstat(path)
@@ -104,18 +99,17 @@ func tempPrefix(path string) string {
 	return "." + filepath.Base(path) + ".tmp-"
 }
 
-// removeStaleTemps removes the temporary files that a write interrupted by
-// a crash left beside path, and returns how many it removed.
+// removeStaleTemps removes, and counts, the temporary files crashed writes left beside path.
 func removeStaleTemps(path string) (int, error) {
 	path, err := resolveLink(path)
 	if err != nil {
 		return 0, err
 	}
 	entries, err := os.ReadDir(filepath.Dir(path))
-	if errors.Is(err, os.ErrNotExist) {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return 0, nil // no folder, no temporary files; writes will say so
-	}
-	if err != nil {
+	case err != nil:
 		return 0, err
 	}
 	prefix, removed := tempPrefix(path), 0
@@ -133,48 +127,23 @@ func removeStaleTemps(path string) (int, error) {
 	return removed, errors.Join(errs...)
 }
 
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync folder %s: %w", dir, err)
-	}
-	return nil
-}
-
-// readSnapshot loads path without ever writing to it. A missing file
-// gives an error that errors.Is(err, os.ErrNotExist).
+// readSnapshot loads path, never writing to it; a missing file's error is os.ErrNotExist.
 func readSnapshot(path string) ([]snapshotSpace, error) {
 	f, size, err := openRegular(path)
-	if err != nil {
-		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
+	var spaces []snapshotSpace
+	if err == nil {
+		defer f.Close()
+		spaces, err = decodeSnapshot(f, size)
 	}
-	defer f.Close()
-	spaces, err := decodeSnapshot(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
 	}
 	return spaces, nil
 }
 
-// dataRun returns where, from at on, the next run of data of r starts and
-// where the hole after it starts, both at most end. Only a file on a file
-// system that reports holes (lseek's SEEK_DATA and SEEK_HOLE) has any;
-// anything else is one run of data.
+// dataRun returns where, from at on, r's next run of data and the hole
+// after it start, both at most end. Only a file whose file system reports
+// holes (lseek's SEEK_DATA and SEEK_HOLE) has any.
 func dataRun(r io.ReaderAt, at, end int64) (data, hole int64) {
 	f, ok := r.(*os.File)
 	seekData, seekHole := 3, 4 // Linux, FreeBSD, illumos
@@ -202,24 +171,14 @@ func dataRun(r io.ReaderAt, at, end int64) (data, hole int64) {
 	return min(data, end), min(hole, end)
 }
 
-// openRegular opens path for reading only if it is a regular file: a FIFO
-// would block the open until some writer came, a device could be read
-// forever.
+// openRegular opens path for reading only if it is a regular file: a FIFO would block until a writer
+// came, a device could be read forever. O_NONBLOCK: the open of a FIFO returns at once, to be refused.
 func openRegular(path string) (*os.File, int64, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	if !info.Mode().IsRegular() {
-		return nil, 0, notRegular(info.Mode())
-	}
-	// O_NONBLOCK: should a FIFO take the file's place after the check, the
-	// open still returns at once, and the check below refuses it.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, 0, err
 	}
-	info, err = f.Stat()
+	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
 		err = notRegular(info.Mode())
 	}

@@ -9,89 +9,76 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+	"slices"
 	"time"
 )
 
 // The snapshot file is: snapshotMagic, a big-endian uint32 format version,
 // a gob stream, and a big-endian CRC-32C of everything before it. Every
-// version keeps that frame, gob's records (each a length, then a type id
-// that is never 0) included, so that a reader checks any file's declared
+// version keeps that frame, so that a reader checks any file's declared
 // sizes and checksum before it believes the version (decodeSnapshot).
 //
-// Version 4 holds the bases that namespaces share (the -seed file) once,
-// and each namespace as its layer of changes on one of them, so that the
-// file grows with the seed plus the writes, not the seed times the
-// namespaces. The gob stream is a snapshotHeader, then snapshotRecords
-// chunks: every base's resources, then each namespace's replaced and own
-// resources, in the header's order. A record's string values follow the
-// header's Fields, by name, so that a property added to the model later
-// reads as null in an older file instead of breaking it.
-//
-// Versions 1 to 3 were written by development builds before the first
-// release, and are refused with the advice to move the file aside: no user
-// has one, and their readers decoded values by the field enum's numbers.
+// Version 4 holds each base that namespaces share (the -seed file) once,
+// and each namespace as its layer of changes on one: the file grows with
+// the seed plus the writes, not the seed times the namespaces: a header,
+// then chunks of every base's resources, then each namespace's replaced
+// and own ones. Values go by the header's Fields, by name, so that a
+// property added to the model later reads as null in an older file.
+// Versions 1 to 3 came from development builds (values by enum number).
 const (
-	snapshotMagic   = "resourcedir snapshot\n"
-	snapshotVersion = 4
-	// oldestSnapshotVersion is the oldest format that still loads: the
-	// first release's.
-	oldestSnapshotVersion = 4
+	snapshotMagic         = "resourcedir snapshot\n"
+	snapshotVersion       = 4
+	oldestSnapshotVersion = 4 // the first release's
 	// snapshotChunkSize records go in one gob value: one value per record
-	// costs a gob message each, one value for all a second copy in memory.
-	// A chunk is cut sooner when its values reach snapshotChunkBytes, so
-	// that a gob record stays far below maxSnapshotRecord even when every
-	// resource has an Address as large as a body may be.
+	// costs a gob message each, one for all a second copy in memory. The
+	// snapshotChunkBytes cut keeps a record far below maxSnapshotRecord.
 	snapshotChunkSize  = 4096
 	snapshotChunkBytes = 1 << 20
-	// maxSnapshotRecord is the most a gob record of a snapshot may declare:
-	// a larger one is refused before anything of its size is read.
+	// maxSnapshotRecord is the most a gob record may declare: a larger one
+	// is refused before anything of its size is read.
 	maxSnapshotRecord = 1 << 30
+	snapshotHeaderLen = int64(len(snapshotMagic) + 4) // the magic and the version
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// snapshotBase is a base as the snapshot holds it: its resources, and the
-// base they were frozen into when the server has it (nil when read from a
-// file, until restored).
+// snapshotBase is a base as saved: its resources, and the base they were frozen into (nil until restored).
 type snapshotBase struct {
 	Resources []*resource
 	frozen    *base
 }
 
-// snapshotSpace is one namespace as saved and restored: the base it is
-// layered on (nil: none, an empty directory) and its layer.
+// snapshotSpace is a namespace as saved and restored: its base (nil: none) and its layer on it.
 type snapshotSpace struct {
 	Name     string
 	Base     *snapshotBase
 	Replaced []replacedResource
 	Own      []*resource
-	// reseed: the namespace starts from the seed. Formats 2 and 3 cannot
-	// tell a cleared namespace from one never written: an empty one starts
-	// from the seed again, as it did when they were current.
-	reseed bool
+	reseed   bool // start from the seed: only formats 2 and 3 (refused) set it; restore reads it
 }
 
-// count is the number of resources the namespace shows.
-func (sp *snapshotSpace) count() int {
-	n := len(sp.Own)
-	if sp.Base != nil {
-		n += len(sp.Base.Resources)
+// resourceCount is the number of resources the namespaces show.
+func resourceCount(spaces []snapshotSpace) int {
+	n := 0
+	for _, sp := range spaces {
+		n += len(sp.Own)
+		if sp.Base != nil {
+			n += len(sp.Base.Resources)
+		}
 	}
 	return n
 }
 
 type snapshotHeader struct {
-	Written time.Time
-	// Fields names the string fields in the order of each record's Values.
-	Fields     []string
-	Bases      []int // resource count of each base
+	Written    time.Time
+	Fields     []string // the string fields, in the order of each record's Values
+	Bases      []int    // resource count of each base
 	Namespaces []snapshotNamespace
 }
 
 type snapshotNamespace struct {
-	Name string
-	// Base is 1 + the index of the base in Bases; 0 for none.
-	Base          int
+	Name          string
+	Base          int // 1 + the index of the base in Bases; 0 for none
 	Replaced, Own int
 }
 
@@ -140,17 +127,16 @@ func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
 	}
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
-	var version [4]byte
-	binary.BigEndian.PutUint32(version[:], snapshotVersion)
 	bw.WriteString(snapshotMagic)
-	bw.Write(version[:])
+	bw.Write(binary.BigEndian.AppendUint32(nil, snapshotVersion))
 	enc := gob.NewEncoder(bw)
 	if err := enc.Encode(header); err != nil {
 		return fmt.Errorf("encode header: %w", err)
 	}
 	var chunk snapshotRecords
-	section := func(n int, record func(i int) snapshotRecord) error {
-		for i := 0; i < n; {
+	var err error // the first failed section's; the sections after it write nothing
+	section := func(n int, record func(i int) snapshotRecord) {
+		for i := 0; i < n && err == nil; {
 			chunk.Records = chunk.Records[:0]
 			for size := 0; i < n && len(chunk.Records) < snapshotChunkSize && size < snapshotChunkBytes; i++ {
 				rec := record(i)
@@ -160,56 +146,46 @@ func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
 					size += len(v)
 				}
 			}
-			if err := enc.Encode(&chunk); err != nil {
-				return fmt.Errorf("encode resources: %w", err)
+			if err = enc.Encode(&chunk); err != nil {
+				err = fmt.Errorf("encode resources: %w", err)
 			}
 			// Encoding is CPU-bound and runs while the server serves: let
 			// a waiting request have the CPU every chunk.
 			runtime.Gosched()
 		}
-		return nil
 	}
 	for _, b := range bases {
-		if err := section(len(b.Resources), func(i int) snapshotRecord { return recordOf(b.Resources[i], 0) }); err != nil {
-			return err
-		}
+		section(len(b.Resources), func(i int) snapshotRecord { return recordOf(b.Resources[i], 0) })
 	}
 	for _, sp := range spaces {
-		if err := section(len(sp.Replaced), func(i int) snapshotRecord { return recordOf(sp.Replaced[i].res, sp.Replaced[i].pos) }); err != nil {
-			return err
-		}
-		if err := section(len(sp.Own), func(i int) snapshotRecord { return recordOf(sp.Own[i], 0) }); err != nil {
-			return err
-		}
+		section(len(sp.Replaced), func(i int) snapshotRecord { return recordOf(sp.Replaced[i].res, sp.Replaced[i].pos) })
+		section(len(sp.Own), func(i int) snapshotRecord { return recordOf(sp.Own[i], 0) })
+	}
+	if err != nil {
+		return err
 	}
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	var sum [4]byte
-	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
-	_, err := w.Write(sum[:])
+	_, err = w.Write(binary.BigEndian.AppendUint32(nil, crc.Sum32()))
 	return err
 }
 
-// decodeSnapshot reads the snapshot of size bytes that r holds, believing
-// nothing in it before it is checked: the magic; the length of every gob
-// record against the file's size (checkDeclaredSizes); the checksum, read
-// through once in a small buffer; only then the version. It then decodes
-// the records one at a time: nothing of a size the file declares is
-// allocated before the file is known to be what a resourcedir wrote.
+// decodeSnapshot reads the snapshot of size bytes that r holds, believing nothing before it is
+// checked: the magic, every gob record's length (checkDeclaredSizes), the checksum, only then the
+// version. Nothing of a size the file declares is allocated before the file is known good.
 func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
-	headerLen := int64(len(snapshotMagic) + 4)
 	if size == 0 {
 		return nil, errors.New("the file is empty")
 	}
-	head := make([]byte, min(size, headerLen))
+	head := make([]byte, min(size, snapshotHeaderLen))
 	if _, err := io.ReadFull(io.NewSectionReader(r, 0, size), head); err != nil {
 		return nil, fmt.Errorf("read header: %w", err)
 	}
 	if n := min(len(head), len(snapshotMagic)); string(head[:n]) != snapshotMagic[:n] {
 		return nil, errors.New("not a resourcedir snapshot (bad magic)")
 	}
-	if size < headerLen+4 {
+	if size < snapshotHeaderLen+4 {
 		return nil, fmt.Errorf("the file is truncated (%d bytes)", size)
 	}
 	if err := checkDeclaredSizes(r, size); err != nil {
@@ -229,8 +205,8 @@ func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
 		return nil, fmt.Errorf("format version %d was written by a development build of resourcedir, before the first release; this resourcedir reads %d to %d",
 			version, oldestSnapshotVersion, snapshotVersion)
 	}
-	payload := size - headerLen - 4
-	br := bufio.NewReaderSize(io.NewSectionReader(r, headerLen, payload), 1<<16)
+	payload := size - snapshotHeaderLen - 4
+	br := bufio.NewReaderSize(io.NewSectionReader(r, snapshotHeaderLen, payload), 1<<16)
 	dec := gob.NewDecoder(br)
 	var header snapshotHeader
 	if err := dec.Decode(&header); err != nil {
@@ -246,11 +222,9 @@ func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
 	return spaces, nil
 }
 
-// checkChecksum reads everything before the checksum through CRC-32C, 256
-// KiB at a time, and compares it with the checksum. The holes of
-// a sparse file (dataRun) are not read: their zeros are added to the CRC
-// at once (crcZeros), so a sparse file of any size is checked in an
-// instant.
+// checkChecksum compares the CRC-32C of everything before the checksum
+// with it. The holes of a sparse file (dataRun) are not read but added at
+// once (crcZeros), so a sparse file of any size is checked in an instant.
 func checkChecksum(r io.ReaderAt, size int64) error {
 	end := size - 4
 	buf := make([]byte, 256<<10)
@@ -279,8 +253,7 @@ func checkChecksum(r io.ReaderAt, size int64) error {
 
 // crcZeros returns crc (as crc32.Update keeps it) updated with n zero
 // bytes, in time of log n: zeros multiply the CRC's register by x^(8n)
-// modulo the polynomial. In the reflected form CRC-32C is computed in,
-// bit 31 is x^0.
+// modulo the polynomial. Reflected, as CRC-32C is computed, bit 31 is x^0.
 func crcZeros(crc uint32, n int64) uint32 {
 	power, square := uint32(1)<<31, uint32(1)<<23 // x^0, x^8
 	for ; n > 0; n >>= 1 {
@@ -292,23 +265,19 @@ func crcZeros(crc uint32, n int64) uint32 {
 	return ^crcMultiply(power, ^crc)
 }
 
-// crcMultiply multiplies a and b modulo the Castagnoli polynomial, both
-// reflected.
+// crcMultiply multiplies a and b, both reflected, modulo the Castagnoli polynomial.
 func crcMultiply(a, b uint32) uint32 {
 	var p uint32
 	for bit := uint32(1) << 31; bit != 0; bit >>= 1 {
 		if a&bit != 0 {
 			p ^= b
 		}
-		if b&1 != 0 {
-			b = b>>1 ^ crc32.Castagnoli
-		} else {
-			b >>= 1
-		}
+		b = b>>1 ^ crc32.Castagnoli*(b&1) // b times x, reduced
 	}
 	return p
 }
 
+// decodeV4 reads what follows the header of a version 4 file.
 func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotSpace, error) {
 	// Every record takes bytes of the payload, so counts beyond its length
 	// are lies, and must not size an allocation.
@@ -325,10 +294,7 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 	}
 	fields := make([]int, len(header.Fields)) // the header's field i is ours fields[i], or -1
 	for i, name := range header.Fields {
-		fields[i] = -1
-		if f, ok := lookupField(name); ok && f < numStringFields && fieldNames[f] == name {
-			fields[i] = int(f)
-		}
+		fields[i] = slices.Index(fieldNames[:numStringFields], name)
 	}
 	read := &recordReader{dec: dec, fields: fields}
 	bases := make([]*snapshotBase, len(header.Bases))
@@ -359,8 +325,7 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 			if sp.Base == nil || pos[k] < 0 || int(pos[k]) >= len(sp.Base.Resources) || sp.Base.Resources[pos[k]].id() != r.id() {
 				return nil, fmt.Errorf("namespace %s: the changed seed resource %s is not in the seed", ns.Name, r.id())
 			}
-			// Two versions of one seed resource: restored, a filter would
-			// find it twice.
+			// Two versions of one seed resource: a filter would find it twice.
 			if twice[pos[k]] {
 				return nil, fmt.Errorf("namespace %s: the seed resource at position %d (%s) is replaced twice", ns.Name, pos[k], r.id())
 			}
@@ -440,8 +405,7 @@ func (rr *recordReader) resource(rec snapshotRecord) (*resource, error) {
 	return r, checkLoaded(r)
 }
 
-// checkLoaded checks what the store relies on: a canonical GUID as Id, a
-// Status of Active or Inactive.
+// checkLoaded checks what the store relies on: a canonical GUID as Id, Status Active or Inactive.
 func checkLoaded(r *resource) error {
 	if !isCanonicalGUID(r.id()) || r.isNull(fieldID) {
 		return fmt.Errorf("a resource has the invalid Id %q", r.id())
@@ -452,27 +416,6 @@ func checkLoaded(r *resource) error {
 	return nil
 }
 
-// isCanonicalGUID reports whether id is a GUID as the store keys it:
-// lower-case hex, hyphenated 8-4-4-4-12.
-func isCanonicalGUID(id string) bool {
-	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if !lowerHex[id[i]] && i != 8 && i != 13 && i != 18 && i != 23 {
-			return false
-		}
-	}
-	return true
-}
-
-var lowerHex = func() (t [256]bool) {
-	for _, c := range "0123456789abcdef" {
-		t[c] = true
-	}
-	return t
-}()
-
 func knownRequestorType(t requestorType) bool {
 	for _, e := range requestorTypeTable {
 		if e.id == t {
@@ -482,20 +425,21 @@ func knownRequestorType(t requestorType) bool {
 	return false
 }
 
+// isCanonicalGUID reports whether id is a GUID as the store keys it: lower-case, 8-4-4-4-12.
+func isCanonicalGUID(id string) bool {
+	canonical, ok := parseGUID(id)
+	return ok && canonical == id
+}
+
 // checkDeclaredSizes refuses a snapshot whose content and size disagree
-// before anything is read of the sizes it declares: a valid header on a
-// sparse 60 GB file must not take 60 GB, nor seconds. The lengths of the
-// gob records are the only sizes the format declares; each must be at
-// least one byte and at most maxSnapshotRecord, start with a type id (never
-// 0: the zeros of a sparse file are not one), and together they must fill
-// the space between the header and the checksum exactly. Only a few bytes
-// per record are read. Every version is checked so (the frame is the same
-// in all), so a version is not believed before its file is.
+// before any size it declares is believed (a valid header on a sparse 60
+// GB file must take neither 60 GB nor seconds). The gob records' lengths,
+// the only sizes declared, must each be 1 to maxSnapshotRecord, start with
+// a type id (never 0, as a sparse file's zeros are), and fill the file.
 func checkDeclaredSizes(r io.ReaderAt, size int64) error {
-	headerLen := int64(len(snapshotMagic) + 4)
 	end := size - 4 // the checksum
 	var prefix [10]byte
-	for at := headerLen; at < end; {
+	for at := snapshotHeaderLen; at < end; {
 		n, err := r.ReadAt(prefix[:min(int64(len(prefix)), end-at)], at)
 		if n == 0 {
 			return fmt.Errorf("read at byte %d: %w", at, err)
@@ -518,9 +462,8 @@ func checkDeclaredSizes(r io.ReaderAt, size int64) error {
 	return nil
 }
 
-// gobLength decodes the unsigned integer that starts a gob message: a byte
-// below 0x80 is the value; otherwise the byte is minus the count of
-// big-endian bytes that follow. width is 0 when b does not hold one.
+// gobLength decodes the unsigned integer that starts a gob message: a byte below 0x80, or minus
+// the count of big-endian bytes that follow. width is 0 when b does not hold one.
 func gobLength(b []byte) (length uint64, width int) {
 	if len(b) == 0 {
 		return 0, 0

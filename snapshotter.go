@@ -12,8 +12,7 @@ import (
 	"time"
 )
 
-// snapshotter writes the store to its file: on a timer when the store has
-// changed, on demand, and once more at shutdown.
+// snapshotter writes the store to its file: on a timer after changes, on demand, and at shutdown.
 type snapshotter struct {
 	path string
 	dir  snapshotDir
@@ -24,26 +23,22 @@ type snapshotter struct {
 	// What health reports, so that a run whose every write fails does not
 	// look healthy until its data is lost at exit. A lock of its own: a
 	// health probe must not wait for a write.
-	statusMu   sync.Mutex
-	lastWrite  time.Time     // the last successful write: this run's, or the loaded file's
-	lastTook   time.Duration // how long this run's last successful write took; 0 before one
-	lastErr    error         // the last write's error, nil once one succeeds
-	lastErrAt  time.Time
-	failedRuns int // writes failed since the last good one
+	statusMu sync.Mutex
+	status   snapshotHealth
 
 	lock *fileLock // held from open to close
 }
 
-// snapshotResult describes one write.
+// snapshotResult describes one write, as POST /__admin/snapshot answers.
 type snapshotResult struct {
-	Path      string
-	Resources int
-	Bytes     int64
-	Duration  time.Duration
+	Path       string
+	Resources  int
+	Bytes      int64
+	DurationMs float64
+	Duration   time.Duration `json:"-"`
 }
 
-// snapshotDir is what a snapshot saves and restores: the Server's
-// namespaces.
+// snapshotDir is what a snapshot saves and restores: the Server's namespaces.
 type snapshotDir interface {
 	// snapshotSpaces returns every namespace's resources and a mark that
 	// changes whenever any of them changes.
@@ -56,11 +51,10 @@ func newSnapshotter(path string, dir snapshotDir, logger *slog.Logger) *snapshot
 	return &snapshotter{path: path, dir: dir, log: logger}
 }
 
-// open makes the snapshotter the file's only user and loads it: the path
-// must be a regular file or not exist yet, its folder must exist and take
-// new files, and no other resourcedir may be using it. A symbolic link is
-// followed: the lock and the checks are on the file it points to, so two
-// servers reaching one file by two names still collide.
+// open makes the snapshotter the file's only user and loads it: a regular
+// file or none yet, in a folder that takes new files, that no other
+// resourcedir uses. Checks and lock are on the file a symbolic link points
+// to, so that two servers reaching one file by two names still collide.
 func (s *snapshotter) open() error {
 	target, err := resolveLink(s.path)
 	if err != nil {
@@ -101,9 +95,8 @@ func (s *snapshotter) close() {
 	s.lock = nil
 }
 
-// checkWritableFolder checks that the folder of path exists and takes new
-// files, by creating one there as a write would: otherwise every write
-// would fail and the data be lost at exit.
+// checkWritableFolder checks that path's folder exists and takes new files,
+// by creating one as a write would: otherwise the data is lost at exit.
 func checkWritableFolder(path string) error {
 	dir := filepath.Dir(path)
 	info, err := os.Stat(dir)
@@ -123,8 +116,7 @@ func checkWritableFolder(path string) error {
 	return os.Remove(probe.Name())
 }
 
-// load reads the snapshot into the store, replacing what it holds. A
-// missing file leaves the store as it is and is not an error.
+// load reads the snapshot into the store, replacing what it holds; a missing file changes nothing.
 func (s *snapshotter) load() error {
 	start := time.Now()
 	spaces, err := readSnapshot(s.path)
@@ -137,15 +129,13 @@ func (s *snapshotter) load() error {
 		if err := s.dir.restore(spaces); err != nil {
 			return fmt.Errorf("load snapshot %s: %w", s.path, err)
 		}
-		n := 0
-		for _, sp := range spaces {
-			n += sp.count()
-		}
-		s.log.Info("snapshot loaded", "path", s.path, "resources", n, "namespaces", len(spaces), "duration", time.Since(start))
+		s.log.Info("snapshot loaded", "path", s.path, "resources", resourceCount(spaces), "namespaces", len(spaces),
+			"duration", time.Since(start))
 		// The file loaded is the last good write, if an earlier run's.
 		if info, err := os.Stat(s.path); err == nil {
+			t := info.ModTime().UTC()
 			s.statusMu.Lock()
-			s.lastWrite = info.ModTime()
+			s.status.LastWrite = &t
 			s.statusMu.Unlock()
 		}
 	}
@@ -162,8 +152,7 @@ func (s *snapshotter) load() error {
 	return nil
 }
 
-// write writes the snapshot now. Only the copying of the resource pointers
-// holds the store's lock; encoding and I/O do not.
+// write writes the snapshot now; the store's lock is held only to copy resource pointers, not to encode.
 func (s *snapshotter) write() (snapshotResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -175,32 +164,26 @@ func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	spaces, changes := s.dir.snapshotSpaces()
 	size, err := writeSnapshot(s.path, spaces)
 	took := time.Since(start)
+	now, ms := time.Now().UTC(), durationMs(took)
 	s.statusMu.Lock()
 	if err != nil {
-		s.lastErr, s.lastErrAt = err, time.Now()
-		s.failedRuns++
-	} else {
-		s.lastWrite, s.lastTook, s.lastErr, s.failedRuns = time.Now(), took, nil, 0
-	}
-	s.statusMu.Unlock()
-	if err != nil {
+		s.status.LastError, s.status.LastErrorTime = writeFailureReason(err), &now
+		s.status.FailedWrites++
+		s.statusMu.Unlock()
 		return snapshotResult{}, err
 	}
+	s.status = snapshotHealth{LastWrite: &now, LastWriteDurationMs: &ms}
+	s.statusMu.Unlock()
 	s.written = changes
-	n := 0
-	for _, sp := range spaces {
-		n += sp.count()
-	}
-	res := snapshotResult{Path: s.path, Resources: n, Bytes: size, Duration: took}
-	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", res.Duration)
+	res := snapshotResult{Path: s.path, Resources: resourceCount(spaces), Bytes: size, DurationMs: ms, Duration: took}
+	s.log.Info("snapshot written", "path", s.path, "resources", res.Resources, "bytes", res.Bytes, "duration", took)
 	return res, nil
 }
 
 // snapshotHealth is the snapshot's part of /__admin/health.
 type snapshotHealth struct {
 	LastWrite *time.Time // null until the file is written (or loaded)
-	// How long this run's last good write took: what kill -9 can lose is
-	// what changed in an interval plus that.
+	// This run's last good write's: kill -9 can lose an interval plus that.
 	LastWriteDurationMs *float64 `json:",omitempty"`
 	// Present while writes fail: the reason (no path: the log has the
 	// whole error), when the last one failed, and how many in a row.
@@ -209,29 +192,16 @@ type snapshotHealth struct {
 	FailedWrites  int        `json:",omitempty"`
 }
 
+// health is the snapshot's part of /__admin/health; its pointers are replaced, never written through.
 func (s *snapshotter) health() snapshotHealth {
 	s.statusMu.Lock()
 	defer s.statusMu.Unlock()
-	var h snapshotHealth
-	if !s.lastWrite.IsZero() {
-		t := s.lastWrite.UTC()
-		h.LastWrite = &t
-	}
-	if s.lastTook > 0 {
-		ms := durationMs(s.lastTook)
-		h.LastWriteDurationMs = &ms
-	}
-	if s.lastErr != nil {
-		t := s.lastErrAt.UTC()
-		h.LastError, h.LastErrorTime, h.FailedWrites = writeFailureReason(s.lastErr), &t, s.failedRuns
-	}
-	return h
+	return s.status
 }
 
 // writeFailureReason says in a few words why a snapshot write failed,
-// without the path or the OS's error text: it is for an answer to a client
-// (POST /__admin/snapshot), which has no business knowing the server's
-// folders; the log has the whole error.
+// without the path or the OS's text: a client (POST /__admin/snapshot) has
+// no business knowing the server's folders; the log has the whole error.
 func writeFailureReason(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC):
@@ -260,8 +230,7 @@ func (s *snapshotter) writeIfChanged() (bool, error) {
 	return err == nil, err
 }
 
-// run writes on every tick until ctx is done. A failed write is logged and
-// retried at the next tick; the old snapshot stays in place meanwhile.
+// run writes on every tick until ctx is done; a failed write is logged, the old file kept, and retried.
 func (s *snapshotter) run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
