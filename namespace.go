@@ -140,9 +140,6 @@ func (s *Server) sortedNamespaces() []*namespace {
 }
 
 func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
-	if err := noQuery(r); err != nil {
-		return nil, err
-	}
 	type entry struct {
 		Name        string
 		Resources   int
@@ -201,9 +198,6 @@ func (s *Server) reapIdleNamespaces() {
 }
 
 func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
-	if err := noQuery(r); err != nil {
-		return nil, err
-	}
 	name := r.PathValue("name")
 	if !validNamespaceName(name) {
 		return nil, badRequest("The namespace name %q is not %s.", name, namespaceNameHelp)

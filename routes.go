@@ -155,6 +155,8 @@ var routes = []route{
 	{http.MethodGet, consoleAssetPrefix + "{file}", (*Server).handleConsoleAsset, fixed(operation{
 		id: "consoleAsset", summary: "The console's script and style sheet",
 		description: "Served with ?v=<content hash> by the page, and then cacheable for good.",
+		params: []any{queryParam("v", "The file's content hash, as the page links it; with it the answer may be cached for good.",
+			obj{"type": "string"})},
 		pathParams: []any{obj{"name": "file", "in": "path", "required": true, "schema": obj{"type": "string", "enum": consoleAssetNames()},
 			"example": consoleAssetNames()[0]}},
 		answers: obj{"200": obj{"description": "The file.", "content": obj{

@@ -143,3 +143,41 @@ func TestRouteDocumentsItself(t *testing.T) {
 		t.Errorf("%d paths with one route more", got)
 	}
 }
+
+// TestControlsRefuseUnknownQuery: every control that documents no query
+// parameter answers one with a 400 naming it, before anything else (an
+// unknown id or a body is not looked at), in every namespace, naming the
+// route's path; the one that documents parameters, the API and the console
+// do not.
+func TestControlsRefuseUnknownQuery(t *testing.T) {
+	t.Parallel()
+	c := startServer(t, defaultConfig(), nil)
+	d := docContext{openAPILimitsOf(defaultConfig()), currentOpenAPITables()}
+	fill := strings.NewReplacer("{id}", "0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f60", "{name}", "no-such-space",
+		"{file}", consoleAssetNames()[0], "{$}", "")
+	strict := 0
+	for _, rt := range routes {
+		path := fill.Replace(rt.pattern)
+		for _, prefix := range []string{"", "/ns/team-q"} {
+			if prefix != "" && slices.ContainsFunc(serverWide, func(p string) bool { return strings.HasPrefix(path, p) }) {
+				continue
+			}
+			r := c.on(t).do(rt.method, prefix+path+"?Colour=red", "{}")
+			if !strings.HasPrefix(rt.pattern, "/__admin/") || len(rt.doc(d).params) > 0 {
+				if strings.Contains(string(r.Body), "takes none") {
+					t.Errorf("%s %s: refused a parameter it ignores or reads itself: %s", rt.method, prefix+path, r.Body)
+				}
+				continue
+			}
+			strict++
+			want := `{"Message":"The query string is invalid.","ModelState":{"Colour":["Unknown parameter \"Colour\"; ` +
+				rt.method + " " + path + ` takes none."]}}`
+			if r.Status != http.StatusBadRequest || string(r.Body) != want {
+				t.Errorf("%s %s?Colour=red: %d %s\nwant 400 %s", rt.method, prefix+path, r.Status, r.Body, want)
+			}
+		}
+	}
+	if strict < 15 {
+		t.Errorf("%d strict controls checked; the table has more", strict)
+	}
+}

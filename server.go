@@ -90,10 +90,21 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 	def := s.newNamespace(defaultNamespace, store)
 	s.spaces.byName = map[string]*namespace{defaultNamespace: def}
 	allowed := map[string][]string{}
+	d := docContext{openAPILimitsOf(s.cfg), currentOpenAPITables()}
 	for _, rt := range s.routes {
+		// A control that documents no query parameter refuses any, so that
+		// a typo does not pass silently; the API ignores unknown ones.
+		strict := strings.HasPrefix(rt.pattern, "/__admin/") && len(rt.doc(d).params) == 0
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			x := exchangeOf(w)
-			v, err := rt.handle(s, x, r)
+			var v any
+			var err error
+			if strict {
+				err = noQuery(r)
+			}
+			if err == nil {
+				v, err = rt.handle(s, x, r)
+			}
 			switch {
 			case err != nil:
 				s.writeError(x, err)
