@@ -456,10 +456,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	}
 	// The snapshot's atomic write: the file is never seen half written, and
 	// it is readable by its owner only, as it may hold personal data.
-	if _, err := writeFileAtomic(o.out, func(w io.Writer) error {
-		_, err := w.Write(file)
-		return err
-	}); err != nil {
+	if err := writeBytesAtomic(o.out, file); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	fmt.Fprintf(stderr, "import: wrote %d resources to %s\n", len(items), o.out)

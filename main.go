@@ -259,10 +259,7 @@ func listen(o *options, logger *slog.Logger) (*listening, error) {
 		if err != nil {
 			return nil, err
 		}
-		l.tls, scheme = st, "https"
-		if st.removeCA != nil {
-			l.close = st.removeCA
-		}
+		l.tls, scheme, l.close = st, "https", st.removeCA
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -273,10 +270,10 @@ func listen(o *options, logger *slog.Logger) (*listening, error) {
 	if o.addrFile != "" {
 		// The listener queues connections from now on, so the URL is
 		// good as soon as the file appears.
-		if err := writeAddrFile(o.addrFile, l.served); err != nil {
+		if err := writeBytesAtomic(o.addrFile, []byte(l.served+"\n")); err != nil {
 			ln.Close()
 			l.close()
-			return nil, err
+			return nil, fmt.Errorf("-addr-file: %w", err)
 		}
 		removeCA := l.close
 		l.close = func() {
@@ -400,18 +397,14 @@ func servedURL(addr net.Addr, scheme string) string {
 	return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
 }
 
-// writeAddrFile writes the served URL, one line, atomically: a reader sees
-// no file or the whole line, never a part.
-func writeAddrFile(path, served string) error {
-	line := served + "\n"
+// writeBytesAtomic writes b to path as writeFileAtomic does: a reader sees
+// no file or the whole of b, never a part.
+func writeBytesAtomic(path string, b []byte) error {
 	_, err := writeFileAtomic(path, func(w io.Writer) error {
-		_, err := io.WriteString(w, line)
+		_, err := w.Write(b)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("-addr-file: %w", err)
-	}
-	return nil
+	return err
 }
 
 // removeAddrFile removes the -addr-file at exit, so that its presence means
@@ -460,11 +453,7 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error) {
 	if info, err := os.Stat(path); err != nil || info.Mode().IsRegular() {
 		// A regular file does not block: read it, or say why not.
-		body, err := readLimited(path, limit)
-		if err != nil {
-			return nil, fmt.Errorf("seed %s: %w", path, err)
-		}
-		return body, nil
+		ctx = context.WithoutCancel(ctx)
 	}
 	type result struct {
 		body []byte

@@ -10,8 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -34,8 +32,8 @@ const tlsValidity = 7 * 24 * time.Hour
 type serverTLS struct {
 	config *tls.Config
 	caFile string
-	// removeCA removes a CA file written in a temporary folder; nil when
-	// the file stays.
+	// removeCA removes a CA file written in a temporary folder; it does
+	// nothing when the file stays.
 	removeCA func()
 }
 
@@ -44,6 +42,7 @@ type serverTLS struct {
 // -allowed-hosts names, and writes the CA's certificate to caFile, or
 // beside the snapshot, or in a temporary folder.
 func newServerTLS(o *options) (*serverTLS, error) {
+	st := &serverTLS{config: &tls.Config{MinVersion: tls.VersionTLS12}, removeCA: func() {}}
 	if o.tlsCert != "" || o.tlsKey != "" {
 		if o.tlsCert == "" || o.tlsKey == "" {
 			return nil, errors.New("-tls-cert and -tls-key go together: give both files")
@@ -52,17 +51,19 @@ func newServerTLS(o *options) (*serverTLS, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.tlsCert, o.tlsKey, err)
 		}
-		return &serverTLS{config: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}, nil
+		st.config.Certificates = []tls.Certificate{cert}
+		return st, nil
 	}
 	caPEM, cert, err := generateCertificates(append([]string{"localhost", "127.0.0.1", "::1"}, o.cfg.AllowedHosts...))
 	if err != nil {
 		return nil, fmt.Errorf("-tls: %w", err)
 	}
-	st := &serverTLS{config: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, caFile: o.tlsCAFile}
-	if st.caFile == "" && o.snapshotPath != "" {
+	st.config.Certificates, st.caFile = []tls.Certificate{cert}, o.tlsCAFile
+	switch {
+	case st.caFile != "":
+	case o.snapshotPath != "":
 		st.caFile = filepath.Join(filepath.Dir(o.snapshotPath), "resourcedir-ca.pem")
-	}
-	if st.caFile == "" {
+	default:
 		dir, err := os.MkdirTemp("", "resourcedir-tls-")
 		if err != nil {
 			return nil, fmt.Errorf("-tls: a folder for the CA file: %w", err)
@@ -70,13 +71,8 @@ func newServerTLS(o *options) (*serverTLS, error) {
 		st.caFile = filepath.Join(dir, "ca.pem")
 		st.removeCA = func() { os.RemoveAll(dir) }
 	}
-	if _, err := writeFileAtomic(st.caFile, func(w io.Writer) error {
-		_, err := w.Write(caPEM)
-		return err
-	}); err != nil {
-		if st.removeCA != nil {
-			st.removeCA()
-		}
+	if err := writeBytesAtomic(st.caFile, caPEM); err != nil {
+		st.removeCA()
 		return nil, fmt.Errorf("-tls: write the CA file: %w", err)
 	}
 	return st, nil
@@ -91,8 +87,8 @@ func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 		return nil, tls.Certificate{}, err
 	}
 	now := time.Now()
+	// No SerialNumber: CreateCertificate makes a random one, as RFC 5280 asks of a CA.
 	ca := &x509.Certificate{
-		SerialNumber:          serialNumber(),
 		Subject:               pkix.Name{CommonName: "resourcedir test CA", Organization: []string{"resourcedir"}},
 		NotBefore:             now.Add(-time.Hour), // a client whose clock is a little behind
 		NotAfter:              now.Add(tlsValidity),
@@ -113,12 +109,11 @@ func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 		return nil, tls.Certificate{}, err
 	}
 	leaf := &x509.Certificate{
-		SerialNumber: serialNumber(),
-		Subject:      pkix.Name{CommonName: "resourcedir", Organization: []string{"resourcedir"}},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(tlsValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		Subject:     pkix.Name{CommonName: "resourcedir", Organization: []string{"resourcedir"}},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(tlsValidity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	for _, name := range names {
 		switch ip := net.ParseIP(strings.Trim(name, "[]")); {
@@ -136,15 +131,6 @@ func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 	}
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 	return caPEM, tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}, nil
-}
-
-// serialNumber is a random 128-bit serial, as RFC 5280 asks of a CA.
-func serialNumber() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return big.NewInt(time.Now().UnixNano()) // crypto/rand does not fail on Linux; unique enough
-	}
-	return n
 }
 
 // requestScheme is the scheme the client used: https when the request came
