@@ -307,9 +307,8 @@ const compareUsage = "usage: resourcedir compare -from URL [-auth user:token] [-
 
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
-	var o importOptions
 	fs := flag.NewFlagSet("resourcedir compare", flag.ContinueOnError)
-	importFlags(fs, &o)
+	reader := fromFlags(fs)
 	n := fs.Int("queries", 300, "how many list queries to send to each")
 	seed := fs.Uint64("rand-seed", 1, "the same `seed` and data give the same queries")
 	report := fs.String("report", "text", "report `format`: text, or json for machines")
@@ -321,10 +320,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		fs.PrintDefaults()
 	}
 	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return cannot(err)
+		return cannot(err) // flag.ErrHelp included: exitCode and Main tell it by errors.Is
 	}
 	switch {
 	case *n < 1:
@@ -340,7 +336,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	if err != nil {
 		return cannot(fmt.Errorf("-filters: %w", err))
 	}
-	tenant, err := o.reader(environ)
+	tenant, err := reader(environ)
 	if err != nil {
 		return cannot(err)
 	}

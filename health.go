@@ -32,10 +32,7 @@ func runHealth(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 		fs.PrintDefaults()
 	}
 	if err := parseSubcommand(fs, args, 1, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("health: %w", err)
+		return fmt.Errorf("health: %w", err) // flag.ErrHelp included: Main tells it by errors.Is
 	}
 	if timeout <= 0 {
 		return fmt.Errorf("health: -timeout must be positive, not %s", timeout)

@@ -14,6 +14,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -189,29 +190,6 @@ func importStatusHint(status int) string {
 	return ""
 }
 
-// importProps are the properties a seed item carries, in the API's order;
-// StatusId is derived, and _links and _embedded mean nothing to a seed.
-var importProps = func() []string {
-	var names []string
-	for _, s := range propTable {
-		if s.prop != propStatusID {
-			names = append(names, s.name)
-		}
-	}
-	return names
-}()
-
-// importScrubbed hold personal data (propTable); -scrub replaces their values.
-var importScrubbed = func() map[string]bool {
-	m := map[string]bool{}
-	for _, s := range propTable {
-		if s.scrubbed {
-			m[s.name] = true
-		}
-	}
-	return m
-}()
-
 // importType is a Types entry as a seed carries it: no _links, _embedded.
 type importType struct {
 	ID   int `json:"Id"`
@@ -219,15 +197,16 @@ type importType struct {
 }
 
 // importSeedItem turns a list item into a seed item: the resource properties in
-// order, Types as {"Id", "Type"}, values as the service sent them (scrubbed
-// when s is not nil).
+// the API's order (StatusId is derived, and _links and _embedded mean nothing
+// to a seed), Types as {"Id", "Type"}, values as the service sent them, with
+// personal data (propTable's scrubbed) scrubbed when s is not nil.
 func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	n := 0
-	for _, prop := range importProps {
+	for _, spec := range propTable {
+		prop := spec.name
 		raw, ok := importLookup(item, prop)
-		if !ok {
+		if !ok || spec.prop == propStatusID {
 			continue
 		}
 		if prop == "Types" {
@@ -239,7 +218,7 @@ func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error
 				types = []importType{}
 			}
 			raw, _ = json.Marshal(types) // ints and strings: cannot fail
-		} else if s != nil && importScrubbed[prop] {
+		} else if s != nil && spec.scrubbed {
 			var v any
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return nil, fmt.Errorf("%s: %w", prop, err)
@@ -249,10 +228,9 @@ func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error
 				return nil, fmt.Errorf("%s: %w", prop, err)
 			}
 		}
-		if n > 0 {
+		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		n++
 		b.WriteString(strconv.Quote(prop))
 		b.WriteByte(':')
 		if err := json.Compact(&b, raw); err != nil {
@@ -343,33 +321,19 @@ func (s *scrubber) number(f float64) any {
 	return n
 }
 
-func (s *scrubber) text(v string) string {
-	var b strings.Builder
-	rs := []rune(v)
-	for i := 0; i < len(rs); {
-		if !scrubWordRune(rs[i]) {
-			b.WriteRune(rs[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(rs) && scrubWordRune(rs[j]) {
-			j++
-		}
-		s.word(&b, rs[i:j])
-		i = j
-	}
-	return b.String()
-}
+// scrubWord is a word: a run of letters (unicode.IsLetter) and digits
+// (unicode.IsDigit).
+var scrubWord = regexp.MustCompile(`[\pL\p{Nd}]+`)
 
-func scrubWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+func (s *scrubber) text(v string) string { return scrubWord.ReplaceAllStringFunc(v, s.word) }
 
-func (s *scrubber) word(b *strings.Builder, w []rune) {
+func (s *scrubber) word(w string) string {
 	mac := hmac.New(sha256.New, s.key)
-	mac.Write([]byte(strings.ToLower(string(w))))
+	mac.Write([]byte(strings.ToLower(w)))
 	var seed [32]byte
 	copy(seed[:], mac.Sum(nil))
 	rng := mrand.New(mrand.NewChaCha8(seed))
+	var b strings.Builder
 	for _, r := range w {
 		switch {
 		case unicode.IsDigit(r):
@@ -380,44 +344,34 @@ func (s *scrubber) word(b *strings.Builder, w []rune) {
 			b.WriteByte(byte('a' + rng.IntN(26)))
 		}
 	}
+	return b.String()
 }
 
-// importOptions are the flags of import (and, with more, of compare).
-type importOptions struct {
-	from  string
-	auth  string
-	rate  float64
-	scrub bool
-	out   string
-}
-
-// importFlags defines the flags import and compare share.
-func importFlags(fs *flag.FlagSet, o *importOptions) {
-	fs.StringVar(&o.from, "from", "", "the directory's base `URL` (https://tenant.example.com); only GET /api/v2/resource is sent to it")
-	fs.StringVar(&o.auth, "auth", "", "`user:token` sent as HTTP Basic credentials; also "+fromAuthEnv+", which keeps it out of shell history")
-	fs.Float64Var(&o.rate, "rate", 4, "at most this many `requests` a second; 0 sends them as fast as they are answered")
-}
-
-// reader applies the environment and checks what import and compare
-// share.
-func (o *importOptions) reader(environ []string) (*directoryReader, error) {
-	if o.from == "" {
-		return nil, errors.New("-from is required: the directory's base URL")
+// fromFlags defines the flags import and compare share; once they are
+// parsed, its function applies the environment to them and makes the
+// reader of the -from directory.
+func fromFlags(fs *flag.FlagSet) func(environ []string) (*directoryReader, error) {
+	from := fs.String("from", "", "the directory's base `URL` (https://tenant.example.com); only GET /api/v2/resource is sent to it")
+	auth := fs.String("auth", "", "`user:token` sent as HTTP Basic credentials; also "+fromAuthEnv+", which keeps it out of shell history")
+	rate := fs.Float64("rate", 4, "at most this many `requests` a second; 0 sends them as fast as they are answered")
+	return func(environ []string) (*directoryReader, error) {
+		if *from == "" {
+			return nil, errors.New("-from is required: the directory's base URL")
+		}
+		if *auth == "" {
+			*auth = environMap(environ)[fromAuthEnv]
+		}
+		return newDirectoryReader(*from, *auth, *rate)
 	}
-	if o.auth == "" {
-		o.auth = environMap(environ)[fromAuthEnv]
-	}
-	return newDirectoryReader(o.from, o.auth, o.rate)
 }
 
 // runImport is `resourcedir import -from URL [-auth user:token] [-scrub]
 // [-o FILE] [-rate R]`.
 func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	var o importOptions
 	fs := flag.NewFlagSet("resourcedir import", flag.ContinueOnError)
-	importFlags(fs, &o)
-	fs.BoolVar(&o.scrub, "scrub", false, "replace personal values (names, e-mail, phones, address) with made-up ones of the same shape")
-	fs.StringVar(&o.out, "o", "", "write the seed file to `file` (atomically) instead of standard output")
+	reader := fromFlags(fs)
+	scrub := fs.Bool("scrub", false, "replace personal values (names, e-mail, phones, address) with made-up ones of the same shape")
+	out := fs.String("o", "", "write the seed file to `file` (atomically) instead of standard output")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: resourcedir import -from URL [-auth user:token] [-scrub] [-o FILE] [-rate R]\n\n"+
 			"Reads a directory through GET /api/v2/resource, page by page, into a seed file with its Ids in the\n"+
@@ -425,12 +379,9 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 		fs.PrintDefaults()
 	}
 	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("import: %w", err)
+		return fmt.Errorf("import: %w", err) // flag.ErrHelp included: Main tells it by errors.Is
 	}
-	d, err := o.reader(environ)
+	d, err := reader(environ)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
@@ -439,7 +390,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 		return fmt.Errorf("import: %w", err)
 	}
 	var s *scrubber
-	if o.scrub {
+	if *scrub {
 		if s, err = newScrubber(); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
@@ -448,7 +399,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	if o.out == "" {
+	if *out == "" {
 		if _, err := stdout.Write(file); err != nil {
 			return fmt.Errorf("import: write: %w", err)
 		}
@@ -456,9 +407,9 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	}
 	// The snapshot's atomic write: the file is never seen half written, and
 	// it is readable by its owner only, as it may hold personal data.
-	if err := writeBytesAtomic(o.out, file); err != nil {
+	if err := writeBytesAtomic(*out, file); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	fmt.Fprintf(stderr, "import: wrote %d resources to %s\n", len(items), o.out)
+	fmt.Fprintf(stderr, "import: wrote %d resources to %s\n", len(items), *out)
 	return nil
 }
