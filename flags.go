@@ -40,13 +40,9 @@ type options struct {
 // environment variable can carry (an empty variable counts as unset).
 const snapshotOff = "off"
 
-// newFlagSet defines every flag, writing into o. It prints nothing: the
-// flag package reports a bad flag with its error and then the whole usage,
-// in which the error is lost; ours is one line (flagError), and -help
-// prints the usage itself.
+// newFlagSet defines every flag, writing into o.
 func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("resourcedir", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
   resourcedir [flags]                        serve until SIGINT or SIGTERM
@@ -131,13 +127,8 @@ func envName(flagName string) string {
 func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	o := &options{cfg: defaultConfig()}
 	fs := newFlagSet(o)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.Usage()
-			return nil, err
-		}
-		return nil, flagError(fs, err)
+	if err := parseSubcommand(fs, args, len(args), stderr); err != nil {
+		return nil, err
 	}
 	// flag.Parse drops the -- it stops at: the argument before the rest
 	// tells a command from a stray argument.
@@ -238,10 +229,10 @@ func flagError(fs *flag.FlagSet, err error) error {
 	return fmt.Errorf("unknown flag -%s; did you mean -%s? (%s -help lists every flag)", name, closest, fs.Name())
 }
 
-// parseSubcommand parses a subcommand's flags, then at most positional
-// arguments. Its errors are one line, which Main prints once (the flag
-// package's own print the error and then the whole usage, in which it is
-// lost); -help prints the usage.
+// parseSubcommand parses a subcommand's (or the server's) flags, then at
+// most positional arguments. Its errors are one line, which Main prints
+// once (the flag package's own print the error and then the whole usage,
+// in which it is lost); -help prints the usage.
 func parseSubcommand(fs *flag.FlagSet, args []string, positional int, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
