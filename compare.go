@@ -96,9 +96,7 @@ func differRule(q cmpQuery, a, b cmpAnswer) string {
 		return q.Rule
 	case a.Status != http.StatusOK:
 		return "" // both refused it
-	case a.Message != b.Message:
-		return q.Rule
-	case a.TotalResults != b.TotalResults || !slices.Equal(a.Ids, b.Ids):
+	case a.Message != b.Message, a.TotalResults != b.TotalResults, !slices.Equal(a.Ids, b.Ids):
 		return q.Rule
 	case a.TotalPages != b.TotalPages:
 		return ruleTotalPages
@@ -131,6 +129,9 @@ type cmpReport struct {
 	Probes    []cmpProbe
 	Filters   string // the -filters that fits the tenant
 	Advice    string
+	// dialect names what the tenant accepted of the probes: assetic
+	// (none), kendo (all) or "partly kendo", which no -filters matches.
+	dialect string
 }
 
 const maxExamples = 3
@@ -219,16 +220,24 @@ func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes [
 		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
 	}
 	rep.Probes = probes
+	accepted := 0
+	for _, p := range probes {
+		if p.Accepted {
+			accepted++
+		}
+	}
 	// A tenant that takes some of Kendo's constructs is best served by
 	// assetic, which fails what the tenant might not take.
 	rep.Filters = string(dialectAssetic)
-	switch rep.tenantDialect() {
-	case string(dialectAssetic):
+	switch accepted {
+	case 0:
+		rep.dialect = string(dialectAssetic)
 		rep.Advice = "the tenant refuses every construct the real service does not document: -filters assetic (the default) fits it."
-	case string(dialectKendo):
-		rep.Filters = string(dialectKendo)
+	case len(probes):
+		rep.dialect, rep.Filters = string(dialectKendo), string(dialectKendo)
 		rep.Advice = "the tenant accepts Kendo's whole grammar: -filters kendo fits it."
 	default:
+		rep.dialect = "partly kendo"
 		rep.Advice = "the tenant accepts some of what the real service does not document (see the probes): keep -filters assetic, so that a client relying on the rest fails here first, or use kendo knowing it accepts more than the tenant."
 	}
 	return nil
@@ -238,20 +247,14 @@ func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes [
 func (rep *cmpReport) writeText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "resourcedir compare: %d queries against %s (%d resources) and %s\n\n", rep.Queries, rep.From, rep.Resources, rep.Against)
-	agree, differ := 0, 0
+	differ := 0
 	for _, r := range rep.Rules {
-		verdict := "agrees "
+		verdict, count := "agrees ", ""
 		if r.Differ > 0 {
-			verdict = "DIFFERS"
+			verdict, count = "DIFFERS", fmt.Sprintf(", %d differ", r.Differ)
 			differ++
-		} else {
-			agree++
 		}
-		fmt.Fprintf(&b, "%s  %s (%d queries", verdict, r.Rule, r.Queries)
-		if r.Differ > 0 {
-			fmt.Fprintf(&b, ", %d differ", r.Differ)
-		}
-		b.WriteString(")\n")
+		fmt.Fprintf(&b, "%s  %s (%d queries%s)\n", verdict, r.Rule, r.Queries, count)
 		for _, e := range r.Examples {
 			fmt.Fprintf(&b, "    GET /api/v2/resource?%s\n      tenant:      %s\n      resourcedir: %s\n", e.Query, e.Tenant, e.Resourcedir)
 		}
@@ -270,7 +273,7 @@ func (rep *cmpReport) writeText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "  the tenant %s %s: %d\n", verdict, p.Construct, p.Tenant.Status)
 	}
-	fmt.Fprintf(&b, "  So %s\n\n%d rules agree, %d differ.\n", rep.Advice, agree, differ)
+	fmt.Fprintf(&b, "  So %s\n\n%d rules agree, %d differ.\n", rep.Advice, len(rep.Rules)-differ, differ)
 	if differ > 0 {
 		b.WriteString("A difference means a client tested against resourcedir may behave otherwise against the tenant: check the\nqueries above by hand, and write your client's tests so they do not depend on that rule.\n")
 	}
@@ -278,12 +281,17 @@ func (rep *cmpReport) writeText(w io.Writer) error {
 	return err
 }
 
-// localResourcedir serves a resourcedir seeded with seed on a loopback port
-// of its own, as -seed seeds one; stop ends it.
-func localResourcedir(seed []byte) (base string, stop func(), err error) {
-	resources, err := decodeSeed(seed)
+// localResourcedir serves a resourcedir seeded with items on a loopback
+// port of its own, as -seed seeds one with import's file, and reads it;
+// stop ends it.
+func localResourcedir(items []map[string]json.RawMessage) (d *directoryReader, stop func(), err error) {
+	file, err := importSeedFile(items, nil)
 	if err != nil {
-		return "", nil, fmt.Errorf("compare: the tenant's directory does not seed a resourcedir: %s", describeError(err))
+		return nil, nil, err
+	}
+	resources, err := decodeSeed(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the tenant's directory does not seed a resourcedir: %s", describeError(err))
 	}
 	cfg := defaultConfig()
 	cfg.Filters = string(dialectKendo) // the probes need answers to compare with
@@ -291,20 +299,24 @@ func localResourcedir(seed []byte) (base string, stop func(), err error) {
 	cfg.seedResources = resources
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, fmt.Errorf("compare: a local resourcedir: %w", err)
+		return nil, nil, fmt.Errorf("a local resourcedir: %w", err)
 	}
 	srv := &http.Server{Handler: newServer(cfg, newStore(nil), nil), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
-	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+	if d, err = newDirectoryReader("http://"+ln.Addr().String(), "", 0); err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return d, func() { srv.Close() }, nil
 }
 
-// runCompare is `resourcedir compare -from URL [-auth user:token]
-// [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]`.
+// compareUsage is what resourcedir compare -help prints before the flags.
 const compareUsage = "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n" +
 	"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n" +
 	"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n" +
 	"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare."
 
+// runCompare is resourcedir compare: see compareUsage.
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
 	fs := flag.NewFlagSet("resourcedir compare", flag.ContinueOnError)
@@ -341,32 +353,23 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		return cannot(err)
 	}
 	var b *directoryReader
+	againstName := "resourcedir in this process"
 	if *against != "" {
 		if b, err = newDirectoryReader(*against, *againstAuth, 0); err != nil {
 			return cannot(fmt.Errorf("-b: %w", err))
 		}
+		againstName = b.base
 	}
 	items, err := tenant.readAll(ctx, stderr)
 	if err != nil {
 		return cannot(err)
 	}
-	againstName := ""
-	if b != nil {
-		againstName = b.base
-	} else {
-		file, err := importSeedFile(items, nil)
-		if err != nil {
+	if b == nil {
+		var stop func()
+		if b, stop, err = localResourcedir(items); err != nil {
 			return cannot(err)
-		}
-		base, stop, err := localResourcedir(file)
-		if err != nil {
-			return &exitError{2, err}
 		}
 		defer stop()
-		if b, err = newDirectoryReader(base, "", 0); err != nil {
-			return cannot(err)
-		}
-		againstName = "resourcedir in this process"
 	}
 	data := newCmpData(items)
 	got, err := compareDirectories(ctx, tenant, b, buildQueries(data, *n, *seed), buildProbes(data))
@@ -385,11 +388,9 @@ func (rep *cmpReport) write(w io.Writer, format string) error {
 	if format != "json" {
 		return rep.writeText(w)
 	}
-	out, err := json.MarshalIndent(rep, "", "  ")
-	if err == nil {
-		_, err = w.Write(append(out, '\n'))
-	}
-	return err
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
 }
 
 // verdict is compare's exit: nil when nothing differs, status 1 saying
@@ -399,29 +400,11 @@ func (rep *cmpReport) verdict(running string) error {
 	if rep.Differs {
 		differs = append(differs, "resourcedir answers some queries otherwise than the tenant")
 	}
-	if tenant := rep.tenantDialect(); tenant != running {
-		differs = append(differs, fmt.Sprintf("the tenant's filter dialect is %s, not the -filters %s you run resourcedir with", tenant, running))
+	if rep.dialect != running {
+		differs = append(differs, fmt.Sprintf("the tenant's filter dialect is %s, not the -filters %s you run resourcedir with", rep.dialect, running))
 	}
 	if len(differs) > 0 {
 		return &exitError{1, fmt.Errorf("compare: %s (see the report)", strings.Join(differs, "; "))}
 	}
 	return nil
-}
-
-// tenantDialect names what the tenant accepted of the probes: assetic
-// (none), kendo (all) or "partly kendo", which no -filters matches.
-func (rep *cmpReport) tenantDialect() string {
-	accepted := 0
-	for _, p := range rep.Probes {
-		if p.Accepted {
-			accepted++
-		}
-	}
-	switch accepted {
-	case 0:
-		return string(dialectAssetic)
-	case len(rep.Probes):
-		return string(dialectKendo)
-	}
-	return "partly kendo"
 }
