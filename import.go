@@ -71,17 +71,14 @@ func newDirectoryReader(from, auth string, rate float64) (*directoryReader, erro
 	return d, nil
 }
 
-// pace waits until the next request may go.
+// pace waits until the next request may go: never before the first, nor
+// when unpaced (interval 0).
 func (d *directoryReader) pace(ctx context.Context) error {
-	if d.interval > 0 && !d.last.IsZero() {
-		if wait := time.Until(d.last.Add(d.interval)); wait > 0 {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-			}
+	if wait := time.Until(d.last.Add(d.interval)); wait > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
 		}
 	}
 	d.last = time.Now()
@@ -118,13 +115,6 @@ func (d *directoryReader) list(ctx context.Context, query string) (int, []byte, 
 	return resp.StatusCode, body, nil
 }
 
-// importPage is the part of a list answer that import reads.
-type importPage struct {
-	TotalResults int
-	TotalPages   int
-	ResourceList []map[string]json.RawMessage
-}
-
 // readAll reads every resource, page by page in the service's order,
 // reporting progress to progress.
 func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]map[string]json.RawMessage, error) {
@@ -140,7 +130,11 @@ func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]ma
 		if status != http.StatusOK {
 			return nil, fmt.Errorf("GET %s/api/v2/resource?%s: status %d%s: %.300s", d.base, query, status, importStatusHint(status), body)
 		}
-		var p importPage
+		var p struct {
+			TotalResults int
+			TotalPages   int
+			ResourceList []map[string]json.RawMessage
+		}
 		if err := json.Unmarshal(body, &p); err != nil {
 			return nil, fmt.Errorf("page %d is not a list answer ({\"TotalResults\", \"TotalPages\", \"ResourceList\"}): %w", page, err)
 		}

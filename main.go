@@ -120,16 +120,11 @@ func versionText() string {
 		if v := info.Main.Version; v != "" && v != "(devel)" {
 			version = v
 		}
+		vcs := map[string]string{}
 		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				revision = s.Value
-			case "vcs.time":
-				at = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
+			vcs[s.Key] = s.Value
 		}
+		revision, at, modified = vcs["vcs.revision"], vcs["vcs.time"], vcs["vcs.modified"] == "true"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "resourcedir %s\n", version)
@@ -230,7 +225,11 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 		}
 		fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", l.served, o.command[0], l.served, trust)
 		code, cmdErr := runCommand(ctx, o.command, environ, vars, stdout, stderr, serveErr)
-		return commandResult(code, errors.Join(cmdErr, stopServer(httpSrv, srv, logger)))
+		err = errors.Join(cmdErr, stopServer(httpSrv, srv, logger))
+		if code == 0 {
+			return err // nil, or an error of the server's: status 1
+		}
+		return &exitError{code: code, err: err}
 	}
 	select {
 	case err := <-serveErr:
@@ -365,15 +364,6 @@ func exitStatus(state *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return state.ExitCode()
-}
-
-// commandResult is run's answer once the command has exited with code and
-// the server has stopped: the command's status, and err said besides.
-func commandResult(code int, err error) error {
-	if code == 0 {
-		return err // nil, or an error of the server's: status 1
-	}
-	return &exitError{code: code, err: err}
 }
 
 // listenError says what to do about the commonest failure to listen: a
