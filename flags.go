@@ -177,9 +177,7 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	if o.snapshotPath == snapshotOff {
 		o.snapshotPath = ""
 	}
-	if o.tlsCert != "" || o.tlsKey != "" {
-		o.tls = true
-	}
+	o.tls = o.tls || o.tlsCert != "" || o.tlsKey != ""
 	if o.cfg.JournalSize == 0 {
 		o.cfg.JournalSize = journalOff // 0 is Config's default
 	}
@@ -276,14 +274,8 @@ func (f durationFlag) Set(s string) error {
 // Host checks against DNS rebinding apply.
 func isLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback())
 }
 
 // environMap indexes environ by name; the first of two same names wins,
@@ -338,24 +330,24 @@ func closestName(name string, candidates []string) (string, int) {
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
+// One row of the table, updated in place: diag is the cell above-left.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
+		diag := row[0]
+		row[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			diag, row[j] = row[j], min(row[j]+1, row[j-1]+1, diag+cost)
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return row[len(b)]
 }
 
 var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}

@@ -153,12 +153,6 @@ func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) 
 	if err != nil {
 		return nil, err
 	}
-	// One transport per CA, as http.DefaultTransport is one for the rest:
-	// a test suite's handles share its connections instead of each opening
-	// (and leaving open) its own.
-	if t, ok := trustingTransports.Load(string(pem)); ok {
-		return &http.Client{Timeout: timeout, Transport: t.(*http.Transport)}, nil
-	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {
 		pool = x509.NewCertPool()
@@ -168,6 +162,9 @@ func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) 
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	// One transport per CA, as http.DefaultTransport is one for the rest:
+	// a test suite's handles share its connections instead of each opening
+	// (and leaving open) its own.
 	t, _ := trustingTransports.LoadOrStore(string(pem), transport)
 	return &http.Client{Timeout: timeout, Transport: t.(*http.Transport)}, nil
 }
