@@ -75,16 +75,13 @@ func healthBase(arg string, env map[string]string) string {
 	case env[urlVar] != "":
 		return env[urlVar]
 	}
-	host, port, err := net.SplitHostPort(env[envName("addr")])
-	if err != nil || port == "0" {
+	addr := env[envName("addr")]
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
 		return defaultHealthURL
 	}
-	// The probe runs beside the server: every interface is reached on
-	// loopback, which also passes the loopback Host check.
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
+	// The probe runs beside the server, which also passes the loopback
+	// Host check.
+	return servedURL("http", addr)
 }
 
 // probeHealth asks target once and says why its answer is not a healthy

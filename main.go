@@ -16,7 +16,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -265,7 +264,7 @@ func listen(o *options, logger *slog.Logger) (*listening, error) {
 		l.close()
 		return nil, listenError(o.addr, err)
 	}
-	l.ln, l.served = ln, servedURL(ln.Addr(), scheme)
+	l.ln, l.served = ln, servedURL(scheme, ln.Addr().String())
 	if o.addrFile != "" {
 		// The listener queues connections from now on, so the URL is
 		// good as soon as the file appears.
@@ -377,14 +376,17 @@ func listenError(addr string, err error) error {
 		addr, port, net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "0"))
 }
 
-// servedURL is the URL a client on this machine reaches addr by: a
-// listener on every interface is reached on the loopback address.
-func servedURL(addr net.Addr, scheme string) string {
-	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsUnspecified() {
-		return scheme + "://" + addr.String()
+// servedURL is the URL a client on this machine reaches addr (host:port)
+// by: a listener on every interface is reached on the loopback address.
+func servedURL(scheme, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
 	}
-	return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // writeBytesAtomic writes b to path as writeFileAtomic does: a reader sees
