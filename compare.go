@@ -19,10 +19,9 @@ import (
 // read-only list queries built from the data, and reports, rule by rule,
 // where the answers differ. Only GETs ever reach the tenant.
 
-// Rules that a difference is put under whatever the query was about: a
-// refused operator refuses every query that uses it, and a TotalPages
-// rounded another way shows on any page size that does not divide the
-// total.
+// Rules a difference is put under whatever the query was about: a refused
+// operator refuses every query that uses it, and a TotalPages rounded
+// another way shows on any page size that does not divide the total.
 const (
 	ruleTotalPages = "TotalPages is the ceiling of TotalResults / pageSize"
 	ruleOperator   = "operator %s is accepted"
@@ -281,9 +280,8 @@ func (rep *cmpReport) writeText(w io.Writer) error {
 	return err
 }
 
-// localResourcedir serves a resourcedir seeded with items on a loopback
-// port of its own, as -seed seeds one with import's file, and reads it;
-// stop ends it.
+// localResourcedir serves a resourcedir seeded with items, as import's file
+// seeds one, on a loopback port of its own, and reads it; stop ends it.
 func localResourcedir(items []map[string]json.RawMessage) (d *directoryReader, stop func(), err error) {
 	file, err := importSeedFile(items, nil)
 	if err != nil {

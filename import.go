@@ -261,14 +261,12 @@ func importSeedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, er
 }
 
 // scrubber replaces personal values with made-up ones of the same shape:
-// each word (a run of letters and digits) becomes another of the same
-// length, letters staying letters of the same case and digits digits; the
-// rest (spaces, punctuation, @ and dots) is kept, so an e-mail stays an
-// e-mail and a length limit that held still holds. A word is replaced by a
-// keyed hash of it in lower case: within a run the same word always gives
-// the same replacement, in every property (DisplayName stays FirstName and
-// Surname joined, and case-insensitive matches still match), while the key,
-// new for each run, keeps the originals from being guessed.
+// each word becomes another of the same length and letter case, digits
+// staying digits, and the rest is kept, so an e-mail stays an e-mail and
+// length limits still hold. A word's replacement is a keyed hash of it in
+// lower case: the same in every property and case within a run (DisplayName
+// stays FirstName and Surname joined), while the key, new for each run,
+// keeps the originals from being guessed.
 type scrubber struct {
 	key []byte
 }
@@ -315,8 +313,7 @@ func (s *scrubber) number(f float64) any {
 	return n
 }
 
-// scrubWord is a word: a run of letters (unicode.IsLetter) and digits
-// (unicode.IsDigit).
+// scrubWord is a word: a run of letters and digits (unicode.IsDigit's).
 var scrubWord = regexp.MustCompile(`[\pL\p{Nd}]+`)
 
 func (s *scrubber) text(v string) string { return scrubWord.ReplaceAllStringFunc(v, s.word) }
@@ -359,8 +356,7 @@ func fromFlags(fs *flag.FlagSet) func(environ []string) (*directoryReader, error
 	}
 }
 
-// runImport is `resourcedir import -from URL [-auth user:token] [-scrub]
-// [-o FILE] [-rate R]`.
+// runImport is resourcedir import: see its usage.
 func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("resourcedir import", flag.ContinueOnError)
 	reader := fromFlags(fs)

@@ -31,9 +31,9 @@ func Main() int {
 	// GUIDs from a pool of random bytes read in batches, not a read of
 	// crypto/rand per create; set before anything runs, as the pool asks.
 	uuid.EnableRandPool()
-	// The first signal stops the server. A command run after -- gets
-	// every one, through the context (see runCommand); the signal is the
-	// context's cause, so that run tells it from a cancellation of its own.
+	// The first signal stops the server; a command run after -- gets every
+	// one (runCommand). The signal is the context's cause, to tell it from
+	// a cancellation.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 1)
 	forward := make(chan os.Signal, 8)
@@ -79,11 +79,9 @@ func exitCode(err error) int {
 	return 1
 }
 
-// exitError carries an exit status other than 1 out of run, to be the
-// process's: the status of the command run after -- (err is what else went
-// wrong, or nil when the command has spoken for itself and there is
-// nothing to add), or compare's 1 (something differs) and 2 (it could not
-// compare).
+// exitError carries an exit status other than 1 out of run: the status of
+// the command run after -- (err nil when the command has spoken for itself),
+// or compare's 1 (something differs) and 2 (it could not compare).
 type exitError struct {
 	code int
 	err  error
@@ -107,10 +105,8 @@ var (
 	buildDate    string
 )
 
-// versionText is what -version prints: the stamped version, else the module
-// version (devel when built from a work tree without one); the VCS
-// revision and time when stamped or recorded by the build; and the Go
-// version.
+// versionText is what -version prints: the stamped or module version
+// (devel when there is none), the VCS revision and time, and Go's version.
 func versionText() string {
 	version, revision, at, modified := "devel", "", "", false
 	if buildVersion != "" {
@@ -141,10 +137,8 @@ func versionText() string {
 	return b.String()
 }
 
-// run starts the server and blocks until ctx is cancelled, or, with a
-// command after --, until that command exits; then it drains in-flight
-// requests. It is main without the process: tests call it. environ is the
-// environment as os.Environ gives it.
+// run is Main without the process, for tests: a subcommand, or the server
+// (serveOptions). environ is the environment as os.Environ gives it.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -296,14 +290,11 @@ func stopServer(httpSrv *http.Server, srv *Server, logger *slog.Logger) error {
 	return errors.Join(shutdownErr, srv.Close())
 }
 
-// runCommand runs command with vars ("NAME=value": urlVar, and caFileVar
-// with -tls) set in its environment and its standard streams
-// passed through, and returns its exit status once it exits (128 plus the
-// signal's number when a signal ended it; 127 when it could not start).
-// The signals that main receives (under signalsKey in ctx) are passed on
-// to it, and SIGTERM when ctx ends otherwise: it decides when to end, and
-// the server serves until then. A server that fails meanwhile is
-// reported, and the command is asked to stop with SIGTERM.
+// runCommand runs command with vars ("NAME=value") added to its environment
+// and its standard streams passed through, and returns its exit status as a
+// shell gives it (127 when it could not start). It decides when to end: the
+// signals main receives (under signalsKey in ctx) are passed on to it, and
+// SIGTERM when ctx ends otherwise or the server fails, which is reported.
 func runCommand(ctx context.Context, command, environ, vars []string, stdout, stderr io.Writer, serveErr <-chan error) (int, error) {
 	if err := context.Cause(ctx); err != nil {
 		return 1, fmt.Errorf("%s was not run: the server was stopped first (%w)", command[0], err)
@@ -400,8 +391,7 @@ func writeBytesAtomic(path string, b []byte) error {
 }
 
 // removeAddrFile removes the -addr-file at exit, so that its presence means
-// a server is serving there, unless another server has written its own URL
-// there since.
+// a server is serving there, unless another server has written it since.
 func removeAddrFile(path, served string, logger *slog.Logger) {
 	if b, err := os.ReadFile(path); err != nil || string(b) != served+"\n" {
 		return
@@ -411,11 +401,10 @@ func removeAddrFile(path, served string, logger *slog.Logger) {
 	}
 }
 
-// Server timeouts. Headers must arrive within readHeaderTimeout, so a client
-// that trickles them byte by byte is cut off; a whole request (a large seed
-// included) within readTimeout; a response must be written within
-// writeTimeout, which stays above the longest injected fault delay and is
-// also when a hang fault without DelayMs lets its connection go.
+// Server timeouts: readHeaderTimeout cuts off a client that trickles headers
+// byte by byte, readTimeout leaves time for a large seed, and writeTimeout
+// stays above the longest injected fault delay (a hang fault without
+// DelayMs lets its connection go then).
 const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = time.Minute
