@@ -47,8 +47,7 @@ func (a cmpAnswer) String() string {
 	if a.Status != http.StatusOK {
 		return fmt.Sprintf("%d %s", a.Status, a.Message)
 	}
-	ids := a.Ids
-	more := ""
+	ids, more := a.Ids, ""
 	if len(ids) > 5 {
 		ids, more = ids[:5], fmt.Sprintf(" and %d more", len(a.Ids)-5)
 	}
@@ -242,8 +241,13 @@ func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes [
 	return nil
 }
 
-// writeText writes the report for people.
-func (rep *cmpReport) writeText(w io.Writer) error {
+// write writes the report in format: json for machines, else text for people.
+func (rep *cmpReport) write(w io.Writer, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "resourcedir compare: %d queries against %s (%d resources) and %s\n\n", rep.Queries, rep.From, rep.Resources, rep.Against)
 	differ := 0
@@ -379,16 +383,6 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		return cannot(err)
 	}
 	return got.verdict(string(dialect))
-}
-
-// write writes the report in format: json for machines, else text.
-func (rep *cmpReport) write(w io.Writer, format string) error {
-	if format != "json" {
-		return rep.writeText(w)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
 }
 
 // verdict is compare's exit: nil when nothing differs, status 1 saying

@@ -190,10 +190,9 @@ type importType struct {
 	Type string
 }
 
-// importSeedItem turns a list item into a seed item: the resource properties in
-// the API's order (StatusId is derived, and _links and _embedded mean nothing
-// to a seed), Types as {"Id", "Type"}, values as the service sent them, with
-// personal data (propTable's scrubbed) scrubbed when s is not nil.
+// importSeedItem turns a list item into a seed item: propTable's properties
+// but the derived StatusId, in order, Types as {"Id", "Type"}, values as the
+// service sent them, personal ones scrubbed when s is not nil.
 func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -279,9 +278,8 @@ func newScrubber() (*scrubber, error) {
 	return &scrubber{key: key}, nil
 }
 
-// value scrubs a decoded JSON value: strings and numbers (an Address's
-// house number), inside objects and arrays too; null, booleans and keys
-// are kept.
+// value scrubs the strings and numbers (an Address's house number) of a
+// decoded JSON value, at any depth; null, booleans and keys are kept.
 func (s *scrubber) value(v any) any {
 	switch v := v.(type) {
 	case string:
@@ -301,9 +299,8 @@ func (s *scrubber) value(v any) any {
 }
 
 func (s *scrubber) number(f float64) any {
-	text := strconv.FormatFloat(f, 'f', -1, 64)
-	out := []rune(s.text(text))
-	if len(out) > 0 && out[0] == '0' && len(out) > 1 && out[1] != '.' {
+	out := []rune(s.text(strconv.FormatFloat(f, 'f', -1, 64)))
+	if len(out) > 1 && out[0] == '0' && out[1] != '.' {
 		out[0] = '1' // a number does not start with 0
 	}
 	n, err := strconv.ParseFloat(string(out), 64)
