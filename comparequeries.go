@@ -71,9 +71,8 @@ type cmpBuilder struct {
 	k    map[string]int // per rule: how many queries it made, to walk the fields
 }
 
-// value picks a value of a text field (all but StatusId, a number) from
-// the data, walking the fields from the rule's counter so that every field
-// gets its turn; ok is false when no field has a value that keep accepts.
+// value picks a value that keep accepts of a text field (all but StatusId),
+// walking the fields from the rule's counter so that each gets its turn.
 func (b *cmpBuilder) value(rule string, keep func(string) bool) (field, string, bool) {
 	start := b.k[rule]
 	b.k[rule]++

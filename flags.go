@@ -121,9 +121,8 @@ func envName(flagName string) string {
 	return "RESOURCEDIR_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// parseOptions reads flags, each of which can also come from the
-// environment as RESOURCEDIR_<FLAG>; the command line wins. environ is
-// "NAME=value" pairs, as os.Environ gives them.
+// parseOptions reads flags, each also RESOURCEDIR_<FLAG> in environ (as
+// os.Environ gives it); the command line wins.
 func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	o := &options{cfg: defaultConfig()}
 	fs := newFlagSet(o)
@@ -228,9 +227,8 @@ func flagError(fs *flag.FlagSet, err error) error {
 }
 
 // parseSubcommand parses a subcommand's (or the server's) flags, then at
-// most positional arguments. Its errors are one line, which Main prints
-// once (the flag package's own print the error and then the whole usage,
-// in which it is lost); -help prints the usage.
+// most positional arguments. Its errors are one line, which Main prints:
+// the flag package's own bury the error under the whole usage.
 func parseSubcommand(fs *flag.FlagSet, args []string, positional int, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -292,8 +290,7 @@ func environMap(environ []string) map[string]string {
 }
 
 // unknownEnvVars returns a problem for each RESOURCEDIR_ variable that
-// names no flag, with the flag whose variable is closest: a typo must not
-// pass silently, any more than a mistyped flag does.
+// names no flag, with the closest flag: a typo must not pass silently.
 func unknownEnvVars(environ []string) []string {
 	known := map[string]string{} // variable -> flag
 	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = f.Name })
@@ -317,8 +314,7 @@ func unknownEnvVars(environ []string) []string {
 }
 
 // closestName is the candidate nearest to name by edit distance, case
-// ignored (the first of equals), and that distance: what a typo most likely
-// meant, for the messages of an unknown flag, variable or property.
+// ignored (the first of equals), and that distance: what a typo meant.
 func closestName(name string, candidates []string) (string, int) {
 	closest, best := "", -1
 	for _, c := range candidates {

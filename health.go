@@ -18,8 +18,7 @@ const defaultHealthURL = "http://127.0.0.1:8080"
 
 // runHealth is resourcedir health [URL]: the probe for a container
 // HEALTHCHECK or a Kubernetes exec probe, where a scratch image has no
-// shell or curl. It returns nil when URL's /__admin/health answers
-// {"Status":"ok"}, and otherwise an error of one line that says why.
+// shell or curl. Its error is one line that says why URL is not healthy.
 func runHealth(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	timeout := 3 * time.Second
 	fs := flag.NewFlagSet("resourcedir health", flag.ContinueOnError)

@@ -142,9 +142,8 @@ func requestScheme(r *http.Request) string {
 	return "http"
 }
 
-// clientTrusting returns an HTTP client that trusts the CA in caFile
-// besides the system's, for a server run with -tls; the default client
-// when caFile is "".
+// clientTrusting returns an HTTP client that trusts the CA in caFile (of a
+// server run with -tls) besides the system's, if caFile is not "".
 func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) {
 	if caFile == "" {
 		return &http.Client{Timeout: timeout}, nil
@@ -162,9 +161,8 @@ func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) 
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	// One transport per CA, as http.DefaultTransport is one for the rest:
-	// a test suite's handles share its connections instead of each opening
-	// (and leaving open) its own.
+	// One transport per CA, as http.DefaultTransport for the rest: a test
+	// suite's handles share its connections, not each open (and leave) its own.
 	t, _ := trustingTransports.LoadOrStore(string(pem), transport)
 	return &http.Client{Timeout: timeout, Transport: t.(*http.Transport)}, nil
 }
