@@ -146,22 +146,19 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 		return byRule[name]
 	}
 	for _, q := range queries {
-		checks := []string{q.Rule}
-		if q.Op != "" {
-			checks = append(checks, fmt.Sprintf(ruleOperator, q.Op))
-		}
 		ansA, ansB, err := askBoth(ctx, a, b, q.Query)
 		if err != nil {
 			return nil, err
 		}
-		if ansA.Status == http.StatusOK && ansB.Status == http.StatusOK {
-			checks = append(checks, ruleTotalPages)
+		rule(q.Rule).Queries++
+		if q.Op != "" {
+			rule(fmt.Sprintf(ruleOperator, q.Op)).Queries++
 		}
-		for _, c := range checks {
-			rule(c).Queries++
+		if ansA.Status == http.StatusOK && ansB.Status == http.StatusOK {
+			rule(ruleTotalPages).Queries++
 		}
 		if d := differRule(q, ansA, ansB); d != "" {
-			r := rule(d) // counted among checks above
+			r := rule(d) // its query counted above
 			r.Differ++
 			if len(r.Examples) < maxExamples {
 				r.Examples = append(r.Examples, cmpExample{Query: q.Query, Tenant: ansA, Resourcedir: ansB})

@@ -401,26 +401,19 @@ func removeAddrFile(path, served string, logger *slog.Logger) {
 	}
 }
 
-// Server timeouts: readHeaderTimeout cuts off a client that trickles headers
-// byte by byte, readTimeout leaves time for a large seed, and writeTimeout
-// stays above the longest injected fault delay (a hang fault without
-// DelayMs lets its connection go then).
-const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = time.Minute
-	writeTimeout      = maxFaultDelay + time.Minute
-	idleTimeout       = 2 * time.Minute
-	maxHeaderBytes    = 64 << 10
-)
+// writeTimeout stays above the longest injected fault delay; a hang fault
+// without DelayMs lets its connection go then.
+const writeTimeout = maxFaultDelay + time.Minute
 
+// newHTTPServer serves h with the production settings.
 func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
+		ReadHeaderTimeout: 10 * time.Second, // cuts off a client that trickles headers byte by byte
+		ReadTimeout:       time.Minute,      // leaves time for a large seed
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
 		// OPTIONS * is answered like every other request, not by net/http.
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
