@@ -262,14 +262,13 @@ func (rep *cmpReport) write(w io.Writer, format string) error {
 	b.WriteString("\nFilter dialect:\n")
 	for _, p := range rep.Probes {
 		verdict := "refuses"
-		if p.Accepted {
+		switch {
+		case p.SameAnswer:
+			verdict = "accepts (answering as resourcedir does)"
+		case p.Accepted && p.Resourcedir.Status == http.StatusOK:
+			verdict = "accepts (answering otherwise than resourcedir)"
+		case p.Accepted:
 			verdict = "accepts"
-			switch {
-			case p.SameAnswer:
-				verdict += " (answering as resourcedir does)"
-			case p.Resourcedir.Status == http.StatusOK:
-				verdict += " (answering otherwise than resourcedir)"
-			}
 		}
 		fmt.Fprintf(&b, "  the tenant %s %s: %d\n", verdict, p.Construct, p.Tenant.Status)
 	}
