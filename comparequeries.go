@@ -123,11 +123,13 @@ func (b *cmpBuilder) pageSize() int {
 	return min(500, sizes[b.rng.IntN(len(sizes))])
 }
 
-// sortPage is a page of a size that sorts are checked on.
-func (b *cmpBuilder) sortPage() string {
-	size := []int{20, 50, 500}[b.rng.IntN(3)]
+// page is a page of size within the data, at random.
+func (b *cmpBuilder) page(size int) string {
 	return pageQuery(size, 1+b.rng.IntN(max(1, (b.data.total+size-1)/size)))
 }
+
+// sortPage is a page of a size that sorts are checked on.
+func (b *cmpBuilder) sortPage() string { return b.page([]int{20, 50, 500}[b.rng.IntN(3)]) }
 
 func pageQuery(size, page int) string {
 	return "requestParams.pageSize=" + strconv.Itoa(size) + "&requestParams.page=" + strconv.Itoa(page)
@@ -208,8 +210,7 @@ var cmpRules = []cmpRule{
 		return cmpQuery{name, "", b.sortPage()}, true
 	}},
 	{ruleTotalPages, func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		size := b.pageSize()
-		return cmpQuery{name, "", pageQuery(size, 1+b.rng.IntN(max(1, (b.data.total+size-1)/size)))}, true
+		return cmpQuery{name, "", b.page(b.pageSize())}, true
 	}},
 	{"a page past the end is empty, with the true totals", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		size := b.pageSize()

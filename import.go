@@ -207,10 +207,8 @@ func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error
 			if err := json.Unmarshal(raw, &types); err != nil {
 				return nil, fmt.Errorf("Types: %w", err)
 			}
-			if types == nil {
-				types = []importType{}
-			}
-			raw, _ = json.Marshal(types) // ints and strings: cannot fail
+			// [] for null too; ints and strings: Marshal cannot fail.
+			raw, _ = json.Marshal(append([]importType{}, types...))
 		} else if s != nil && spec.scrubbed {
 			var v any
 			if err := json.Unmarshal(raw, &v); err != nil {
