@@ -141,6 +141,15 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	env := environMap(environ)
+	if o.command != nil {
+		// A test run wants a free port, nothing left on disk and a quiet
+		// log; a flag or variable that says otherwise still wins.
+		for name, value := range map[string]string{"addr": "127.0.0.1:0", "snapshot": snapshotOff, "log-level": "warn"} {
+			if env[envName(name)] == "" {
+				env[envName(name)] = value
+			}
+		}
+	}
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := envName(f.Name)
@@ -158,17 +167,6 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	}
 	if unknown := unknownEnvVars(environ); len(unknown) > 0 {
 		return nil, errors.New(strings.Join(unknown, "; "))
-	}
-	if o.command != nil {
-		// A test run wants a free port, nothing left on disk and a quiet
-		// log; a flag or variable that says otherwise still wins.
-		for name, value := range map[string]string{"addr": "127.0.0.1:0", "snapshot": snapshotOff, "log-level": "warn"} {
-			if !set[name] && env[envName(name)] == "" {
-				if err := fs.Set(name, value); err != nil {
-					return nil, fmt.Errorf("default -%s for a command: %w", name, err)
-				}
-			}
-		}
 	}
 	if err := o.check(); err != nil {
 		return nil, err
