@@ -106,12 +106,9 @@ Flags:
 	fs.Int64Var(&o.cfg.MaxFaultBodies, "max-fault-bodies", o.cfg.MaxFaultBodies, "`bytes` the bodies and headers of all faults (every namespace's) may hold together")
 	fs.IntVar(&o.cfg.MaxNamespaces, "max-namespaces", o.cfg.MaxNamespaces, "how many namespaces (/ns/{name}) may exist at once")
 	fs.Func("filters", "filter `dialect`: assetic (the default: only what the real service documents) or kendo (Kendo's whole grammar: unary operators, null, mixed ~and~ and ~or~)", func(v string) error {
-		d, err := parseDialect(v)
-		if err != nil {
-			return err
-		}
+		d, err := parseDialect(v) // on an error, o is dropped, as with -cors
 		o.cfg.Filters = string(d)
-		return nil
+		return err
 	})
 	return fs
 }
