@@ -134,8 +134,7 @@ type cmpReport struct {
 
 const maxExamples = 3
 
-// compareDirectories sends every query to a (the tenant) and b, and every
-// probe to both, and builds the report.
+// compareDirectories sends every query and probe to a (the tenant) and b.
 func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cmpQuery, probes []cmpProbe) (*cmpReport, error) {
 	rep := &cmpReport{Queries: len(queries)}
 	byRule := map[string]*cmpRuleReport{}
@@ -201,8 +200,7 @@ func askBoth(ctx context.Context, a, b *directoryReader, query string) (cmpAnswe
 	return answers[0], answers[1], nil
 }
 
-// probe sends the constructs the real service does not document to both,
-// and says which -filters fits the tenant.
+// probe sends the probes to both and says which -filters fits the tenant.
 func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes []cmpProbe) error {
 	for i := range probes {
 		p := &probes[i]

@@ -261,9 +261,8 @@ type cmpProbe struct {
 	Query     string
 	Tenant    cmpAnswer
 	Accepted  bool
-	// Resourcedir is the answer of the resourcedir compared with (in this
-	// process, -filters kendo); SameAnswer says the tenant accepted the
-	// construct and answered the same.
+	// Resourcedir is the other's answer (in this process, -filters kendo);
+	// SameAnswer: the tenant accepted the construct and answered the same.
 	Resourcedir cmpAnswer
 	SameAnswer  bool
 }

@@ -204,9 +204,8 @@ func (o *options) check() error {
 	return nil
 }
 
-// flagError rewords the flag package's parse errors that leave a user
-// guessing: an unknown flag names the closest one, and the generator's
-// seed, once spelt -seed, its new name.
+// flagError names the closest flag to an unknown one, and for the
+// generator's seed, once spelt -seed, its new name: a user is not left guessing.
 func flagError(fs *flag.FlagSet, err error) error {
 	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !unknown {
@@ -271,8 +270,7 @@ func isLoopbackAddr(addr string) bool {
 	return err == nil && (strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback())
 }
 
-// environMap indexes environ by name; the first of two same names wins,
-// as with os.Getenv.
+// environMap indexes environ by name, the first of two winning as in os.Getenv.
 func environMap(environ []string) map[string]string {
 	m := make(map[string]string, len(environ))
 	for _, kv := range environ {

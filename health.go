@@ -60,10 +60,9 @@ func runHealth(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	return err
 }
 
-// healthBase is the base URL the probe asks: the argument, else the URL
-// that resourcedir -- COMMAND hands its command, else the port that
-// RESOURCEDIR_ADDR serves (so an image whose port was changed with it
-// keeps a working HEALTHCHECK), else the default server's.
+// healthBase is the base URL the probe asks: the argument, else the one
+// resourcedir -- COMMAND hands its command, else RESOURCEDIR_ADDR's port (an
+// image whose port was changed keeps its HEALTHCHECK), else the default.
 func healthBase(arg string, env map[string]string) string {
 	switch {
 	case arg != "":

@@ -115,8 +115,7 @@ func (d *directoryReader) list(ctx context.Context, query string) (int, []byte, 
 	return resp.StatusCode, body, nil
 }
 
-// readAll reads every resource, page by page in the service's order,
-// reporting progress to progress.
+// readAll reads every resource, page by page in the service's order.
 func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]map[string]json.RawMessage, error) {
 	var all []map[string]json.RawMessage
 	seen := map[string]bool{}

@@ -163,9 +163,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	return serveOptions(ctx, o, environ, stdout, stderr)
 }
 
-// serveOptions runs the server o describes until ctx ends or, with a command
-// after --, until that command exits; then it drains in-flight requests
-// and writes the snapshot.
+// serveOptions serves as o says until ctx ends or the command after --
+// exits, then drains in-flight requests and writes the snapshot.
 func serveOptions(ctx context.Context, o *options, environ []string, stdout, stderr io.Writer) error {
 	logOut := stdout
 	if o.command != nil {
@@ -174,9 +173,8 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 		logOut = stderr
 	}
 	logs := newLogWriter(logOut)
-	// Last out, on every return: the lines of a stop are written. The
-	// error of a destination that takes nothing is not the stop's: those
-	// lines are counted dropped, and the process must still end.
+	// Last out, on every return, so a stop's lines are written; an error of
+	// the destination is not the stop's (the lines count as dropped).
 	defer logs.Close() //nolint:errcheck // see above
 	logger := newLogger(o.logFormat, o.logLevel, logs)
 	idSeed, err := parseIDSeed(o.idSeed)
@@ -276,8 +274,7 @@ func listen(o *options, logger *slog.Logger) (*listening, error) {
 	return l, nil
 }
 
-// stopServer drains in-flight requests and closes srv, which writes the
-// snapshot, as at SIGTERM.
+// stopServer drains in-flight requests and closes srv (writing the snapshot).
 func stopServer(httpSrv *http.Server, srv *Server, logger *slog.Logger) error {
 	logger.Info("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -420,10 +417,9 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// readSeedFile reads at most limit bytes of the seed file; a larger one is
-// an error. Pipes and devices are read too (-seed <(generate) works), with
-// the same limit; the read is abandoned when ctx ends, so a FIFO that no
-// one writes to does not keep SIGTERM from stopping the boot.
+// readSeedFile reads at most limit bytes of the seed file, a larger one
+// being an error; pipes and devices too (-seed <(generate)), abandoned when
+// ctx ends so that a FIFO no one writes to does not stall SIGTERM at boot.
 func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error) {
 	if info, err := os.Stat(path); err != nil || info.Mode().IsRegular() {
 		// A regular file does not block: read it, or say why not.

@@ -32,15 +32,13 @@ const tlsValidity = 7 * 24 * time.Hour
 type serverTLS struct {
 	config *tls.Config
 	caFile string
-	// removeCA removes a CA file written in a temporary folder; it does
-	// nothing when the file stays.
+	// removeCA removes a CA file written in a temporary folder, if any.
 	removeCA func()
 }
 
 // newServerTLS loads -tls-cert and -tls-key, or generates a CA and a
-// certificate it signs for localhost, the loopback addresses and the
-// -allowed-hosts names, and writes the CA's certificate to caFile, or
-// beside the snapshot, or in a temporary folder.
+// certificate it signs for the loopback names and -allowed-hosts, and writes
+// the CA's to -tls-ca-file, beside the snapshot, or in a temporary folder.
 func newServerTLS(o *options) (*serverTLS, error) {
 	st := &serverTLS{config: &tls.Config{MinVersion: tls.VersionTLS12}, removeCA: func() {}}
 	if o.tlsCert != "" || o.tlsKey != "" {
@@ -133,8 +131,7 @@ func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 	return caPEM, tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}, nil
 }
 
-// requestScheme is the scheme the client used: https when the request came
-// over TLS.
+// requestScheme is the scheme the client used: https over TLS.
 func requestScheme(r *http.Request) string {
 	if r.TLS != nil {
 		return "https"
