@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -315,7 +314,7 @@ const compareUsage = "usage: resourcedir compare -from URL [-auth user:token] [-
 // runCompare is resourcedir compare: see compareUsage.
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
-	fs := flag.NewFlagSet("resourcedir compare", flag.ContinueOnError)
+	fs := newSubcommand("compare", compareUsage)
 	reader := fromFlags(fs)
 	n := fs.Int("queries", 300, "how many list queries to send to each")
 	seed := fs.Uint64("rand-seed", 1, "the same `seed` and data give the same queries")
@@ -323,10 +322,6 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	against := fs.String("b", "", "compare with the resourcedir at this base `URL` instead of one in this process")
 	againstAuth := fs.String("b-auth", "", "HTTP Basic credentials for -b, `user:token` (when it runs with -auth)")
 	running := fs.String("filters", string(dialectAssetic), "the filter `dialect` you run resourcedir with: assetic or kendo; a tenant that accepts another is a difference")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), compareUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
 		return cannot(err) // flag.ErrHelp included: exitCode and Main tell it by errors.Is
 	}

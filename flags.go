@@ -220,6 +220,17 @@ func flagError(fs *flag.FlagSet, err error) error {
 	return fmt.Errorf("unknown flag -%s; did you mean -%s? (%s -help lists every flag)", name, closest, fs.Name())
 }
 
+// newSubcommand is the flag set of resourcedir name, whose -help prints
+// usage and then the flags.
+func newSubcommand(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("resourcedir "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseSubcommand parses a subcommand's (or the server's) flags, then at
 // most positional arguments. Its errors are one line, which Main prints:
 // the flag package's own bury the error under the whole usage.

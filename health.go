@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -20,16 +19,12 @@ const defaultHealthURL = "http://127.0.0.1:8080"
 // HEALTHCHECK or a Kubernetes exec probe, where a scratch image has no
 // shell or curl. Its error is one line that says why URL is not healthy.
 func runHealth(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	fs := newSubcommand("health", "usage: resourcedir health [-timeout 3s] [URL]\n\n"+
+		"Exits 0 when the server at URL answers GET /__admin/health with Status ok, 1 with the reason otherwise.\n"+
+		"URL defaults to "+urlVar+" when set (as under resourcedir -- COMMAND), else to the port of\n"+
+		"RESOURCEDIR_ADDR on 127.0.0.1 when set (as in the container image), else to "+defaultHealthURL+".")
 	timeout := 3 * time.Second
-	fs := flag.NewFlagSet("resourcedir health", flag.ContinueOnError)
 	fs.Var(durationFlag{&timeout}, "timeout", "give up after this `duration` (connecting and answering included)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir health [-timeout 3s] [URL]\n\n"+
-			"Exits 0 when the server at URL answers GET /__admin/health with Status ok, 1 with the reason otherwise.\n"+
-			"URL defaults to "+urlVar+" when set (as under resourcedir -- COMMAND), else to the port of\n"+
-			"RESOURCEDIR_ADDR on 127.0.0.1 when set (as in the container image), else to "+defaultHealthURL+".")
-		fs.PrintDefaults()
-	}
 	if err := parseSubcommand(fs, args, 1, stderr); err != nil {
 		return fmt.Errorf("health: %w", err) // flag.ErrHelp included: Main tells it by errors.Is
 	}

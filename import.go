@@ -352,16 +352,12 @@ func fromFlags(fs *flag.FlagSet) func(environ []string) (*directoryReader, error
 
 // runImport is resourcedir import: see its usage.
 func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("resourcedir import", flag.ContinueOnError)
+	fs := newSubcommand("import", "usage: resourcedir import -from URL [-auth user:token] [-scrub] [-o FILE] [-rate R]\n\n"+
+		"Reads a directory through GET /api/v2/resource, page by page, into a seed file with its Ids in the\n"+
+		"service's order. Without -scrub the file holds the directory's personal data.")
 	reader := fromFlags(fs)
 	scrub := fs.Bool("scrub", false, "replace personal values (names, e-mail, phones, address) with made-up ones of the same shape")
 	out := fs.String("o", "", "write the seed file to `file` (atomically) instead of standard output")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir import -from URL [-auth user:token] [-scrub] [-o FILE] [-rate R]\n\n"+
-			"Reads a directory through GET /api/v2/resource, page by page, into a seed file with its Ids in the\n"+
-			"service's order. Without -scrub the file holds the directory's personal data.")
-		fs.PrintDefaults()
-	}
 	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
 		return fmt.Errorf("import: %w", err) // flag.ErrHelp included: Main tells it by errors.Is
 	}
