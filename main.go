@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -201,8 +202,8 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	httpSrv.RegisterOnShutdown(srv.beginShutdown)
 	serveErr := make(chan error, 1)
 	if l.tls != nil {
-		httpSrv.TLSConfig = l.tls.config
-		logger.Info("serving", "addr", "https://"+l.ln.Addr().String(), "ca_file", l.tls.caFile)
+		httpSrv.TLSConfig = l.tls
+		logger.Info("serving", "addr", "https://"+l.ln.Addr().String(), "ca_file", l.caFile)
 		go func() { serveErr <- httpSrv.ServeTLS(l.ln, "", "") }()
 	} else {
 		logger.Info("serving", "addr", "http://"+l.ln.Addr().String())
@@ -211,8 +212,8 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	if o.command != nil {
 		// Whatever the level: where to look when COMMAND fails.
 		vars, trust := []string{urlVar + "=" + l.served}, ""
-		if l.tls != nil && l.tls.caFile != "" {
-			vars, trust = append(vars, caFileVar+"="+l.tls.caFile), "; CA certificate "+l.tls.caFile
+		if l.caFile != "" {
+			vars, trust = append(vars, caFileVar+"="+l.caFile), "; CA certificate "+l.caFile
 		}
 		fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", l.served, o.command[0], l.served, trust)
 		code, cmdErr := runCommand(ctx, o.command, environ, vars, stdout, stderr, serveErr)
@@ -235,8 +236,9 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 type listening struct {
 	ln     net.Listener
 	served string
-	tls    *serverTLS // nil: plain HTTP
-	close  func()     // removes the -addr-file and a temporary CA file
+	tls    *tls.Config // nil: plain HTTP
+	caFile string      // the generated certificate's CA; "" without one
+	close  func()      // removes the -addr-file and a temporary CA file
 }
 
 // listen makes o's certificate when -tls asks for one, listens on o's
@@ -245,11 +247,10 @@ func listen(o *options, logger *slog.Logger) (*listening, error) {
 	l := &listening{close: func() {}}
 	scheme := "http"
 	if o.tls {
-		st, err := newServerTLS(o)
-		if err != nil {
+		if err := l.useTLS(o); err != nil {
 			return nil, err
 		}
-		l.tls, scheme, l.close = st, "https", st.removeCA
+		scheme = "https"
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {

@@ -27,53 +27,45 @@ const caFileVar = "RESOURCEDIR_CA_FILE"
 // double's run, not a deployment's.
 const tlsValidity = 7 * 24 * time.Hour
 
-// serverTLS is what -tls serves with: the certificate, and the file of the
-// CA that signed it ("" when the user brought their own).
-type serverTLS struct {
-	config *tls.Config
-	caFile string
-	// removeCA removes a CA file written in a temporary folder, if any.
-	removeCA func()
-}
-
-// newServerTLS loads -tls-cert and -tls-key, or generates a CA and a
-// certificate it signs for the loopback names and -allowed-hosts, and writes
-// the CA's to -tls-ca-file, beside the snapshot, or in a temporary folder.
-func newServerTLS(o *options) (*serverTLS, error) {
-	st := &serverTLS{config: &tls.Config{MinVersion: tls.VersionTLS12}, removeCA: func() {}}
+// useTLS makes l serve HTTPS: it loads -tls-cert and -tls-key, or generates
+// a CA and a certificate it signs for the loopback names and -allowed-hosts,
+// and writes the CA's to -tls-ca-file, beside the snapshot, or in a
+// temporary folder, which l.close removes.
+func (l *listening) useTLS(o *options) error {
+	l.tls = &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.tlsCert != "" || o.tlsKey != "" {
 		if o.tlsCert == "" || o.tlsKey == "" {
-			return nil, errors.New("-tls-cert and -tls-key go together: give both files")
+			return errors.New("-tls-cert and -tls-key go together: give both files")
 		}
 		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
 		if err != nil {
-			return nil, fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.tlsCert, o.tlsKey, err)
+			return fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.tlsCert, o.tlsKey, err)
 		}
-		st.config.Certificates = []tls.Certificate{cert}
-		return st, nil
+		l.tls.Certificates = []tls.Certificate{cert}
+		return nil
 	}
 	caPEM, cert, err := generateCertificates(append([]string{"localhost", "127.0.0.1", "::1"}, o.cfg.AllowedHosts...))
 	if err != nil {
-		return nil, fmt.Errorf("-tls: %w", err)
+		return fmt.Errorf("-tls: %w", err)
 	}
-	st.config.Certificates, st.caFile = []tls.Certificate{cert}, o.tlsCAFile
+	l.tls.Certificates, l.caFile = []tls.Certificate{cert}, o.tlsCAFile
 	switch {
-	case st.caFile != "":
+	case l.caFile != "":
 	case o.snapshotPath != "":
-		st.caFile = filepath.Join(filepath.Dir(o.snapshotPath), "resourcedir-ca.pem")
+		l.caFile = filepath.Join(filepath.Dir(o.snapshotPath), "resourcedir-ca.pem")
 	default:
 		dir, err := os.MkdirTemp("", "resourcedir-tls-")
 		if err != nil {
-			return nil, fmt.Errorf("-tls: a folder for the CA file: %w", err)
+			return fmt.Errorf("-tls: a folder for the CA file: %w", err)
 		}
-		st.caFile = filepath.Join(dir, "ca.pem")
-		st.removeCA = func() { os.RemoveAll(dir) }
+		l.caFile = filepath.Join(dir, "ca.pem")
+		l.close = func() { os.RemoveAll(dir) }
 	}
-	if err := writeBytesAtomic(st.caFile, caPEM); err != nil {
-		st.removeCA()
-		return nil, fmt.Errorf("-tls: write the CA file: %w", err)
+	if err := writeBytesAtomic(l.caFile, caPEM); err != nil {
+		l.close()
+		return fmt.Errorf("-tls: write the CA file: %w", err)
 	}
-	return st, nil
+	return nil
 }
 
 // generateCertificates makes a CA and a server certificate it signs for
