@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -175,10 +176,7 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 		rep.Differs = rep.Differs || r.Differ > 0
 	}
 	slices.SortFunc(rep.Rules, func(x, y cmpRuleReport) int {
-		if c := rank(x.Rule) - rank(y.Rule); c != 0 {
-			return c
-		}
-		return strings.Compare(x.Rule, y.Rule)
+		return cmp.Or(rank(x.Rule)-rank(y.Rule), strings.Compare(x.Rule, y.Rule))
 	})
 	if err := rep.probe(ctx, a, b, probes); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -263,9 +264,7 @@ func importSeedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, er
 // lower case: the same in every property and case within a run (DisplayName
 // stays FirstName and Surname joined), while the key, new for each run,
 // keeps the originals from being guessed.
-type scrubber struct {
-	key []byte
-}
+type scrubber struct{ key []byte }
 
 func newScrubber() (*scrubber, error) {
 	key := make([]byte, 32)
@@ -343,10 +342,7 @@ func fromFlags(fs *flag.FlagSet) func(environ []string) (*directoryReader, error
 		if *from == "" {
 			return nil, errors.New("-from is required: the directory's base URL")
 		}
-		if *auth == "" {
-			*auth = environMap(environ)[fromAuthEnv]
-		}
-		return newDirectoryReader(*from, *auth, *rate)
+		return newDirectoryReader(*from, cmp.Or(*auth, environMap(environ)[fromAuthEnv]), *rate)
 	}
 }
 
