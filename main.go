@@ -193,11 +193,14 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	defer srv.Close() //nolint:errcheck // stopServer reports the last write's error
 	srv.droppedLogLines = logs.droppedLines
 
-	l, err := listen(o, logger)
+	l, err := listen(o)
 	if err != nil {
 		return err
 	}
 	defer l.close()
+	if o.addrFile != "" {
+		defer removeAddrFile(o.addrFile, l.served, logger)
+	}
 	httpSrv := newHTTPServer(srv, logger)
 	httpSrv.RegisterOnShutdown(srv.beginShutdown)
 	serveErr := make(chan error, 1)
@@ -238,12 +241,12 @@ type listening struct {
 	served string
 	tls    *tls.Config // nil: plain HTTP
 	caFile string      // the generated certificate's CA; "" without one
-	close  func()      // removes the -addr-file and a temporary CA file
+	close  func()      // removes a temporary CA file
 }
 
 // listen makes o's certificate when -tls asks for one, listens on o's
 // address, and writes the -addr-file once connections queue.
-func listen(o *options, logger *slog.Logger) (*listening, error) {
+func listen(o *options) (*listening, error) {
 	l := &listening{close: func() {}}
 	scheme := "http"
 	if o.tls {
@@ -265,11 +268,6 @@ func listen(o *options, logger *slog.Logger) (*listening, error) {
 			ln.Close()
 			l.close()
 			return nil, fmt.Errorf("-addr-file: %w", err)
-		}
-		removeCA := l.close
-		l.close = func() {
-			removeAddrFile(o.addrFile, l.served, logger)
-			removeCA()
 		}
 	}
 	return l, nil
