@@ -199,6 +199,7 @@ func askBoth(ctx context.Context, a, b *directoryReader, query string) (cmpAnswe
 
 // probe sends the probes to both and says which -filters fits the tenant.
 func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes []cmpProbe) error {
+	accepted := 0
 	for i := range probes {
 		p := &probes[i]
 		ansA, ansB, err := askBoth(ctx, a, b, p.Query)
@@ -207,15 +208,12 @@ func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes [
 		}
 		p.Tenant, p.Resourcedir = ansA, ansB
 		p.Accepted = ansA.Status == http.StatusOK
-		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
-	}
-	rep.Probes = probes
-	accepted := 0
-	for _, p := range probes {
 		if p.Accepted {
 			accepted++
 		}
+		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
 	}
+	rep.Probes = probes
 	// A tenant that takes some of Kendo's constructs is best served by
 	// assetic, which fails what the tenant might not take.
 	rep.Filters = string(dialectAssetic)
