@@ -302,13 +302,10 @@ func unknownEnvVars(environ []string) []string {
 	var warnings []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		// RESOURCEDIR_URL and RESOURCEDIR_CA_FILE are what resourcedir --
-		// COMMAND sets, and so what a resourcedir started by it finds.
-		if !strings.HasPrefix(name, "RESOURCEDIR_") || name == urlVar || name == caFileVar {
-			continue
-		}
-		// RESOURCEDIR_FROM_AUTH is import's and compare's, not a server flag.
-		if _, ok := known[name]; ok || name == fromAuthEnv {
+		// A flag's, or no typo either: what resourcedir -- COMMAND sets (and so
+		// what a resourcedir started by it finds), and import's and compare's -auth.
+		_, ok := known[name]
+		if ok || !strings.HasPrefix(name, "RESOURCEDIR_") || slices.Contains([]string{urlVar, caFileVar, fromAuthEnv}, name) {
 			continue
 		}
 		closest, _ := closestName(name, names)
