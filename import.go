@@ -331,9 +331,8 @@ func (s *scrubber) word(w string) string {
 	return b.String()
 }
 
-// fromFlags defines the flags import and compare share; once they are
-// parsed, its function applies the environment to them and makes the
-// reader of the -from directory.
+// fromFlags defines the flags import and compare share; its function, once
+// they are parsed, makes the reader of the -from directory.
 func fromFlags(fs *flag.FlagSet) func(environ []string) (*directoryReader, error) {
 	from := fs.String("from", "", "the directory's base `URL` (https://tenant.example.com); only GET /api/v2/resource is sent to it")
 	auth := fs.String("auth", "", "`user:token` sent as HTTP Basic credentials; also "+fromAuthEnv+", which keeps it out of shell history")

@@ -24,10 +24,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// Main runs the resourcedir command line (the server, its -- mode and the
-// subcommands) with the process's arguments, environment and standard
-// streams, handling SIGINT and SIGTERM, and returns the exit status:
-// cmd/resourcedir is os.Exit(resourcedir.Main()).
+// Main runs the resourcedir command line (server, -- mode, subcommands) with
+// the process's arguments, environment and standard streams, handling SIGINT
+// and SIGTERM: cmd/resourcedir is os.Exit(resourcedir.Main()).
 func Main() int {
 	// GUIDs from a pool of random bytes read in batches, not a read of
 	// crypto/rand per create; set before anything runs, as the pool asks.

@@ -29,8 +29,7 @@ const tlsValidity = 7 * 24 * time.Hour
 
 // useTLS makes l serve HTTPS: it loads -tls-cert and -tls-key, or generates
 // a CA and a certificate it signs for the loopback names and -allowed-hosts,
-// and writes the CA's to -tls-ca-file, beside the snapshot, or in a
-// temporary folder, which l.close removes.
+// writing the CA's to -tls-ca-file, beside the snapshot, or a temporary folder.
 func (l *listening) useTLS(o *options) error {
 	l.tls = &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.tlsCert != "" || o.tlsKey != "" {
@@ -68,9 +67,8 @@ func (l *listening) useTLS(o *options) error {
 	return nil
 }
 
-// generateCertificates makes a CA and a server certificate it signs for
-// names, both ECDSA P-256: the CA's certificate as PEM, for clients to
-// trust, and the server's certificate with its key.
+// generateCertificates makes a CA (its certificate as PEM, for clients to
+// trust) and a server certificate it signs for names, both ECDSA P-256.
 func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
