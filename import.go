@@ -46,19 +46,16 @@ type directoryReader struct {
 // newDirectoryReader checks the -from URL and -rate of import and compare.
 func newDirectoryReader(from, auth string, rate float64) (*directoryReader, error) {
 	u, err := url.Parse(from)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		return nil, fmt.Errorf("-from must be the directory's base URL, such as https://tenant.example.com, not %q", from)
-	}
-	if u.User != nil {
+	case u.User != nil:
 		return nil, fmt.Errorf("-from must not carry credentials: give them with -auth or %s", fromAuthEnv)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
+	case u.RawQuery != "" || u.Fragment != "":
 		return nil, errors.New("-from must be a base URL without a query or fragment")
-	}
-	if auth != "" && !strings.Contains(auth, ":") {
+	case auth != "" && !strings.Contains(auth, ":"):
 		return nil, fmt.Errorf("-auth (or %s) must be user:token", fromAuthEnv)
-	}
-	if rate < 0 {
+	case rate < 0:
 		return nil, fmt.Errorf("-rate must be 0 (unpaced) or more requests per second, not %v", rate)
 	}
 	d := &directoryReader{
