@@ -1,10 +1,10 @@
 package resourcedir
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -19,10 +19,9 @@ import (
 // read-only list queries built from the data, and reports, rule by rule,
 // where the answers differ. Only GETs ever reach the tenant.
 
-// Rules that a difference is put under whatever the query was about: a
-// refused operator refuses every query that uses it, and a TotalPages
-// rounded another way shows on any page size that does not divide the
-// total.
+// Rules a difference is put under whatever the query was about: a refused
+// operator refuses every query that uses it, and a TotalPages rounded
+// another way shows on any page size that does not divide the total.
 const (
 	ruleTotalPages = "TotalPages is the ceiling of TotalResults / pageSize"
 	ruleOperator   = "operator %s is accepted"
@@ -48,8 +47,7 @@ func (a cmpAnswer) String() string {
 	if a.Status != http.StatusOK {
 		return fmt.Sprintf("%d %s", a.Status, a.Message)
 	}
-	ids := a.Ids
-	more := ""
+	ids, more := a.Ids, ""
 	if len(ids) > 5 {
 		ids, more = ids[:5], fmt.Sprintf(" and %d more", len(a.Ids)-5)
 	}
@@ -96,9 +94,7 @@ func differRule(q cmpQuery, a, b cmpAnswer) string {
 		return q.Rule
 	case a.Status != http.StatusOK:
 		return "" // both refused it
-	case a.Message != b.Message:
-		return q.Rule
-	case a.TotalResults != b.TotalResults || !slices.Equal(a.Ids, b.Ids):
+	case a.Message != b.Message, a.TotalResults != b.TotalResults, !slices.Equal(a.Ids, b.Ids):
 		return q.Rule
 	case a.TotalPages != b.TotalPages:
 		return ruleTotalPages
@@ -131,12 +127,14 @@ type cmpReport struct {
 	Probes    []cmpProbe
 	Filters   string // the -filters that fits the tenant
 	Advice    string
+	// dialect names what the tenant accepted of the probes: assetic
+	// (none), kendo (all) or "partly kendo", which no -filters matches.
+	dialect string
 }
 
 const maxExamples = 3
 
-// compareDirectories sends every query to a (the tenant) and b, and every
-// probe to both, and builds the report.
+// compareDirectories sends every query and probe to a (the tenant) and b.
 func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cmpQuery, probes []cmpProbe) (*cmpReport, error) {
 	rep := &cmpReport{Queries: len(queries)}
 	byRule := map[string]*cmpRuleReport{}
@@ -147,22 +145,19 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 		return byRule[name]
 	}
 	for _, q := range queries {
-		checks := []string{q.Rule}
-		if q.Op != "" {
-			checks = append(checks, fmt.Sprintf(ruleOperator, q.Op))
-		}
 		ansA, ansB, err := askBoth(ctx, a, b, q.Query)
 		if err != nil {
 			return nil, err
 		}
-		if ansA.Status == http.StatusOK && ansB.Status == http.StatusOK {
-			checks = append(checks, ruleTotalPages)
+		rule(q.Rule).Queries++
+		if q.Op != "" {
+			rule(fmt.Sprintf(ruleOperator, q.Op)).Queries++
 		}
-		for _, c := range checks {
-			rule(c).Queries++
+		if ansA.Status == http.StatusOK && ansB.Status == http.StatusOK {
+			rule(ruleTotalPages).Queries++
 		}
 		if d := differRule(q, ansA, ansB); d != "" {
-			r := rule(d) // counted among checks above
+			r := rule(d) // its query counted above
 			r.Differ++
 			if len(r.Examples) < maxExamples {
 				r.Examples = append(r.Examples, cmpExample{Query: q.Query, Tenant: ansA, Resourcedir: ansB})
@@ -181,10 +176,7 @@ func compareDirectories(ctx context.Context, a, b *directoryReader, queries []cm
 		rep.Differs = rep.Differs || r.Differ > 0
 	}
 	slices.SortFunc(rep.Rules, func(x, y cmpRuleReport) int {
-		if c := rank(x.Rule) - rank(y.Rule); c != 0 {
-			return c
-		}
-		return strings.Compare(x.Rule, y.Rule)
+		return cmp.Or(rank(x.Rule)-rank(y.Rule), strings.Compare(x.Rule, y.Rule))
 	})
 	if err := rep.probe(ctx, a, b, probes); err != nil {
 		return nil, err
@@ -205,9 +197,9 @@ func askBoth(ctx context.Context, a, b *directoryReader, query string) (cmpAnswe
 	return answers[0], answers[1], nil
 }
 
-// probe sends the constructs the real service does not document to both,
-// and says which -filters fits the tenant.
+// probe sends the probes to both and says which -filters fits the tenant.
 func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes []cmpProbe) error {
+	accepted := 0
 	for i := range probes {
 		p := &probes[i]
 		ansA, ansB, err := askBoth(ctx, a, b, p.Query)
@@ -216,42 +208,46 @@ func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes [
 		}
 		p.Tenant, p.Resourcedir = ansA, ansB
 		p.Accepted = ansA.Status == http.StatusOK
+		if p.Accepted {
+			accepted++
+		}
 		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
 	}
 	rep.Probes = probes
 	// A tenant that takes some of Kendo's constructs is best served by
 	// assetic, which fails what the tenant might not take.
 	rep.Filters = string(dialectAssetic)
-	switch rep.tenantDialect() {
-	case string(dialectAssetic):
+	switch accepted {
+	case 0:
+		rep.dialect = string(dialectAssetic)
 		rep.Advice = "the tenant refuses every construct the real service does not document: -filters assetic (the default) fits it."
-	case string(dialectKendo):
-		rep.Filters = string(dialectKendo)
+	case len(probes):
+		rep.dialect, rep.Filters = string(dialectKendo), string(dialectKendo)
 		rep.Advice = "the tenant accepts Kendo's whole grammar: -filters kendo fits it."
 	default:
+		rep.dialect = "partly kendo"
 		rep.Advice = "the tenant accepts some of what the real service does not document (see the probes): keep -filters assetic, so that a client relying on the rest fails here first, or use kendo knowing it accepts more than the tenant."
 	}
 	return nil
 }
 
-// writeText writes the report for people.
-func (rep *cmpReport) writeText(w io.Writer) error {
+// write writes the report in format: json for machines, else text for people.
+func (rep *cmpReport) write(w io.Writer, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "resourcedir compare: %d queries against %s (%d resources) and %s\n\n", rep.Queries, rep.From, rep.Resources, rep.Against)
-	agree, differ := 0, 0
+	differ := 0
 	for _, r := range rep.Rules {
-		verdict := "agrees "
+		verdict, count := "agrees ", ""
 		if r.Differ > 0 {
-			verdict = "DIFFERS"
+			verdict, count = "DIFFERS", fmt.Sprintf(", %d differ", r.Differ)
 			differ++
-		} else {
-			agree++
 		}
-		fmt.Fprintf(&b, "%s  %s (%d queries", verdict, r.Rule, r.Queries)
-		if r.Differ > 0 {
-			fmt.Fprintf(&b, ", %d differ", r.Differ)
-		}
-		b.WriteString(")\n")
+		fmt.Fprintf(&b, "%s  %s (%d queries%s)\n", verdict, r.Rule, r.Queries, count)
 		for _, e := range r.Examples {
 			fmt.Fprintf(&b, "    GET /api/v2/resource?%s\n      tenant:      %s\n      resourcedir: %s\n", e.Query, e.Tenant, e.Resourcedir)
 		}
@@ -259,18 +255,17 @@ func (rep *cmpReport) writeText(w io.Writer) error {
 	b.WriteString("\nFilter dialect:\n")
 	for _, p := range rep.Probes {
 		verdict := "refuses"
-		if p.Accepted {
+		switch {
+		case p.SameAnswer:
+			verdict = "accepts (answering as resourcedir does)"
+		case p.Accepted && p.Resourcedir.Status == http.StatusOK:
+			verdict = "accepts (answering otherwise than resourcedir)"
+		case p.Accepted:
 			verdict = "accepts"
-			switch {
-			case p.SameAnswer:
-				verdict += " (answering as resourcedir does)"
-			case p.Resourcedir.Status == http.StatusOK:
-				verdict += " (answering otherwise than resourcedir)"
-			}
 		}
 		fmt.Fprintf(&b, "  the tenant %s %s: %d\n", verdict, p.Construct, p.Tenant.Status)
 	}
-	fmt.Fprintf(&b, "  So %s\n\n%d rules agree, %d differ.\n", rep.Advice, agree, differ)
+	fmt.Fprintf(&b, "  So %s\n\n%d rules agree, %d differ.\n", rep.Advice, len(rep.Rules)-differ, differ)
 	if differ > 0 {
 		b.WriteString("A difference means a client tested against resourcedir may behave otherwise against the tenant: check the\nqueries above by hand, and write your client's tests so they do not depend on that rule.\n")
 	}
@@ -278,12 +273,16 @@ func (rep *cmpReport) writeText(w io.Writer) error {
 	return err
 }
 
-// localResourcedir serves a resourcedir seeded with seed on a loopback port
-// of its own, as -seed seeds one; stop ends it.
-func localResourcedir(seed []byte) (base string, stop func(), err error) {
-	resources, err := decodeSeed(seed)
+// localResourcedir serves a resourcedir seeded with items, as import's file
+// seeds one, on a loopback port of its own, and reads it; stop ends it.
+func localResourcedir(items []map[string]json.RawMessage) (d *directoryReader, stop func(), err error) {
+	file, err := importSeedFile(items, nil)
 	if err != nil {
-		return "", nil, fmt.Errorf("compare: the tenant's directory does not seed a resourcedir: %s", describeError(err))
+		return nil, nil, err
+	}
+	resources, err := decodeSeed(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the tenant's directory does not seed a resourcedir: %s", describeError(err))
 	}
 	cfg := defaultConfig()
 	cfg.Filters = string(dialectKendo) // the probes need answers to compare with
@@ -291,40 +290,36 @@ func localResourcedir(seed []byte) (base string, stop func(), err error) {
 	cfg.seedResources = resources
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, fmt.Errorf("compare: a local resourcedir: %w", err)
+		return nil, nil, fmt.Errorf("a local resourcedir: %w", err)
 	}
 	srv := &http.Server{Handler: newServer(cfg, newStore(nil), nil), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
-	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+	if d, err = newDirectoryReader("http://"+ln.Addr().String(), "", 0); err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return d, func() { srv.Close() }, nil
 }
 
-// runCompare is `resourcedir compare -from URL [-auth user:token]
-// [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]`.
+// compareUsage is what resourcedir compare -help prints before the flags.
 const compareUsage = "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n" +
 	"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n" +
 	"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n" +
 	"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare."
 
+// runCompare is resourcedir compare: see compareUsage.
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
-	var o importOptions
-	fs := flag.NewFlagSet("resourcedir compare", flag.ContinueOnError)
-	importFlags(fs, &o)
+	fs := newSubcommand("compare", compareUsage)
+	reader := fromFlags(fs)
 	n := fs.Int("queries", 300, "how many list queries to send to each")
 	seed := fs.Uint64("rand-seed", 1, "the same `seed` and data give the same queries")
 	report := fs.String("report", "text", "report `format`: text, or json for machines")
 	against := fs.String("b", "", "compare with the resourcedir at this base `URL` instead of one in this process")
 	againstAuth := fs.String("b-auth", "", "HTTP Basic credentials for -b, `user:token` (when it runs with -auth)")
 	running := fs.String("filters", string(dialectAssetic), "the filter `dialect` you run resourcedir with: assetic or kendo; a tenant that accepts another is a difference")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), compareUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return cannot(err)
+		return cannot(err) // flag.ErrHelp included: exitCode and Main tell it by errors.Is
 	}
 	switch {
 	case *n < 1:
@@ -340,37 +335,28 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	if err != nil {
 		return cannot(fmt.Errorf("-filters: %w", err))
 	}
-	tenant, err := o.reader(environ)
+	tenant, err := reader(environ)
 	if err != nil {
 		return cannot(err)
 	}
 	var b *directoryReader
+	againstName := "resourcedir in this process"
 	if *against != "" {
 		if b, err = newDirectoryReader(*against, *againstAuth, 0); err != nil {
 			return cannot(fmt.Errorf("-b: %w", err))
 		}
+		againstName = b.base
 	}
 	items, err := tenant.readAll(ctx, stderr)
 	if err != nil {
 		return cannot(err)
 	}
-	againstName := ""
-	if b != nil {
-		againstName = b.base
-	} else {
-		file, err := importSeedFile(items, nil)
-		if err != nil {
+	if b == nil {
+		var stop func()
+		if b, stop, err = localResourcedir(items); err != nil {
 			return cannot(err)
-		}
-		base, stop, err := localResourcedir(file)
-		if err != nil {
-			return &exitError{2, err}
 		}
 		defer stop()
-		if b, err = newDirectoryReader(base, "", 0); err != nil {
-			return cannot(err)
-		}
-		againstName = "resourcedir in this process"
 	}
 	data := newCmpData(items)
 	got, err := compareDirectories(ctx, tenant, b, buildQueries(data, *n, *seed), buildProbes(data))
@@ -384,18 +370,6 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	return got.verdict(string(dialect))
 }
 
-// write writes the report in format: json for machines, else text.
-func (rep *cmpReport) write(w io.Writer, format string) error {
-	if format != "json" {
-		return rep.writeText(w)
-	}
-	out, err := json.MarshalIndent(rep, "", "  ")
-	if err == nil {
-		_, err = w.Write(append(out, '\n'))
-	}
-	return err
-}
-
 // verdict is compare's exit: nil when nothing differs, status 1 saying
 // what did (answers, or the tenant's dialect against running's).
 func (rep *cmpReport) verdict(running string) error {
@@ -403,29 +377,11 @@ func (rep *cmpReport) verdict(running string) error {
 	if rep.Differs {
 		differs = append(differs, "resourcedir answers some queries otherwise than the tenant")
 	}
-	if tenant := rep.tenantDialect(); tenant != running {
-		differs = append(differs, fmt.Sprintf("the tenant's filter dialect is %s, not the -filters %s you run resourcedir with", tenant, running))
+	if rep.dialect != running {
+		differs = append(differs, fmt.Sprintf("the tenant's filter dialect is %s, not the -filters %s you run resourcedir with", rep.dialect, running))
 	}
 	if len(differs) > 0 {
 		return &exitError{1, fmt.Errorf("compare: %s (see the report)", strings.Join(differs, "; "))}
 	}
 	return nil
-}
-
-// tenantDialect names what the tenant accepted of the probes: assetic
-// (none), kendo (all) or "partly kendo", which no -filters matches.
-func (rep *cmpReport) tenantDialect() string {
-	accepted := 0
-	for _, p := range rep.Probes {
-		if p.Accepted {
-			accepted++
-		}
-	}
-	switch accepted {
-	case 0:
-		return string(dialectAssetic)
-	case len(rep.Probes):
-		return string(dialectKendo)
-	}
-	return "partly kendo"
 }

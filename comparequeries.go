@@ -45,13 +45,8 @@ func newCmpData(items []map[string]json.RawMessage) *cmpData {
 // cmpQuote writes a filter value, doubling quotes.
 func cmpQuote(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
 
-func cmpFilterQuery(filter string, extra ...string) string {
-	q := "requestParams.filters=" + url.QueryEscape(filter)
-	for _, e := range extra {
-		q += "&" + e
-	}
-	return q
-}
+// cmpFilterQuery is the query string of one filter.
+func cmpFilterQuery(filter string) string { return "requestParams.filters=" + url.QueryEscape(filter) }
 
 // cmpSwapCase turns upper case to lower and lower to upper.
 func cmpSwapCase(s string) string {
@@ -63,15 +58,10 @@ func cmpSwapCase(s string) string {
 	}, s)
 }
 
-// cmpIsASCII reports text with nothing beyond ASCII.
-func cmpIsASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
+// cmpNonASCII reports text with something beyond ASCII.
+func cmpNonASCII(s string) bool { return strings.ContainsFunc(s, isNonASCII) }
+
+func isNonASCII(r rune) bool { return r >= utf8.RuneSelf }
 
 // cmpBuilder makes the queries of each rule from the data, with a seeded
 // RNG: the same data and seed give the same queries.
@@ -81,27 +71,15 @@ type cmpBuilder struct {
 	k    map[string]int // per rule: how many queries it made, to walk the fields
 }
 
-// cmpTextFields are the fields whose values are text (StatusId is a number).
-var cmpTextFields = func() []field {
-	var fs []field
-	for f := range numFields {
-		if f != fieldStatusID {
-			fs = append(fs, f)
-		}
-	}
-	return fs
-}()
-
-// value picks a value of a field from the data, walking the fields from
-// the rule's counter so that every field gets its turn; ok is false when no
-// field has a value that keep accepts.
-func (b *cmpBuilder) value(rule string, fields []field, keep func(string) bool) (field, string, bool) {
+// value picks a value that keep accepts of a text field (all but StatusId),
+// walking the fields from the rule's counter so that each gets its turn.
+func (b *cmpBuilder) value(rule string, keep func(string) bool) (field, string, bool) {
 	start := b.k[rule]
 	b.k[rule]++
 	// A value is at most 1,000 bytes: filters are limited to 4 KiB.
 	fits := func(v string) bool { return len(v) <= 1000 && keep(v) }
-	for i := range fields {
-		f := fields[(start+i)%len(fields)]
+	for i := range numStringFields {
+		f := (field(start) + i) % numStringFields
 		vals := b.data.values[f]
 		if len(vals) == 0 {
 			continue
@@ -145,10 +123,16 @@ func (b *cmpBuilder) pageSize() int {
 	return min(500, sizes[b.rng.IntN(len(sizes))])
 }
 
-func (b *cmpBuilder) sortPage() string {
-	size := []int{20, 50, 500}[b.rng.IntN(3)]
-	pages := max(1, (b.data.total+size-1)/size)
-	return "requestParams.pageSize=" + strconv.Itoa(size) + "&requestParams.page=" + strconv.Itoa(1+b.rng.IntN(pages))
+// page is a page of size within the data, at random.
+func (b *cmpBuilder) page(size int) string {
+	return pageQuery(size, 1+b.rng.IntN(max(1, (b.data.total+size-1)/size)))
+}
+
+// sortPage is a page of a size that sorts are checked on.
+func (b *cmpBuilder) sortPage() string { return b.page([]int{20, 50, 500}[b.rng.IntN(3)]) }
+
+func pageQuery(size, page int) string {
+	return "requestParams.pageSize=" + strconv.Itoa(size) + "&requestParams.page=" + strconv.Itoa(page)
 }
 
 // cmpRule is a rule and how to make one query that checks it.
@@ -158,9 +142,9 @@ type cmpRule struct {
 }
 
 // opRule checks op on the fields' values, changed by how.
-func opRule(name, op string, fields []field, keep func(string) bool, how func(b *cmpBuilder, v string) string) cmpRule {
+func opRule(name, op string, keep func(string) bool, how func(b *cmpBuilder, v string) string) cmpRule {
 	return cmpRule{name, func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f, v, ok := b.value(name, fields, keep)
+		f, v, ok := b.value(name, keep)
 		if !ok {
 			return cmpQuery{}, false
 		}
@@ -170,30 +154,39 @@ func opRule(name, op string, fields []field, keep func(string) bool, how func(b 
 
 func cmpExact(_ *cmpBuilder, v string) string { return v }
 
+// sortRule checks a sort on each field in turn, in direction dir.
+func sortRule(name, dir string) cmpRule {
+	return cmpRule{name, func(b *cmpBuilder, name string) (cmpQuery, bool) {
+		f := field(b.k[name] % int(numFields))
+		b.k[name]++
+		return cmpQuery{name, "", "requestParams.sorts=" + f.String() + "-" + dir + "&" + b.sortPage()}, true
+	}}
+}
+
 var cmpRules = []cmpRule{
-	opRule("eq matches the value", "eq", cmpTextFields, cmpAnyValue, cmpExact),
-	opRule("eq is case-insensitive", "eq", cmpTextFields, cmpHasLetter, func(_ *cmpBuilder, v string) string { return cmpSwapCase(v) }),
-	opRule("neq is the exact negation of eq, null included", "neq", cmpTextFields, cmpAnyValue, cmpExact),
-	opRule("lt compares by code point, ignoring case", "lt", cmpTextFields, cmpNonEmpty, cmpExact),
-	opRule("lte compares by code point, ignoring case", "lte", cmpTextFields, cmpNonEmpty, cmpExact),
-	opRule("gt compares by code point, ignoring case", "gt", cmpTextFields, cmpNonEmpty, cmpExact),
-	opRule("gte compares by code point, ignoring case", "gte", cmpTextFields, cmpNonEmpty, cmpExact),
-	opRule("startswith matches a prefix", "startswith", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "prefix") }),
-	opRule("endswith matches a suffix", "endswith", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "suffix") }),
-	opRule("contains matches a substring", "contains", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
-	opRule("contains is case-insensitive", "contains", cmpTextFields, cmpHasLetter, func(b *cmpBuilder, v string) string { return cmpSwapCase(b.part(v, "middle")) }),
-	opRule("doesnotcontain is the exact negation of contains, null included", "doesnotcontain", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
-	opRule("notsubstringof is doesnotcontain", "notsubstringof", cmpTextFields, cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
-	opRule("eq '' matches only the empty string", "eq", cmpTextFields, cmpAnyValue, func(*cmpBuilder, string) string { return "" }),
-	opRule("'' in a value is one quote", "eq", cmpTextFields, func(v string) bool { return strings.Contains(v, "'") }, cmpExact),
-	opRule("non-ASCII values match", "eq", cmpTextFields, func(v string) bool { return !cmpIsASCII(v) }, cmpExact),
-	opRule("non-ASCII substrings match", "contains", cmpTextFields, func(v string) bool { return !cmpIsASCII(v) }, func(b *cmpBuilder, v string) string {
+	opRule("eq matches the value", "eq", cmpAnyValue, cmpExact),
+	opRule("eq is case-insensitive", "eq", cmpHasLetter, func(_ *cmpBuilder, v string) string { return cmpSwapCase(v) }),
+	opRule("neq is the exact negation of eq, null included", "neq", cmpAnyValue, cmpExact),
+	opRule("lt compares by code point, ignoring case", "lt", cmpNonEmpty, cmpExact),
+	opRule("lte compares by code point, ignoring case", "lte", cmpNonEmpty, cmpExact),
+	opRule("gt compares by code point, ignoring case", "gt", cmpNonEmpty, cmpExact),
+	opRule("gte compares by code point, ignoring case", "gte", cmpNonEmpty, cmpExact),
+	opRule("startswith matches a prefix", "startswith", cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "prefix") }),
+	opRule("endswith matches a suffix", "endswith", cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "suffix") }),
+	opRule("contains matches a substring", "contains", cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
+	opRule("contains is case-insensitive", "contains", cmpHasLetter, func(b *cmpBuilder, v string) string { return cmpSwapCase(b.part(v, "middle")) }),
+	opRule("doesnotcontain is the exact negation of contains, null included", "doesnotcontain", cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
+	opRule("notsubstringof is doesnotcontain", "notsubstringof", cmpNonEmpty, func(b *cmpBuilder, v string) string { return b.part(v, "middle") }),
+	opRule("eq '' matches only the empty string", "eq", cmpAnyValue, func(*cmpBuilder, string) string { return "" }),
+	opRule("'' in a value is one quote", "eq", func(v string) bool { return strings.Contains(v, "'") }, cmpExact),
+	opRule("non-ASCII values match", "eq", cmpNonASCII, cmpExact),
+	opRule("non-ASCII substrings match", "contains", cmpNonASCII, func(b *cmpBuilder, v string) string {
 		r := []rune(v)
-		i := slices.IndexFunc(r, func(c rune) bool { return c >= utf8.RuneSelf })
+		i := slices.IndexFunc(r, isNonASCII)
 		return string(r[max(0, i-1):min(len(r), i+2)])
 	}),
 	{"symbol forms (= < <= > >=) are eq lt lte gt gte", func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f, v, ok := b.value(name, cmpTextFields, cmpNonEmpty)
+		f, v, ok := b.value(name, cmpNonEmpty)
 		sym := []string{"=", "<", "<=", ">", ">="}[b.rng.IntN(5)]
 		return cmpQuery{name, "", cmpFilterQuery(f.String() + sym + cmpQuote(v))}, ok
 	}},
@@ -202,37 +195,26 @@ var cmpRules = []cmpRule{
 		return cmpQuery{name, op, cmpFilterQuery("StatusId~" + op + "~" + strconv.Itoa(1+b.rng.IntN(2)))}, true
 	}},
 	{"~and~ keeps what both conditions match", func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f1, v1, ok1 := b.value(name, cmpTextFields, cmpNonEmpty)
-		f2, v2, ok2 := b.value(name, cmpTextFields, cmpNonEmpty)
+		f1, v1, ok1 := b.value(name, cmpNonEmpty)
+		f2, v2, ok2 := b.value(name, cmpNonEmpty)
 		return cmpQuery{name, "", cmpFilterQuery(f1.String() + "~contains~" + cmpQuote(b.part(v1, "middle")) + "~and~" + f2.String() + "~neq~" + cmpQuote(v2))}, ok1 && ok2
 	}},
 	{"~or~ keeps what either condition matches", func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f1, v1, ok1 := b.value(name, cmpTextFields, cmpAnyValue)
-		f2, v2, ok2 := b.value(name, cmpTextFields, cmpNonEmpty)
+		f1, v1, ok1 := b.value(name, cmpAnyValue)
+		f2, v2, ok2 := b.value(name, cmpNonEmpty)
 		return cmpQuery{name, "", cmpFilterQuery("(" + f1.String() + "~eq~" + cmpQuote(v1) + ")~or~" + f2.String() + "~startswith~" + cmpQuote(b.part(v2, "prefix")))}, ok1 && ok2
 	}},
-	{"sort puts null first ascending", func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f := field(b.k[name] % int(numFields))
-		b.k[name]++
-		return cmpQuery{name, "", "requestParams.sorts=" + f.String() + "-asc&" + b.sortPage()}, true
-	}},
-	{"sort puts null last descending", func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f := field(b.k[name] % int(numFields))
-		b.k[name]++
-		return cmpQuery{name, "", "requestParams.sorts=" + f.String() + "-desc&" + b.sortPage()}, true
-	}},
+	sortRule("sort puts null first ascending", "asc"),
+	sortRule("sort puts null last descending", "desc"),
 	{"without a sort the order is creation order", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		return cmpQuery{name, "", b.sortPage()}, true
 	}},
 	{ruleTotalPages, func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		size := b.pageSize()
-		pages := max(1, (b.data.total+size-1)/size)
-		return cmpQuery{name, "", "requestParams.pageSize=" + strconv.Itoa(size) + "&requestParams.page=" + strconv.Itoa(1+b.rng.IntN(pages))}, true
+		return cmpQuery{name, "", b.page(b.pageSize())}, true
 	}},
 	{"a page past the end is empty, with the true totals", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		size := b.pageSize()
-		pages := (b.data.total + size - 1) / size
-		return cmpQuery{name, "", "requestParams.pageSize=" + strconv.Itoa(size) + "&requestParams.page=" + strconv.Itoa(pages+1+b.rng.IntN(3))}, true
+		return cmpQuery{name, "", pageQuery(size, (b.data.total+size-1)/size+1+b.rng.IntN(3))}, true
 	}},
 	{"pageSize above 500 is clamped to 500", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		return cmpQuery{name, "", "requestParams.pageSize=" + []string{"501", "1000", "100000"}[b.rng.IntN(3)]}, true
@@ -279,9 +261,8 @@ type cmpProbe struct {
 	Query     string
 	Tenant    cmpAnswer
 	Accepted  bool
-	// Resourcedir is the answer of the resourcedir compared with (in this
-	// process, -filters kendo); SameAnswer says the tenant accepted the
-	// construct and answered the same.
+	// Resourcedir is the other's answer (in this process, -filters kendo);
+	// SameAnswer: the tenant accepted the construct and answered the same.
 	Resourcedir cmpAnswer
 	SameAnswer  bool
 }

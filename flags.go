@@ -40,13 +40,9 @@ type options struct {
 // environment variable can carry (an empty variable counts as unset).
 const snapshotOff = "off"
 
-// newFlagSet defines every flag, writing into o. It prints nothing: the
-// flag package reports a bad flag with its error and then the whole usage,
-// in which the error is lost; ours is one line (flagError), and -help
-// prints the usage itself.
+// newFlagSet defines every flag, writing into o.
 func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("resourcedir", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:
   resourcedir [flags]                        serve until SIGINT or SIGTERM
@@ -110,12 +106,9 @@ Flags:
 	fs.Int64Var(&o.cfg.MaxFaultBodies, "max-fault-bodies", o.cfg.MaxFaultBodies, "`bytes` the bodies and headers of all faults (every namespace's) may hold together")
 	fs.IntVar(&o.cfg.MaxNamespaces, "max-namespaces", o.cfg.MaxNamespaces, "how many namespaces (/ns/{name}) may exist at once")
 	fs.Func("filters", "filter `dialect`: assetic (the default: only what the real service documents) or kendo (Kendo's whole grammar: unary operators, null, mixed ~and~ and ~or~)", func(v string) error {
-		d, err := parseDialect(v)
-		if err != nil {
-			return err
-		}
+		d, err := parseDialect(v) // on an error, o is dropped, as with -cors
 		o.cfg.Filters = string(d)
-		return nil
+		return err
 	})
 	return fs
 }
@@ -125,19 +118,13 @@ func envName(flagName string) string {
 	return "RESOURCEDIR_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// parseOptions reads flags, each of which can also come from the
-// environment as RESOURCEDIR_<FLAG>; the command line wins. environ is
-// "NAME=value" pairs, as os.Environ gives them.
+// parseOptions reads flags, each also RESOURCEDIR_<FLAG> in environ (as
+// os.Environ gives it); the command line wins.
 func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	o := &options{cfg: defaultConfig()}
 	fs := newFlagSet(o)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stderr)
-			fs.Usage()
-			return nil, err
-		}
-		return nil, flagError(fs, err)
+	if err := parseSubcommand(fs, args, len(args), stderr); err != nil {
+		return nil, err
 	}
 	// flag.Parse drops the -- it stops at: the argument before the rest
 	// tells a command from a stray argument.
@@ -151,6 +138,15 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	env := environMap(environ)
+	if o.command != nil {
+		// A test run wants a free port, nothing left on disk and a quiet
+		// log; a flag or variable that says otherwise still wins.
+		for name, value := range map[string]string{"addr": "127.0.0.1:0", "snapshot": snapshotOff, "log-level": "warn"} {
+			if env[envName(name)] == "" {
+				env[envName(name)] = value
+			}
+		}
+	}
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := envName(f.Name)
@@ -169,26 +165,13 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	if unknown := unknownEnvVars(environ); len(unknown) > 0 {
 		return nil, errors.New(strings.Join(unknown, "; "))
 	}
-	if o.command != nil {
-		// A test run wants a free port, nothing left on disk and a quiet
-		// log; a flag or variable that says otherwise still wins.
-		for name, value := range map[string]string{"addr": "127.0.0.1:0", "snapshot": snapshotOff, "log-level": "warn"} {
-			if !set[name] && env[envName(name)] == "" {
-				if err := fs.Set(name, value); err != nil {
-					return nil, fmt.Errorf("default -%s for a command: %w", name, err)
-				}
-			}
-		}
-	}
 	if err := o.check(); err != nil {
 		return nil, err
 	}
 	if o.snapshotPath == snapshotOff {
 		o.snapshotPath = ""
 	}
-	if o.tlsCert != "" || o.tlsKey != "" {
-		o.tls = true
-	}
+	o.tls = o.tls || o.tlsCert != "" || o.tlsKey != ""
 	if o.cfg.JournalSize == 0 {
 		o.cfg.JournalSize = journalOff // 0 is Config's default
 	}
@@ -221,9 +204,8 @@ func (o *options) check() error {
 	return nil
 }
 
-// flagError rewords the flag package's parse errors that leave a user
-// guessing: an unknown flag names the closest one, and the generator's
-// seed, once spelt -seed, its new name.
+// flagError names the closest flag to an unknown one, and for the
+// generator's seed, once spelt -seed, its new name: a user is not left guessing.
 func flagError(fs *flag.FlagSet, err error) error {
 	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !unknown {
@@ -238,10 +220,20 @@ func flagError(fs *flag.FlagSet, err error) error {
 	return fmt.Errorf("unknown flag -%s; did you mean -%s? (%s -help lists every flag)", name, closest, fs.Name())
 }
 
-// parseSubcommand parses a subcommand's flags, then at most positional
-// arguments. Its errors are one line, which Main prints once (the flag
-// package's own print the error and then the whole usage, in which it is
-// lost); -help prints the usage.
+// newSubcommand is the flag set of resourcedir name, whose -help prints
+// usage and then the flags.
+func newSubcommand(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("resourcedir "+name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseSubcommand parses a subcommand's (or the server's) flags, then at
+// most positional arguments. Its errors are one line, which Main prints:
+// the flag package's own bury the error under the whole usage.
 func parseSubcommand(fs *flag.FlagSet, args []string, positional int, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
@@ -285,18 +277,11 @@ func (f durationFlag) Set(s string) error {
 // Host checks against DNS rebinding apply.
 func isLoopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return err == nil && (strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback())
 }
 
-// environMap indexes environ by name; the first of two same names wins,
-// as with os.Getenv.
+// environMap indexes environ by name, the first of two winning as in os.Getenv.
 func environMap(environ []string) map[string]string {
 	m := make(map[string]string, len(environ))
 	for _, kv := range environ {
@@ -309,8 +294,7 @@ func environMap(environ []string) map[string]string {
 }
 
 // unknownEnvVars returns a problem for each RESOURCEDIR_ variable that
-// names no flag, with the flag whose variable is closest: a typo must not
-// pass silently, any more than a mistyped flag does.
+// names no flag, with the closest flag: a typo must not pass silently.
 func unknownEnvVars(environ []string) []string {
 	known := map[string]string{} // variable -> flag
 	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = f.Name })
@@ -318,13 +302,10 @@ func unknownEnvVars(environ []string) []string {
 	var warnings []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		// RESOURCEDIR_URL and RESOURCEDIR_CA_FILE are what resourcedir --
-		// COMMAND sets, and so what a resourcedir started by it finds.
-		if !strings.HasPrefix(name, "RESOURCEDIR_") || name == urlVar || name == caFileVar {
-			continue
-		}
-		// RESOURCEDIR_FROM_AUTH is import's and compare's, not a server flag.
-		if _, ok := known[name]; ok || name == fromAuthEnv {
+		// A flag's, or no typo either: what resourcedir -- COMMAND sets (and so
+		// what a resourcedir started by it finds), and import's and compare's -auth.
+		_, ok := known[name]
+		if ok || !strings.HasPrefix(name, "RESOURCEDIR_") || slices.Contains([]string{urlVar, caFileVar, fromAuthEnv}, name) {
 			continue
 		}
 		closest, _ := closestName(name, names)
@@ -334,8 +315,7 @@ func unknownEnvVars(environ []string) []string {
 }
 
 // closestName is the candidate nearest to name by edit distance, case
-// ignored (the first of equals), and that distance: what a typo most likely
-// meant, for the messages of an unknown flag, variable or property.
+// ignored (the first of equals), and that distance: what a typo meant.
 func closestName(name string, candidates []string) (string, int) {
 	closest, best := "", -1
 	for _, c := range candidates {
@@ -347,24 +327,24 @@ func closestName(name string, candidates []string) (string, int) {
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
+// One row of the table, updated in place: diag is the cell above-left.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
+		diag := row[0]
+		row[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			diag, row[j] = row[j], min(row[j]+1, row[j-1]+1, diag+cost)
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return row[len(b)]
 }
 
 var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -18,24 +17,16 @@ const defaultHealthURL = "http://127.0.0.1:8080"
 
 // runHealth is resourcedir health [URL]: the probe for a container
 // HEALTHCHECK or a Kubernetes exec probe, where a scratch image has no
-// shell or curl. It returns nil when URL's /__admin/health answers
-// {"Status":"ok"}, and otherwise an error of one line that says why.
+// shell or curl. Its error is one line that says why URL is not healthy.
 func runHealth(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	fs := newSubcommand("health", "usage: resourcedir health [-timeout 3s] [URL]\n\n"+
+		"Exits 0 when the server at URL answers GET /__admin/health with Status ok, 1 with the reason otherwise.\n"+
+		"URL defaults to "+urlVar+" when set (as under resourcedir -- COMMAND), else to the port of\n"+
+		"RESOURCEDIR_ADDR on 127.0.0.1 when set (as in the container image), else to "+defaultHealthURL+".")
 	timeout := 3 * time.Second
-	fs := flag.NewFlagSet("resourcedir health", flag.ContinueOnError)
 	fs.Var(durationFlag{&timeout}, "timeout", "give up after this `duration` (connecting and answering included)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir health [-timeout 3s] [URL]\n\n"+
-			"Exits 0 when the server at URL answers GET /__admin/health with Status ok, 1 with the reason otherwise.\n"+
-			"URL defaults to "+urlVar+" when set (as under resourcedir -- COMMAND), else to the port of\n"+
-			"RESOURCEDIR_ADDR on 127.0.0.1 when set (as in the container image), else to "+defaultHealthURL+".")
-		fs.PrintDefaults()
-	}
 	if err := parseSubcommand(fs, args, 1, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("health: %w", err)
+		return fmt.Errorf("health: %w", err) // flag.ErrHelp included: Main tells it by errors.Is
 	}
 	if timeout <= 0 {
 		return fmt.Errorf("health: -timeout must be positive, not %s", timeout)
@@ -64,10 +55,9 @@ func runHealth(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	return err
 }
 
-// healthBase is the base URL the probe asks: the argument, else the URL
-// that resourcedir -- COMMAND hands its command, else the port that
-// RESOURCEDIR_ADDR serves (so an image whose port was changed with it
-// keeps a working HEALTHCHECK), else the default server's.
+// healthBase is the base URL the probe asks: the argument, else the one
+// resourcedir -- COMMAND hands its command, else RESOURCEDIR_ADDR's port (an
+// image whose port was changed keeps its HEALTHCHECK), else the default.
 func healthBase(arg string, env map[string]string) string {
 	switch {
 	case arg != "":
@@ -78,16 +68,13 @@ func healthBase(arg string, env map[string]string) string {
 	case env[urlVar] != "":
 		return env[urlVar]
 	}
-	host, port, err := net.SplitHostPort(env[envName("addr")])
-	if err != nil || port == "0" {
+	addr := env[envName("addr")]
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "0" {
 		return defaultHealthURL
 	}
-	// The probe runs beside the server: every interface is reached on
-	// loopback, which also passes the loopback Host check.
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
+	// The probe runs beside the server, which also passes the loopback
+	// Host check.
+	return servedURL("http", addr)
 }
 
 // probeHealth asks target once and says why its answer is not a healthy

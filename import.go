@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -14,6 +15,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -44,19 +46,16 @@ type directoryReader struct {
 // newDirectoryReader checks the -from URL and -rate of import and compare.
 func newDirectoryReader(from, auth string, rate float64) (*directoryReader, error) {
 	u, err := url.Parse(from)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		return nil, fmt.Errorf("-from must be the directory's base URL, such as https://tenant.example.com, not %q", from)
-	}
-	if u.User != nil {
+	case u.User != nil:
 		return nil, fmt.Errorf("-from must not carry credentials: give them with -auth or %s", fromAuthEnv)
-	}
-	if u.RawQuery != "" || u.Fragment != "" {
+	case u.RawQuery != "" || u.Fragment != "":
 		return nil, errors.New("-from must be a base URL without a query or fragment")
-	}
-	if auth != "" && !strings.Contains(auth, ":") {
+	case auth != "" && !strings.Contains(auth, ":"):
 		return nil, fmt.Errorf("-auth (or %s) must be user:token", fromAuthEnv)
-	}
-	if rate < 0 {
+	case rate < 0:
 		return nil, fmt.Errorf("-rate must be 0 (unpaced) or more requests per second, not %v", rate)
 	}
 	d := &directoryReader{
@@ -70,17 +69,14 @@ func newDirectoryReader(from, auth string, rate float64) (*directoryReader, erro
 	return d, nil
 }
 
-// pace waits until the next request may go.
+// pace waits until the next request may go: never before the first, nor
+// when unpaced (interval 0).
 func (d *directoryReader) pace(ctx context.Context) error {
-	if d.interval > 0 && !d.last.IsZero() {
-		if wait := time.Until(d.last.Add(d.interval)); wait > 0 {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-t.C:
-			}
+	if wait := time.Until(d.last.Add(d.interval)); wait > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
 		}
 	}
 	d.last = time.Now()
@@ -117,15 +113,7 @@ func (d *directoryReader) list(ctx context.Context, query string) (int, []byte, 
 	return resp.StatusCode, body, nil
 }
 
-// importPage is the part of a list answer that import reads.
-type importPage struct {
-	TotalResults int
-	TotalPages   int
-	ResourceList []map[string]json.RawMessage
-}
-
-// readAll reads every resource, page by page in the service's order,
-// reporting progress to progress.
+// readAll reads every resource, page by page in the service's order.
 func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]map[string]json.RawMessage, error) {
 	var all []map[string]json.RawMessage
 	seen := map[string]bool{}
@@ -139,7 +127,11 @@ func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]ma
 		if status != http.StatusOK {
 			return nil, fmt.Errorf("GET %s/api/v2/resource?%s: status %d%s: %.300s", d.base, query, status, importStatusHint(status), body)
 		}
-		var p importPage
+		var p struct {
+			TotalResults int
+			TotalPages   int
+			ResourceList []map[string]json.RawMessage
+		}
 		if err := json.Unmarshal(body, &p); err != nil {
 			return nil, fmt.Errorf("page %d is not a list answer ({\"TotalResults\", \"TotalPages\", \"ResourceList\"}): %w", page, err)
 		}
@@ -189,45 +181,22 @@ func importStatusHint(status int) string {
 	return ""
 }
 
-// importProps are the properties a seed item carries, in the API's order;
-// StatusId is derived, and _links and _embedded mean nothing to a seed.
-var importProps = func() []string {
-	var names []string
-	for _, s := range propTable {
-		if s.prop != propStatusID {
-			names = append(names, s.name)
-		}
-	}
-	return names
-}()
-
-// importScrubbed hold personal data (propTable); -scrub replaces their values.
-var importScrubbed = func() map[string]bool {
-	m := map[string]bool{}
-	for _, s := range propTable {
-		if s.scrubbed {
-			m[s.name] = true
-		}
-	}
-	return m
-}()
-
 // importType is a Types entry as a seed carries it: no _links, _embedded.
 type importType struct {
 	ID   int `json:"Id"`
 	Type string
 }
 
-// importSeedItem turns a list item into a seed item: the resource properties in
-// order, Types as {"Id", "Type"}, values as the service sent them (scrubbed
-// when s is not nil).
+// importSeedItem turns a list item into a seed item: propTable's properties
+// but the derived StatusId, in order, Types as {"Id", "Type"}, values as the
+// service sent them, personal ones scrubbed when s is not nil.
 func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	n := 0
-	for _, prop := range importProps {
+	for _, spec := range propTable {
+		prop := spec.name
 		raw, ok := importLookup(item, prop)
-		if !ok {
+		if !ok || spec.prop == propStatusID {
 			continue
 		}
 		if prop == "Types" {
@@ -235,11 +204,9 @@ func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error
 			if err := json.Unmarshal(raw, &types); err != nil {
 				return nil, fmt.Errorf("Types: %w", err)
 			}
-			if types == nil {
-				types = []importType{}
-			}
-			raw, _ = json.Marshal(types) // ints and strings: cannot fail
-		} else if s != nil && importScrubbed[prop] {
+			// [] for null too; ints and strings: Marshal cannot fail.
+			raw, _ = json.Marshal(append([]importType{}, types...))
+		} else if s != nil && spec.scrubbed {
 			var v any
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return nil, fmt.Errorf("%s: %w", prop, err)
@@ -249,10 +216,9 @@ func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error
 				return nil, fmt.Errorf("%s: %w", prop, err)
 			}
 		}
-		if n > 0 {
+		if b.Len() > 1 {
 			b.WriteByte(',')
 		}
-		n++
 		b.WriteString(strconv.Quote(prop))
 		b.WriteByte(':')
 		if err := json.Compact(&b, raw); err != nil {
@@ -289,17 +255,13 @@ func importSeedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, er
 }
 
 // scrubber replaces personal values with made-up ones of the same shape:
-// each word (a run of letters and digits) becomes another of the same
-// length, letters staying letters of the same case and digits digits; the
-// rest (spaces, punctuation, @ and dots) is kept, so an e-mail stays an
-// e-mail and a length limit that held still holds. A word is replaced by a
-// keyed hash of it in lower case: within a run the same word always gives
-// the same replacement, in every property (DisplayName stays FirstName and
-// Surname joined, and case-insensitive matches still match), while the key,
-// new for each run, keeps the originals from being guessed.
-type scrubber struct {
-	key []byte
-}
+// each word becomes another of the same length and letter case, digits
+// staying digits, and the rest is kept, so an e-mail stays an e-mail and
+// length limits still hold. A word's replacement is a keyed hash of it in
+// lower case: the same in every property and case within a run (DisplayName
+// stays FirstName and Surname joined), while the key, new for each run,
+// keeps the originals from being guessed.
+type scrubber struct{ key []byte }
 
 func newScrubber() (*scrubber, error) {
 	key := make([]byte, 32)
@@ -309,9 +271,8 @@ func newScrubber() (*scrubber, error) {
 	return &scrubber{key: key}, nil
 }
 
-// value scrubs a decoded JSON value: strings and numbers (an Address's
-// house number), inside objects and arrays too; null, booleans and keys
-// are kept.
+// value scrubs the strings and numbers (an Address's house number) of a
+// decoded JSON value, at any depth; null, booleans and keys are kept.
 func (s *scrubber) value(v any) any {
 	switch v := v.(type) {
 	case string:
@@ -331,9 +292,8 @@ func (s *scrubber) value(v any) any {
 }
 
 func (s *scrubber) number(f float64) any {
-	text := strconv.FormatFloat(f, 'f', -1, 64)
-	out := []rune(s.text(text))
-	if len(out) > 0 && out[0] == '0' && len(out) > 1 && out[1] != '.' {
+	out := []rune(s.text(strconv.FormatFloat(f, 'f', -1, 64)))
+	if len(out) > 1 && out[0] == '0' && out[1] != '.' {
 		out[0] = '1' // a number does not start with 0
 	}
 	n, err := strconv.ParseFloat(string(out), 64)
@@ -343,33 +303,18 @@ func (s *scrubber) number(f float64) any {
 	return n
 }
 
-func (s *scrubber) text(v string) string {
-	var b strings.Builder
-	rs := []rune(v)
-	for i := 0; i < len(rs); {
-		if !scrubWordRune(rs[i]) {
-			b.WriteRune(rs[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(rs) && scrubWordRune(rs[j]) {
-			j++
-		}
-		s.word(&b, rs[i:j])
-		i = j
-	}
-	return b.String()
-}
+// scrubWord is a word: a run of letters and digits (unicode.IsDigit's).
+var scrubWord = regexp.MustCompile(`[\pL\p{Nd}]+`)
 
-func scrubWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+func (s *scrubber) text(v string) string { return scrubWord.ReplaceAllStringFunc(v, s.word) }
 
-func (s *scrubber) word(b *strings.Builder, w []rune) {
+func (s *scrubber) word(w string) string {
 	mac := hmac.New(sha256.New, s.key)
-	mac.Write([]byte(strings.ToLower(string(w))))
+	mac.Write([]byte(strings.ToLower(w)))
 	var seed [32]byte
 	copy(seed[:], mac.Sum(nil))
 	rng := mrand.New(mrand.NewChaCha8(seed))
+	var b strings.Builder
 	for _, r := range w {
 		switch {
 		case unicode.IsDigit(r):
@@ -380,57 +325,35 @@ func (s *scrubber) word(b *strings.Builder, w []rune) {
 			b.WriteByte(byte('a' + rng.IntN(26)))
 		}
 	}
+	return b.String()
 }
 
-// importOptions are the flags of import (and, with more, of compare).
-type importOptions struct {
-	from  string
-	auth  string
-	rate  float64
-	scrub bool
-	out   string
-}
-
-// importFlags defines the flags import and compare share.
-func importFlags(fs *flag.FlagSet, o *importOptions) {
-	fs.StringVar(&o.from, "from", "", "the directory's base `URL` (https://tenant.example.com); only GET /api/v2/resource is sent to it")
-	fs.StringVar(&o.auth, "auth", "", "`user:token` sent as HTTP Basic credentials; also "+fromAuthEnv+", which keeps it out of shell history")
-	fs.Float64Var(&o.rate, "rate", 4, "at most this many `requests` a second; 0 sends them as fast as they are answered")
-}
-
-// reader applies the environment and checks what import and compare
-// share.
-func (o *importOptions) reader(environ []string) (*directoryReader, error) {
-	if o.from == "" {
-		return nil, errors.New("-from is required: the directory's base URL")
-	}
-	if o.auth == "" {
-		o.auth = environMap(environ)[fromAuthEnv]
-	}
-	return newDirectoryReader(o.from, o.auth, o.rate)
-}
-
-// runImport is `resourcedir import -from URL [-auth user:token] [-scrub]
-// [-o FILE] [-rate R]`.
-func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
-	var o importOptions
-	fs := flag.NewFlagSet("resourcedir import", flag.ContinueOnError)
-	importFlags(fs, &o)
-	fs.BoolVar(&o.scrub, "scrub", false, "replace personal values (names, e-mail, phones, address) with made-up ones of the same shape")
-	fs.StringVar(&o.out, "o", "", "write the seed file to `file` (atomically) instead of standard output")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir import -from URL [-auth user:token] [-scrub] [-o FILE] [-rate R]\n\n"+
-			"Reads a directory through GET /api/v2/resource, page by page, into a seed file with its Ids in the\n"+
-			"service's order. Without -scrub the file holds the directory's personal data.")
-		fs.PrintDefaults()
-	}
-	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+// fromFlags defines the flags import and compare share; its function, once
+// they are parsed, makes the reader of the -from directory.
+func fromFlags(fs *flag.FlagSet) func(environ []string) (*directoryReader, error) {
+	from := fs.String("from", "", "the directory's base `URL` (https://tenant.example.com); only GET /api/v2/resource is sent to it")
+	auth := fs.String("auth", "", "`user:token` sent as HTTP Basic credentials; also "+fromAuthEnv+", which keeps it out of shell history")
+	rate := fs.Float64("rate", 4, "at most this many `requests` a second; 0 sends them as fast as they are answered")
+	return func(environ []string) (*directoryReader, error) {
+		if *from == "" {
+			return nil, errors.New("-from is required: the directory's base URL")
 		}
-		return fmt.Errorf("import: %w", err)
+		return newDirectoryReader(*from, cmp.Or(*auth, environMap(environ)[fromAuthEnv]), *rate)
 	}
-	d, err := o.reader(environ)
+}
+
+// runImport is resourcedir import: see its usage.
+func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
+	fs := newSubcommand("import", "usage: resourcedir import -from URL [-auth user:token] [-scrub] [-o FILE] [-rate R]\n\n"+
+		"Reads a directory through GET /api/v2/resource, page by page, into a seed file with its Ids in the\n"+
+		"service's order. Without -scrub the file holds the directory's personal data.")
+	reader := fromFlags(fs)
+	scrub := fs.Bool("scrub", false, "replace personal values (names, e-mail, phones, address) with made-up ones of the same shape")
+	out := fs.String("o", "", "write the seed file to `file` (atomically) instead of standard output")
+	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
+		return fmt.Errorf("import: %w", err) // flag.ErrHelp included: Main tells it by errors.Is
+	}
+	d, err := reader(environ)
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
@@ -439,7 +362,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 		return fmt.Errorf("import: %w", err)
 	}
 	var s *scrubber
-	if o.scrub {
+	if *scrub {
 		if s, err = newScrubber(); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
@@ -448,7 +371,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	if o.out == "" {
+	if *out == "" {
 		if _, err := stdout.Write(file); err != nil {
 			return fmt.Errorf("import: write: %w", err)
 		}
@@ -456,12 +379,9 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	}
 	// The snapshot's atomic write: the file is never seen half written, and
 	// it is readable by its owner only, as it may hold personal data.
-	if _, err := writeFileAtomic(o.out, func(w io.Writer) error {
-		_, err := w.Write(file)
-		return err
-	}); err != nil {
+	if err := writeBytesAtomic(*out, file); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	fmt.Fprintf(stderr, "import: wrote %d resources to %s\n", len(items), o.out)
+	fmt.Fprintf(stderr, "import: wrote %d resources to %s\n", len(items), *out)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -134,7 +135,7 @@ func TestImportScrub(t *testing.T) {
 			if !ok {
 				t.Fatalf("resource %d lost %s", i, key)
 			}
-			if !importScrubbed[key] {
+			if !slices.ContainsFunc(propTable, func(s propSpec) bool { return s.name == key && s.scrubbed }) {
 				if !reflect.DeepEqual(g, w) {
 					t.Errorf("resource %d: %s %v became %v, but it is not personal", i, key, w, g)
 				}

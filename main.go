@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,17 +24,16 @@ import (
 	"github.com/google/uuid"
 )
 
-// Main runs the resourcedir command line (the server, its -- mode and the
-// subcommands) with the process's arguments, environment and standard
-// streams, handling SIGINT and SIGTERM, and returns the exit status:
-// cmd/resourcedir is os.Exit(resourcedir.Main()).
+// Main runs the resourcedir command line (server, -- mode, subcommands) with
+// the process's arguments, environment and standard streams, handling SIGINT
+// and SIGTERM: cmd/resourcedir is os.Exit(resourcedir.Main()).
 func Main() int {
 	// GUIDs from a pool of random bytes read in batches, not a read of
 	// crypto/rand per create; set before anything runs, as the pool asks.
 	uuid.EnableRandPool()
-	// The first signal stops the server. A command run after -- gets
-	// every one, through the context (see runCommand); the signal is the
-	// context's cause, so that run tells it from a cancellation of its own.
+	// The first signal stops the server; a command run after -- gets every
+	// one (runCommand). The signal is the context's cause, to tell it from
+	// a cancellation.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 1)
 	forward := make(chan os.Signal, 8)
@@ -80,11 +79,9 @@ func exitCode(err error) int {
 	return 1
 }
 
-// exitError carries an exit status other than 1 out of run, to be the
-// process's: the status of the command run after -- (err is what else went
-// wrong, or nil when the command has spoken for itself and there is
-// nothing to add), or compare's 1 (something differs) and 2 (it could not
-// compare).
+// exitError carries an exit status other than 1 out of run: the status of
+// the command run after -- (err nil when the command has spoken for itself),
+// or compare's 1 (something differs) and 2 (it could not compare).
 type exitError struct {
 	code int
 	err  error
@@ -108,10 +105,8 @@ var (
 	buildDate    string
 )
 
-// versionText is what -version prints: the stamped version, else the module
-// version (devel when built from a work tree without one); the VCS
-// revision and time when stamped or recorded by the build; and the Go
-// version.
+// versionText is what -version prints: the stamped or module version
+// (devel when there is none), the VCS revision and time, and Go's version.
 func versionText() string {
 	version, revision, at, modified := "devel", "", "", false
 	if buildVersion != "" {
@@ -120,16 +115,11 @@ func versionText() string {
 		if v := info.Main.Version; v != "" && v != "(devel)" {
 			version = v
 		}
+		vcs := map[string]string{}
 		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				revision = s.Value
-			case "vcs.time":
-				at = s.Value
-			case "vcs.modified":
-				modified = s.Value == "true"
-			}
+			vcs[s.Key] = s.Value
 		}
+		revision, at, modified = vcs["vcs.revision"], vcs["vcs.time"], vcs["vcs.modified"] == "true"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "resourcedir %s\n", version)
@@ -147,10 +137,8 @@ func versionText() string {
 	return b.String()
 }
 
-// run starts the server and blocks until ctx is cancelled, or, with a
-// command after --, until that command exits; then it drains in-flight
-// requests. It is main without the process: tests call it. environ is the
-// environment as os.Environ gives it.
+// run is Main without the process, for tests: a subcommand, or the server
+// (serveOptions). environ is the environment as os.Environ gives it.
 func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -175,9 +163,8 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	return serveOptions(ctx, o, environ, stdout, stderr)
 }
 
-// serveOptions runs the server o describes until ctx ends or, with a command
-// after --, until that command exits; then it drains in-flight requests
-// and writes the snapshot.
+// serveOptions serves as o says until ctx ends or the command after --
+// exits, then drains in-flight requests and writes the snapshot.
 func serveOptions(ctx context.Context, o *options, environ []string, stdout, stderr io.Writer) error {
 	logOut := stdout
 	if o.command != nil {
@@ -186,9 +173,8 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 		logOut = stderr
 	}
 	logs := newLogWriter(logOut)
-	// Last out, on every return: the lines of a stop are written. The
-	// error of a destination that takes nothing is not the stop's: those
-	// lines are counted dropped, and the process must still end.
+	// Last out, on every return, so a stop's lines are written; an error of
+	// the destination is not the stop's (the lines count as dropped).
 	defer logs.Close() //nolint:errcheck // see above
 	logger := newLogger(o.logFormat, o.logLevel, logs)
 	idSeed, err := parseIDSeed(o.idSeed)
@@ -206,17 +192,20 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	defer srv.Close() //nolint:errcheck // stopServer reports the last write's error
 	srv.droppedLogLines = logs.droppedLines
 
-	l, err := listen(o, logger)
+	l, err := listen(o)
 	if err != nil {
 		return err
 	}
 	defer l.close()
+	if o.addrFile != "" {
+		defer removeAddrFile(o.addrFile, l.served, logger)
+	}
 	httpSrv := newHTTPServer(srv, logger)
 	httpSrv.RegisterOnShutdown(srv.beginShutdown)
 	serveErr := make(chan error, 1)
 	if l.tls != nil {
-		httpSrv.TLSConfig = l.tls.config
-		logger.Info("serving", "addr", "https://"+l.ln.Addr().String(), "ca_file", l.tls.caFile)
+		httpSrv.TLSConfig = l.tls
+		logger.Info("serving", "addr", "https://"+l.ln.Addr().String(), "ca_file", l.caFile)
 		go func() { serveErr <- httpSrv.ServeTLS(l.ln, "", "") }()
 	} else {
 		logger.Info("serving", "addr", "http://"+l.ln.Addr().String())
@@ -225,12 +214,16 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	if o.command != nil {
 		// Whatever the level: where to look when COMMAND fails.
 		vars, trust := []string{urlVar + "=" + l.served}, ""
-		if l.tls != nil && l.tls.caFile != "" {
-			vars, trust = append(vars, caFileVar+"="+l.tls.caFile), "; CA certificate "+l.tls.caFile
+		if l.caFile != "" {
+			vars, trust = append(vars, caFileVar+"="+l.caFile), "; CA certificate "+l.caFile
 		}
 		fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", l.served, o.command[0], l.served, trust)
 		code, cmdErr := runCommand(ctx, o.command, environ, vars, stdout, stderr, serveErr)
-		return commandResult(code, errors.Join(cmdErr, stopServer(httpSrv, srv, logger)))
+		err = errors.Join(cmdErr, stopServer(httpSrv, srv, logger))
+		if code == 0 {
+			return err // nil, or an error of the server's: status 1
+		}
+		return &exitError{code: code, err: err}
 	}
 	select {
 	case err := <-serveErr:
@@ -245,50 +238,41 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 type listening struct {
 	ln     net.Listener
 	served string
-	tls    *serverTLS // nil: plain HTTP
-	close  func()     // removes the -addr-file and a temporary CA file
+	tls    *tls.Config // nil: plain HTTP
+	caFile string      // the generated certificate's CA; "" without one
+	close  func()      // removes a temporary CA file
 }
 
 // listen makes o's certificate when -tls asks for one, listens on o's
 // address, and writes the -addr-file once connections queue.
-func listen(o *options, logger *slog.Logger) (*listening, error) {
+func listen(o *options) (*listening, error) {
 	l := &listening{close: func() {}}
 	scheme := "http"
 	if o.tls {
-		st, err := newServerTLS(o)
-		if err != nil {
+		if err := l.useTLS(o); err != nil {
 			return nil, err
 		}
-		l.tls, scheme = st, "https"
-		if st.removeCA != nil {
-			l.close = st.removeCA
-		}
+		scheme = "https"
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		l.close()
 		return nil, listenError(o.addr, err)
 	}
-	l.ln, l.served = ln, servedURL(ln.Addr(), scheme)
+	l.ln, l.served = ln, servedURL(scheme, ln.Addr().String())
 	if o.addrFile != "" {
 		// The listener queues connections from now on, so the URL is
 		// good as soon as the file appears.
-		if err := writeAddrFile(o.addrFile, l.served); err != nil {
+		if err := writeBytesAtomic(o.addrFile, []byte(l.served+"\n")); err != nil {
 			ln.Close()
 			l.close()
-			return nil, err
-		}
-		removeCA := l.close
-		l.close = func() {
-			removeAddrFile(o.addrFile, l.served, logger)
-			removeCA()
+			return nil, fmt.Errorf("-addr-file: %w", err)
 		}
 	}
 	return l, nil
 }
 
-// stopServer drains in-flight requests and closes srv, which writes the
-// snapshot, as at SIGTERM.
+// stopServer drains in-flight requests and closes srv (writing the snapshot).
 func stopServer(httpSrv *http.Server, srv *Server, logger *slog.Logger) error {
 	logger.Info("shutting down: draining in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -301,14 +285,11 @@ func stopServer(httpSrv *http.Server, srv *Server, logger *slog.Logger) error {
 	return errors.Join(shutdownErr, srv.Close())
 }
 
-// runCommand runs command with vars ("NAME=value": urlVar, and caFileVar
-// with -tls) set in its environment and its standard streams
-// passed through, and returns its exit status once it exits (128 plus the
-// signal's number when a signal ended it; 127 when it could not start).
-// The signals that main receives (under signalsKey in ctx) are passed on
-// to it, and SIGTERM when ctx ends otherwise: it decides when to end, and
-// the server serves until then. A server that fails meanwhile is
-// reported, and the command is asked to stop with SIGTERM.
+// runCommand runs command with vars ("NAME=value") added to its environment
+// and its standard streams passed through, and returns its exit status as a
+// shell gives it (127 when it could not start). It decides when to end: the
+// signals main receives (under signalsKey in ctx) are passed on to it, and
+// SIGTERM when ctx ends otherwise or the server fails, which is reported.
 func runCommand(ctx context.Context, command, environ, vars []string, stdout, stderr io.Writer, serveErr <-chan error) (int, error) {
 	if err := context.Cause(ctx); err != nil {
 		return 1, fmt.Errorf("%s was not run: the server was stopped first (%w)", command[0], err)
@@ -370,15 +351,6 @@ func exitStatus(state *os.ProcessState) int {
 	return state.ExitCode()
 }
 
-// commandResult is run's answer once the command has exited with code and
-// the server has stopped: the command's status, and err said besides.
-func commandResult(code int, err error) error {
-	if code == 0 {
-		return err // nil, or an error of the server's: status 1
-	}
-	return &exitError{code: code, err: err}
-}
-
 // listenError says what to do about the commonest failure to listen: a
 // port another process holds.
 func listenError(addr string, err error) error {
@@ -390,33 +362,31 @@ func listenError(addr string, err error) error {
 		addr, port, net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "0"))
 }
 
-// servedURL is the URL a client on this machine reaches addr by: a
-// listener on every interface is reached on the loopback address.
-func servedURL(addr net.Addr, scheme string) string {
-	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsUnspecified() {
-		return scheme + "://" + addr.String()
+// servedURL is the URL a client on this machine reaches addr (host:port)
+// by: a listener on every interface is reached on the loopback address.
+func servedURL(scheme, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
 	}
-	return scheme + "://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(tcp.Port))
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
-// writeAddrFile writes the served URL, one line, atomically: a reader sees
-// no file or the whole line, never a part.
-func writeAddrFile(path, served string) error {
-	line := served + "\n"
+// writeBytesAtomic writes b to path as writeFileAtomic does: a reader sees
+// no file or the whole of b, never a part.
+func writeBytesAtomic(path string, b []byte) error {
 	_, err := writeFileAtomic(path, func(w io.Writer) error {
-		_, err := io.WriteString(w, line)
+		_, err := w.Write(b)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("-addr-file: %w", err)
-	}
-	return nil
+	return err
 }
 
 // removeAddrFile removes the -addr-file at exit, so that its presence means
-// a server is serving there, unless another server has written its own URL
-// there since.
+// a server is serving there, unless another server has written it since.
 func removeAddrFile(path, served string, logger *slog.Logger) {
 	if b, err := os.ReadFile(path); err != nil || string(b) != served+"\n" {
 		return
@@ -426,45 +396,32 @@ func removeAddrFile(path, served string, logger *slog.Logger) {
 	}
 }
 
-// Server timeouts. Headers must arrive within readHeaderTimeout, so a client
-// that trickles them byte by byte is cut off; a whole request (a large seed
-// included) within readTimeout; a response must be written within
-// writeTimeout, which stays above the longest injected fault delay and is
-// also when a hang fault without DelayMs lets its connection go.
-const (
-	readHeaderTimeout = 10 * time.Second
-	readTimeout       = time.Minute
-	writeTimeout      = maxFaultDelay + time.Minute
-	idleTimeout       = 2 * time.Minute
-	maxHeaderBytes    = 64 << 10
-)
+// writeTimeout stays above the longest injected fault delay; a hang fault
+// without DelayMs lets its connection go then.
+const writeTimeout = maxFaultDelay + time.Minute
 
+// newHTTPServer serves h with the production settings.
 func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
+		ReadHeaderTimeout: 10 * time.Second, // cuts off a client that trickles headers byte by byte
+		ReadTimeout:       time.Minute,      // leaves time for a large seed
 		WriteTimeout:      writeTimeout,
-		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    maxHeaderBytes,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
 		// OPTIONS * is answered like every other request, not by net/http.
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }
 
-// readSeedFile reads at most limit bytes of the seed file; a larger one is
-// an error. Pipes and devices are read too (-seed <(generate) works), with
-// the same limit; the read is abandoned when ctx ends, so a FIFO that no
-// one writes to does not keep SIGTERM from stopping the boot.
+// readSeedFile reads at most limit bytes of the seed file, a larger one
+// being an error; pipes and devices too (-seed <(generate)), abandoned when
+// ctx ends so that a FIFO no one writes to does not stall SIGTERM at boot.
 func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error) {
 	if info, err := os.Stat(path); err != nil || info.Mode().IsRegular() {
 		// A regular file does not block: read it, or say why not.
-		body, err := readLimited(path, limit)
-		if err != nil {
-			return nil, fmt.Errorf("seed %s: %w", path, err)
-		}
-		return body, nil
+		ctx = context.WithoutCancel(ctx)
 	}
 	type result struct {
 		body []byte

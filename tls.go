@@ -10,8 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -29,70 +27,56 @@ const caFileVar = "RESOURCEDIR_CA_FILE"
 // double's run, not a deployment's.
 const tlsValidity = 7 * 24 * time.Hour
 
-// serverTLS is what -tls serves with: the certificate, and the file of the
-// CA that signed it ("" when the user brought their own).
-type serverTLS struct {
-	config *tls.Config
-	caFile string
-	// removeCA removes a CA file written in a temporary folder; nil when
-	// the file stays.
-	removeCA func()
-}
-
-// newServerTLS loads -tls-cert and -tls-key, or generates a CA and a
-// certificate it signs for localhost, the loopback addresses and the
-// -allowed-hosts names, and writes the CA's certificate to caFile, or
-// beside the snapshot, or in a temporary folder.
-func newServerTLS(o *options) (*serverTLS, error) {
+// useTLS makes l serve HTTPS: it loads -tls-cert and -tls-key, or generates
+// a CA and a certificate it signs for the loopback names and -allowed-hosts,
+// writing the CA's to -tls-ca-file, beside the snapshot, or a temporary folder.
+func (l *listening) useTLS(o *options) error {
+	l.tls = &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.tlsCert != "" || o.tlsKey != "" {
 		if o.tlsCert == "" || o.tlsKey == "" {
-			return nil, errors.New("-tls-cert and -tls-key go together: give both files")
+			return errors.New("-tls-cert and -tls-key go together: give both files")
 		}
 		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
 		if err != nil {
-			return nil, fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.tlsCert, o.tlsKey, err)
+			return fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.tlsCert, o.tlsKey, err)
 		}
-		return &serverTLS{config: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}, nil
+		l.tls.Certificates = []tls.Certificate{cert}
+		return nil
 	}
 	caPEM, cert, err := generateCertificates(append([]string{"localhost", "127.0.0.1", "::1"}, o.cfg.AllowedHosts...))
 	if err != nil {
-		return nil, fmt.Errorf("-tls: %w", err)
+		return fmt.Errorf("-tls: %w", err)
 	}
-	st := &serverTLS{config: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, caFile: o.tlsCAFile}
-	if st.caFile == "" && o.snapshotPath != "" {
-		st.caFile = filepath.Join(filepath.Dir(o.snapshotPath), "resourcedir-ca.pem")
-	}
-	if st.caFile == "" {
+	l.tls.Certificates, l.caFile = []tls.Certificate{cert}, o.tlsCAFile
+	switch {
+	case l.caFile != "":
+	case o.snapshotPath != "":
+		l.caFile = filepath.Join(filepath.Dir(o.snapshotPath), "resourcedir-ca.pem")
+	default:
 		dir, err := os.MkdirTemp("", "resourcedir-tls-")
 		if err != nil {
-			return nil, fmt.Errorf("-tls: a folder for the CA file: %w", err)
+			return fmt.Errorf("-tls: a folder for the CA file: %w", err)
 		}
-		st.caFile = filepath.Join(dir, "ca.pem")
-		st.removeCA = func() { os.RemoveAll(dir) }
+		l.caFile = filepath.Join(dir, "ca.pem")
+		l.close = func() { os.RemoveAll(dir) }
 	}
-	if _, err := writeFileAtomic(st.caFile, func(w io.Writer) error {
-		_, err := w.Write(caPEM)
-		return err
-	}); err != nil {
-		if st.removeCA != nil {
-			st.removeCA()
-		}
-		return nil, fmt.Errorf("-tls: write the CA file: %w", err)
+	if err := writeBytesAtomic(l.caFile, caPEM); err != nil {
+		l.close()
+		return fmt.Errorf("-tls: write the CA file: %w", err)
 	}
-	return st, nil
+	return nil
 }
 
-// generateCertificates makes a CA and a server certificate it signs for
-// names, both ECDSA P-256: the CA's certificate as PEM, for clients to
-// trust, and the server's certificate with its key.
+// generateCertificates makes a CA (its certificate as PEM, for clients to
+// trust) and a server certificate it signs for names, both ECDSA P-256.
 func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, tls.Certificate{}, err
 	}
 	now := time.Now()
+	// No SerialNumber: CreateCertificate makes a random one, as RFC 5280 asks of a CA.
 	ca := &x509.Certificate{
-		SerialNumber:          serialNumber(),
 		Subject:               pkix.Name{CommonName: "resourcedir test CA", Organization: []string{"resourcedir"}},
 		NotBefore:             now.Add(-time.Hour), // a client whose clock is a little behind
 		NotAfter:              now.Add(tlsValidity),
@@ -113,12 +97,11 @@ func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 		return nil, tls.Certificate{}, err
 	}
 	leaf := &x509.Certificate{
-		SerialNumber: serialNumber(),
-		Subject:      pkix.Name{CommonName: "resourcedir", Organization: []string{"resourcedir"}},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(tlsValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		Subject:     pkix.Name{CommonName: "resourcedir", Organization: []string{"resourcedir"}},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    now.Add(tlsValidity),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	for _, name := range names {
 		switch ip := net.ParseIP(strings.Trim(name, "[]")); {
@@ -138,17 +121,7 @@ func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 	return caPEM, tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}, nil
 }
 
-// serialNumber is a random 128-bit serial, as RFC 5280 asks of a CA.
-func serialNumber() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil {
-		return big.NewInt(time.Now().UnixNano()) // crypto/rand does not fail on Linux; unique enough
-	}
-	return n
-}
-
-// requestScheme is the scheme the client used: https when the request came
-// over TLS.
+// requestScheme is the scheme the client used: https over TLS.
 func requestScheme(r *http.Request) string {
 	if r.TLS != nil {
 		return "https"
@@ -156,9 +129,8 @@ func requestScheme(r *http.Request) string {
 	return "http"
 }
 
-// clientTrusting returns an HTTP client that trusts the CA in caFile
-// besides the system's, for a server run with -tls; the default client
-// when caFile is "".
+// clientTrusting returns an HTTP client that trusts the CA in caFile (of a
+// server run with -tls) besides the system's, if caFile is not "".
 func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) {
 	if caFile == "" {
 		return &http.Client{Timeout: timeout}, nil
@@ -166,12 +138,6 @@ func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) 
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, err
-	}
-	// One transport per CA, as http.DefaultTransport is one for the rest:
-	// a test suite's handles share its connections instead of each opening
-	// (and leaving open) its own.
-	if t, ok := trustingTransports.Load(string(pem)); ok {
-		return &http.Client{Timeout: timeout, Transport: t.(*http.Transport)}, nil
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {
@@ -182,6 +148,8 @@ func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) 
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	// One transport per CA, as http.DefaultTransport for the rest: a test
+	// suite's handles share its connections, not each open (and leave) its own.
 	t, _ := trustingTransports.LoadOrStore(string(pem), transport)
 	return &http.Client{Timeout: timeout, Transport: t.(*http.Transport)}, nil
 }
