@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -322,18 +321,12 @@ func generateItems(w io.Writer, n int, seed uint64) error {
 
 // runGenerate is `resourcedir generate -n N [-rand-seed S]`.
 func runGenerate(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("resourcedir generate", flag.ContinueOnError)
+	fs := newSubcommand("generate", "usage: resourcedir generate -n N [-rand-seed S] > seed.json\n\n"+
+		"Writes N realistic resources as a seed file (the POST /__admin/resources format) to standard output.")
 	n := fs.Int("n", 0, "how many resources to write (at least 1)")
 	seed := fs.Uint64("rand-seed", 1, "the same `seed` gives the same resources")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: resourcedir generate -n N [-rand-seed S] > seed.json\n\nWrites N realistic resources as a seed file (the POST /__admin/resources format) to standard output.")
-		fs.PrintDefaults()
-	}
 	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("generate: %w", err)
+		return fmt.Errorf("generate: %w", err) // flag.ErrHelp included: Main tells it by errors.Is
 	}
 	if *n < 1 {
 		return errors.New("generate: -n must be at least 1: how many resources to write")

@@ -956,7 +956,7 @@ func (run *modelRun) use(name string) {
 	run.cur = name
 	sp := run.spaces[name]
 	if sp == nil {
-		ns, err := run.srv.namespace(name)
+		ns, _, err := run.srv.addNamespace(name)
 		if err != nil {
 			run.fatalf("namespace %s: %v", name, err)
 		}

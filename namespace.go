@@ -93,15 +93,10 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 	return name, rest, true
 }
 
-// namespace returns the namespace name, creating it from the seed on first
-// use; it is nil with an error when the name is new and the limit reached.
-func (s *Server) namespace(name string) (*namespace, error) {
-	ns, _, err := s.addNamespace(name)
-	return ns, err
-}
-
-// addNamespace creates the namespace name unless it exists (created says
-// which): of two requests for one new name, only one creates it.
+// addNamespace returns the namespace name, creating it from the seed unless
+// it exists (created says which): of two requests for one new name, only
+// one creates it. It is nil with an error when the name is new and the
+// limit reached.
 func (s *Server) addNamespace(name string) (ns *namespace, created bool, err error) {
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()

@@ -296,7 +296,7 @@ func BenchmarkNamespaceHeap(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
 				for i := range 1000 {
-					if _, err := srv.namespace(fmt.Sprintf("ns-%d", i)); err != nil {
+					if _, _, err := srv.addNamespace(fmt.Sprintf("ns-%d", i)); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -70,7 +70,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.mux.ServeHTTP(x, r)
 			return
 		}
-		if x.ns, err = s.namespace(nsName); err != nil {
+		if x.ns, _, err = s.addNamespace(nsName); err != nil {
 			s.writeError(x, err)
 			return
 		}

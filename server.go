@@ -140,11 +140,7 @@ func errNoRoute(path string) *apiError {
 }
 
 // defaultNS is the namespace of the unprefixed paths.
-func (s *Server) defaultNS() *namespace {
-	s.spaces.mu.RLock()
-	defer s.spaces.mu.RUnlock()
-	return s.spaces.byName[defaultNamespace]
-}
+func (s *Server) defaultNS() *namespace { return s.lookupNamespace(defaultNamespace) }
 
 // beginShutdown ends pending injected delays; main registers it with
 // http.Server.RegisterOnShutdown.
