@@ -25,38 +25,6 @@ import (
 // layer's own creations follow, so a position is a resource's place in the
 // default (creation) order; an update keeps it.
 
-// newIDStream returns the reproducible GUID stream of idSeed, keyed by n
-// (the resources already held), or nil for crypto/rand.
-func newIDStream(idSeed *uint64, n int) *rand.ChaCha8 {
-	if idSeed == nil {
-		return nil
-	}
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:8], *idSeed)
-	binary.LittleEndian.PutUint64(key[8:16], uint64(n))
-	return rand.NewChaCha8(key)
-}
-
-// newID generates a version-4 GUID that taken does not hold.
-func newID(ids io.Reader, taken map[string]int32) (string, error) {
-	for {
-		var id uuid.UUID
-		var err error
-		if ids == nil {
-			id, err = uuid.NewRandom()
-		} else {
-			id, err = uuid.NewRandomFromReader(ids)
-		}
-		if err != nil {
-			return "", fmt.Errorf("generate resource id: %w", err)
-		}
-		s := id.String() // once: each call makes a string
-		if _, ok := taken[s]; !ok {
-			return s, nil
-		}
-	}
-}
-
 // generation numbers every change of every store in the process: a
 // value is never given twice, so a store created in place of a removed
 // one (a namespace deleted and made again) never repeats a value the
@@ -120,9 +88,12 @@ func (s *store) setSeed(b *base) {
 // therefore creates the same Ids every time; the resources a restored
 // layer holds, so that it does not replay their Ids.
 func (s *store) restartIDsLocked(n int) {
-	s.ids = nil
-	if stream := newIDStream(s.idSeed, n); stream != nil {
-		s.ids = stream
+	s.ids = nil // crypto/rand
+	if s.idSeed != nil {
+		var key [32]byte
+		binary.LittleEndian.PutUint64(key[:8], *s.idSeed)
+		binary.LittleEndian.PutUint64(key[8:16], uint64(n))
+		s.ids = rand.NewChaCha8(key)
 	}
 }
 
@@ -167,8 +138,23 @@ func (s *store) at(pos int32) *entry {
 	return &s.base.rows[pos]
 }
 
-// each calls visit with every position in order and its resource.
-func (s *store) each(visit func(pos int32, e *entry)) {
+// eachMatchLocked calls visit, in position order, with each resource that
+// filter (nil: any) matches, among the candidates of an index when the
+// filter allows, else among all.
+func (s *store) eachMatchLocked(filter filterNode, visit func(pos int32, e *entry)) {
+	if candidates, indexed := s.candidatesLocked(filter); indexed {
+		for _, pos := range candidates {
+			if e := s.at(pos); filter.match(e) {
+				visit(pos, e)
+			}
+		}
+		return
+	}
+	try := func(pos int32, e *entry) {
+		if filter == nil || filter.match(e) {
+			visit(pos, e)
+		}
+	}
 	// The layer's replacements, in order, are walked beside the base rather
 	// than looked up in their map at every row.
 	over := slices.Sorted(maps.Keys(s.replaced))
@@ -177,10 +163,10 @@ func (s *store) each(visit func(pos int32, e *entry)) {
 		if len(over) > 0 && over[0] == int32(i) {
 			e, over = s.replaced[over[0]], over[1:]
 		}
-		visit(int32(i), e)
+		try(int32(i), e)
 	}
 	for i, e := range s.own {
-		visit(int32(len(s.base.rows)+i), e)
+		try(int32(len(s.base.rows)+i), e)
 	}
 }
 
@@ -205,18 +191,27 @@ func (s *store) all() ([]*resource, uint64) {
 	return out, s.changes
 }
 
-// newIDLocked generates an Id that is neither one the layer holds nor one
-// of its base or its seed: after a clear too, so that a PUT to an Id the
-// client was given is never a write to a seed resource once it is reset.
+// newIDLocked generates a version-4 GUID that is neither one the layer
+// holds nor one of its base or its seed: after a clear too, so that a PUT
+// to an Id the client was given is never a write to a seed resource once
+// it is reset.
 func (s *store) newIDLocked() (string, error) {
 	for {
-		id, err := newID(s.ids, s.ownByID)
-		if err != nil {
-			return "", err
+		var u uuid.UUID
+		var err error
+		if s.ids == nil {
+			u, err = uuid.NewRandom()
+		} else {
+			u, err = uuid.NewRandomFromReader(s.ids)
 		}
+		if err != nil {
+			return "", fmt.Errorf("generate resource id: %w", err)
+		}
+		id := u.String() // once: each call makes a string
+		_, inOwn := s.ownByID[id]
 		_, inBase := s.base.byID[id]
 		_, inSeed := s.seed.byID[id]
-		if !inBase && !inSeed {
+		if !inOwn && !inBase && !inSeed {
 			return id, nil
 		}
 	}
@@ -358,35 +353,22 @@ func (s *store) list(q listQuery) (total int, page []*resource) {
 		return s.filteredPageLocked(q)
 	}
 	var matches []match
-	visit := func(pos int32, e *entry) {
-		if q.Filter == nil || q.Filter.match(e) {
-			m := match{pos: pos, e: e}
-			if q.Sorts != nil {
-				m.key, m.keySet = e.folded(q.Sorts[0].Field)
-			}
-			matches = append(matches, m)
+	first, rest := q.Sorts[0], q.Sorts[1:]
+	s.eachMatchLocked(q.Filter, func(pos int32, e *entry) {
+		m := match{pos: pos, e: e}
+		m.key, m.keySet = e.folded(first.Field)
+		matches = append(matches, m)
+	})
+	slices.SortFunc(matches, func(a, b match) int {
+		c := compareFolded(a.key, a.keySet, b.key, b.keySet, first.Desc)
+		if c == 0 {
+			c = compareEntries(a.e, b.e, rest)
 		}
-	}
-	if candidates, indexed := s.candidatesLocked(q.Filter); indexed {
-		for _, pos := range candidates {
-			visit(pos, s.at(pos))
+		if c == 0 {
+			c = int(a.pos - b.pos) // creation order breaks ties, so the order is total
 		}
-	} else {
-		s.each(visit)
-	}
-	if q.Sorts != nil {
-		first, rest := q.Sorts[0], q.Sorts[1:]
-		slices.SortFunc(matches, func(a, b match) int {
-			c := compareFolded(a.key, a.keySet, b.key, b.keySet, first.Desc)
-			if c == 0 {
-				c = compareEntries(a.e, b.e, rest)
-			}
-			if c == 0 {
-				c = int(a.pos - b.pos) // creation order breaks ties, so the order is total
-			}
-			return c
-		})
-	}
+		return c
+	})
 	start, end := pageWindow(len(matches), q)
 	page = make([]*resource, 0, end-start)
 	for _, m := range matches[start:end] {
@@ -405,22 +387,12 @@ func (s *store) filteredPageLocked(q listQuery) (total int, page []*resource) {
 	} else {
 		size = 0 // no page: the totals alone
 	}
-	visit := func(pos int32, e *entry) {
-		if !q.Filter.match(e) {
-			return
-		}
+	s.eachMatchLocked(q.Filter, func(_ int32, e *entry) {
 		if total >= first && total-first < size {
 			page = append(page, e.res)
 		}
 		total++
-	}
-	if candidates, indexed := s.candidatesLocked(q.Filter); indexed {
-		for _, pos := range candidates {
-			visit(pos, s.at(pos))
-		}
-	} else {
-		s.each(visit)
-	}
+	})
 	if page == nil {
 		page = []*resource{}
 	}
@@ -539,25 +511,18 @@ func compareEntries(a, b *entry, keys []sortKey) int {
 // compareFolded orders two folded values of a field, null first.
 func compareFolded(va string, aSet bool, vb string, bSet bool, desc bool) int {
 	var c int
-	if aSet && bSet {
+	switch {
+	case aSet && bSet:
 		c = strings.Compare(va, vb)
-	} else {
-		c = boolCompare(aSet, bSet)
+	case aSet:
+		c = 1
+	case bSet:
+		c = -1
 	}
 	if desc {
 		return -c
 	}
 	return c
-}
-
-func boolCompare(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // layerState is a store as the snapshot keeps it: its base and its layer.
