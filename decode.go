@@ -8,16 +8,17 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // The JSON of request bodies, read with encoding/json: a create or update
-// body is one resource object (decodeResource), a seed an array of them
-// (decodeSeed in seed.go). A body that encoding/json refuses is a
-// 400 (an *apiError without a ModelState) that says where it broke; a property of the wrong JSON type
-// is a fault in the ModelState, beside those of the rules (rules.go).
+// body is one resource object (decodeResourceInto), a seed an array of them
+// (decodeSeed). A body that encoding/json refuses is a 400 without a
+// ModelState that says where it broke; a property of the wrong JSON type is
+// a fault in the ModelState, beside those of the rules (rules.go).
 
 // maxJSONDepth is how deeply encoding/json lets a document nest.
 const maxJSONDepth = 10000
@@ -123,17 +124,11 @@ func (d *document) syntaxError(err error) error {
 	return err
 }
 
-// pieceError is syntaxError for a value read element by element (Token,
+// pieceError is readError for a value read element by element (Token,
 // More, Decode): such a decoder counts the positions in its errors without
 // the separators it read, so the body is read again whole, on this error
 // path only, for encoding/json's own position.
-func (d *document) pieceError() error {
-	err := json.NewDecoder(bytes.NewReader(d.text)).Decode(&ignored{})
-	if err == nil {
-		return badRequest("%s is not valid JSON.", d.subject)
-	}
-	return d.syntaxError(err)
-}
+func (d *document) pieceError() error { return d.readError(d.body, d.base) }
 
 // readFailed tells an error of reading JSON text (it breaks off, or is not
 // JSON) from one of decoding what was read (an unknown property).
@@ -216,27 +211,17 @@ func (v *rawValue) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-// jsonString reads the checked JSON string raw as encoding/json does:
-// escapes decoded, invalid UTF-8 and lone surrogates read as U+FFFD. Most
-// strings hold none of them, and are their bytes.
-func jsonString(raw []byte) (string, error) {
+// stringText is the text of the checked JSON string raw, read as
+// encoding/json reads it: escapes decoded, invalid UTF-8 and lone
+// surrogates read as U+FFFD. Most strings hold none of them: their text is
+// their bytes, in raw, and costs no copy.
+func stringText(raw []byte) []byte {
 	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner), nil
+		return inner
 	}
 	var s string
-	err := json.Unmarshal(raw, &s)
-	return s, err
-}
-
-// appendJSONText appends the text of the checked JSON string raw, read as
-// jsonString reads it. Most strings hold no escape and are valid UTF-8:
-// their text is their bytes.
-func appendJSONText(b, raw []byte) []byte {
-	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return append(b, inner...)
-	}
-	s, _ := jsonString(raw) // raw is a string encoding/json checked
-	return append(b, s...)
+	_ = json.Unmarshal(raw, &s) // cannot fail: encoding/json checked raw
+	return []byte(s)
 }
 
 // resourceJSON is a seed item: its Types as sent, for decodeTypes to read
@@ -283,23 +268,16 @@ type typeName requestorType
 const wrongType typeName = 0xff
 
 func (n *typeName) UnmarshalJSON(raw []byte) error {
-	if *n == wrongType {
-		return nil
-	}
-	var t requestorType
-	switch raw[0] {
-	case '"':
-		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
-			t, _ = lookupRequestorType(string(inner))
-		} else if s, err := jsonString(raw); err == nil {
-			t, _ = lookupRequestorType(s)
-		}
-	case 'n':
+	switch {
+	case *n == wrongType:
+	case raw[0] == '"':
+		t, _ := lookupRequestorType(string(stringText(raw)))
+		*n = typeName(t)
+	case raw[0] == 'n':
+		*n = 0
 	default:
 		*n = wrongType
-		return nil
 	}
-	*n = typeName(t)
 	return nil
 }
 
@@ -330,20 +308,11 @@ type resourceInput struct {
 	names string
 }
 
-// decodeResource reads a create or update body, which must be one JSON
-// object; properties it does not know are ignored, as the real service
-// ignores them.
-func decodeResource(body []byte) (*resourceInput, error) {
-	in := &resourceInput{}
-	if err := decodeResourceInto(body, in); err != nil {
-		return nil, err
-	}
-	return in, nil
-}
-
-// decodeResourceInto is decodeResource into the caller's in. The body is
-// read once, by json.Unmarshal, from the bytes already read; in's strings
-// are copied from it once, and refer to nothing else of it.
+// decodeResourceInto reads a create or update body into in. It must be one
+// JSON object; properties it does not know are ignored, as the real service
+// ignores them. The body is read once, by json.Unmarshal, from the bytes
+// already read; in's strings are copied from it once, and refer to nothing
+// else of it.
 func decodeResourceInto(body []byte, in *resourceInput) error {
 	base := afterBOM(body)
 	if err := objectBody.checkStart(body, base); err != nil {
@@ -352,11 +321,11 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	text := body[base:]
 	b := newResourceFields(bodyJSON)
 	err := json.Unmarshal(text, b.target())
-	if err != nil && !isTypeError(err) {
-		return objectBody.readError(body, base)
+	if err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
+		return objectBody.readError(body, base) // not JSON
 	}
 	b.fields(in)
-	// Only Types may be of the wrong type: each other property reads any.
+	// Only Types may be of the wrong JSON type: each other property reads any.
 	sentTypes := *propOf[typesJSON](b, propTypes)
 	types, ok := sentTypes.types()
 	if err == nil && ok && sentTypes != nil {
@@ -373,13 +342,6 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	in.seen[propTypes] = sent.Types != nil
 	in.res.types, err = decodeTypes(sent.Types, false, &in.ms)
 	return err
-}
-
-// isTypeError reports whether err is json.Unmarshal's for a value of the
-// wrong JSON type, which is not a syntax error.
-func isTypeError(err error) bool {
-	var wrongType *json.UnmarshalTypeError
-	return errors.As(err, &wrongType)
 }
 
 // fields fills in with the properties b read but Types: their strings in
@@ -401,7 +363,7 @@ func (b resourceFields) fields(in *resourceInput) {
 		}
 		starts[f] = len(text)
 		if p.valued {
-			text = appendJSONText(text, p.raw)
+			text = append(text, stringText(p.raw)...)
 		}
 		ends[f] = len(text)
 	}
@@ -504,7 +466,7 @@ func (e *typeJSON) requestorType() (requestorType, string) {
 	case !e.Type.valued:
 		return 0, "Type is required; it must be one of " + typeNamesList + "."
 	}
-	name, _ := jsonString(e.Type.raw) // a string encoding/json checked
+	name := string(stringText(e.Type.raw))
 	if t, ok := lookupRequestorType(name); ok {
 		return t, ""
 	}
@@ -560,10 +522,11 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// compactJSON returns the JSON value raw without insignificant white
-// space (nil when raw is not JSON), as sent otherwise (keys in their order, numbers as spelled) except
-// that in strings invalid UTF-8 and lone surrogate escapes become U+FFFD,
-// so that what is stored can always be read back by a strict JSON reader.
+// compactJSON returns the JSON value raw without insignificant white space
+// (nil when raw is not JSON), as sent otherwise (keys in their order,
+// numbers as spelled) except that in strings invalid UTF-8 and lone
+// surrogate escapes become U+FFFD, so that what is stored can always be
+// read back by a strict JSON reader.
 func compactJSON(raw []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
@@ -604,9 +567,6 @@ func cleanStrings(b []byte) []byte {
 		case c == '\\':
 			out = append(out, b[i:i+2]...)
 			i += 2
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -622,17 +582,6 @@ func cleanStrings(b []byte) []byte {
 
 // hex4 reads the four hexadecimal digits of a checked \u escape.
 func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c <= '9':
-			c -= '0'
-		case c >= 'a':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	r, _ := strconv.ParseUint(string(b), 16, 32)
+	return rune(r)
 }
