@@ -281,8 +281,10 @@ func appendResource(b []byte, r *resource, links bool) []byte {
 		b = append(b, propTable[i].name...)
 		b = append(b, '"', ':')
 		switch {
+		case p < prop(numStringFields) && r.null[p]:
+			b = append(b, "null"...)
 		case p < prop(numStringFields):
-			b = appendStringValue(b, r, field(p))
+			b = appendJSONString(b, r.vals[p])
 		case p == propStatusID:
 			b = strconv.AppendInt(b, int64(r.statusID()), 10)
 		case p == propTypes:
@@ -294,10 +296,13 @@ func appendResource(b []byte, r *resource, links bool) []byte {
 		}
 	}
 	if links {
-		b = append(b, `,"_links":[],"_embedded":null`...)
+		b = append(b, noLinks...)
 	}
 	return append(b, '}')
 }
+
+// noLinks are the empty _links and _embedded of the .NET service's answers.
+const noLinks = `,"_links":[],"_embedded":null`
 
 func appendTypes(b []byte, types []requestorType, links bool) []byte {
 	b = append(b, '[')
@@ -311,18 +316,11 @@ func appendTypes(b []byte, types []requestorType, links bool) []byte {
 		b = append(b, t.String()...)
 		b = append(b, '"')
 		if links {
-			b = append(b, `,"_links":[],"_embedded":null`...)
+			b = append(b, noLinks...)
 		}
 		b = append(b, '}')
 	}
 	return append(b, ']')
-}
-
-func appendStringValue(b []byte, r *resource, f field) []byte {
-	if r.isNull(f) {
-		return append(b, "null"...)
-	}
-	return appendJSONString(b, r.str(f))
 }
 
 const hexDigits = "0123456789abcdef"
@@ -334,46 +332,29 @@ func appendJSONString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if (r != utf8.RuneError || size > 1) && r != '\u2028' && r != '\u2029' {
+				i += size
 				continue
 			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			switch r {
-			case utf8.RuneError:
-				b = append(b, `\ufffd`...)
-			default:
-				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			}
-			i += size
-			start = i
-			continue
+		b = append(b, s[start:i]...)
+		switch k := strings.IndexByte("\"\\\n\r\t\b\f", c); {
+		case k >= 0: // a short escape
+			b = append(b, '\\', `"\nrtbf`[k])
+		case r == utf8.RuneError:
+			b = append(b, `\ufffd`...)
+		default:
+			b = append(b, '\\', 'u', hexDigits[r>>12], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 		}
 		i += size
+		start = i
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
