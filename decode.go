@@ -80,12 +80,7 @@ func (d jsonDocument) checkStart(body []byte, base int) error {
 
 // readValue reads the document's first value, and says where it stops
 // being JSON.
-func (d *document) readValue() error {
-	if err := d.dec.Decode(&ignored{}); err != nil {
-		return d.syntaxError(err)
-	}
-	return nil
-}
+func (d *document) readValue() error { return d.syntaxError(d.dec.Decode(&ignored{})) }
 
 // readError says why json.Unmarshal refused body: where it stops being one
 // JSON value followed by white space. It reads the body again with a
@@ -110,8 +105,8 @@ func (d *document) finish() error {
 	return nil
 }
 
-// syntaxError says where the body stops being JSON, from the error of
-// decoding its value whole from the start.
+// syntaxError says where the body stops being JSON, from the error (or
+// nil) of decoding its value whole from the start.
 func (d *document) syntaxError(err error) error {
 	var se *json.SyntaxError
 	switch {

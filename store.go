@@ -306,14 +306,12 @@ func (s *store) update(r *resource) (*resource, bool) {
 	old := s.at(pos)
 	r.address = old.res.address
 	e := newEntry(r)
-	nb := int32(len(s.base.rows))
-	switch {
-	case pos >= nb:
+	if nb := int32(len(s.base.rows)); pos >= nb {
 		s.index.remove(old, pos)
 		s.own[pos-nb] = e
-	default:
+	} else {
 		if prev, ok := s.replaced[pos]; ok {
-			s.index.remove(prev, pos)
+			s.index.remove(prev, pos) // the base's rows are not in the layer's index
 		}
 		if s.replaced == nil {
 			s.replaced = map[int32]*entry{}
