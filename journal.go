@@ -14,32 +14,28 @@ import (
 // The journal: every /api/v2 request, newest last, for a test to check what
 // its client sent (the README's "The journal").
 
-// maxJournalBody is how much of each request body the journal keeps.
-const maxJournalBody = 64 << 10
+// The journal's bounds.
+const (
+	// maxJournalBody is how much of each request body the journal keeps.
+	maxJournalBody = 64 << 10
+	// maxJournalResponse is how much of each answer's body it keeps: enough
+	// to debug with, little enough that capturing it costs the answer little.
+	maxJournalResponse = 16 << 10
+	// maxJournalHeaders is how much of the headers of each request, and of
+	// each answer, it keeps: a client may send 64 KiB, which no test reads.
+	maxJournalHeaders = 8 << 10
+	// journalEntryOverhead is what an entry costs the budget beyond its
+	// strings and bodies: the struct, its maps and slices.
+	journalEntryOverhead = 512
+	// maxJournalWait bounds GET /__admin/requests?wait=.
+	maxJournalWait = 60 * time.Second
+)
 
-// maxJournalResponse is how much of each answer's body the journal keeps:
-// enough to debug with, small enough that capturing it costs the answer
-// little.
-const maxJournalResponse = 16 << 10
-
-// maxJournalHeaders is how much of each request's headers (names and
-// values) the journal keeps, and of each answer's: a client may send 64 KiB
-// of them, which no test needs to read back whole.
-const maxJournalHeaders = 8 << 10
-
-// journalEntryOverhead is what an entry costs beyond its strings and
-// bodies, for the budget: the struct, its maps and slices.
-const journalEntryOverhead = 512
-
-// maxJournalWait bounds GET /__admin/requests?wait=.
-const maxJournalWait = 60 * time.Second
-
-// journalEntry is one /api/v2 request as the client sent it. An entry is
-// never changed once added (but for its place in the budget's list, which
-// readers do not read), so that readers take the ring's pointers under the
-// lock and read the entries outside it. header is the request's own map,
-// not a copy, unless it was cut: nothing writes to it once the request is
-// answered, and net/http reads every request into a new map.
+// journalEntry is one /api/v2 request as the client sent it. It is never
+// changed once added (but for its links in the budget's list), so readers
+// take the ring's pointers under the lock and read the entries outside it.
+// header is the request's own map unless it was cut: nothing writes to it
+// once the request is answered.
 type journalEntry struct {
 	seq        uint64
 	time       time.Time
@@ -50,9 +46,7 @@ type journalEntry struct {
 	rawQuery   string
 	header     http.Header
 	headersCut bool // header holds part of what was sent (maxJournalHeaders)
-	// refused: the request was refused for its credentials (401), and
-	// only its request line and status are kept.
-	refused    bool
+	refused    bool // a 401 for its credentials: only its request line and status are kept
 	host       string
 	body       []byte
 	truncated  bool
@@ -68,18 +62,16 @@ type journalEntry struct {
 	answer        madeAnswer
 	answerMade    bool
 
-	// size is what the entry holds, for the budget; owner is its journal,
-	// and older and newer its neighbours in the budget's list.
+	// For the budget: what the entry holds, its journal, its neighbours.
 	size         int64
 	owner        *journal
 	older, newer *journalEntry
 }
 
-// journalBudget bounds what the journals of every namespace hold together:
-// each namespace's ring bounds its count, and the budget their bytes, the
-// oldest entries going first whichever namespace holds them. Its lock
-// guards every journal's ring: an entry that leaves one (the ring turns, a
-// clear, the budget) leaves the list at once, so that the bytes counted are
+// journalBudget bounds the bytes that the journals of every namespace hold
+// together (each ring bounds its count), the oldest entries going first
+// whichever namespace holds them. Its lock guards every journal's ring: an
+// entry that leaves one leaves the list at once, so the bytes counted are
 // the bytes held.
 type journalBudget struct {
 	mu         sync.Mutex
@@ -126,15 +118,14 @@ type journal struct {
 	count   int
 	lastSeq uint64 // never reset, so Seq is never reused
 
-	// mu guards waits. It is taken before budget.mu, never after.
-	mu sync.Mutex
+	mu sync.Mutex // guards waits; taken before budget.mu, never after
 	// waits are the long polls by the route their filter names exactly (""
 	// for a pattern or none), then by filter: an entry is checked against
 	// the filters of its own route and of "", once each however many wait
 	// on it, and wakes only the waiters it brings to their count.
 	waits map[string]map[journalFilter]*waiters
-	// examined counts the entries checked against a filter: a test reads
-	// it to see what long polls cost the requests recorded meanwhile.
+	// examined counts the entries checked against a filter, for a test of
+	// what long polls cost.
 	examined atomic.Uint64
 }
 
@@ -177,7 +168,7 @@ func newJournal(size int, budget *journalBudget) *journal {
 	if size <= 0 {
 		return nil
 	}
-	return &journal{size: size, budget: budget}
+	return &journal{size: size, budget: budget, waits: map[string]map[journalFilter]*waiters{}}
 }
 
 // startJournal begins recording an /api/v2 request: its body is captured as
@@ -194,6 +185,7 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 	}
 }
 
+// add records the request r that x answered.
 func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	e := &journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
@@ -319,24 +311,16 @@ func (f journalFilter) route() string {
 
 // forget drops f's waiters once none is left.
 func (j *journal) forget(f journalFilter, ws *waiters) {
-	if ws.Len() > 0 {
-		return
-	}
-	delete(j.waits[f.route()], f)
-	if len(j.waits[f.route()]) == 0 {
-		delete(j.waits, f.route())
+	if route := f.route(); ws.Len() == 0 {
+		delete(j.waits[route], f)
+		if len(j.waits[route]) == 0 {
+			delete(j.waits, route)
+		}
 	}
 }
 
-// kept returns the entries the ring holds, oldest first: pointers, copied
-// under the lock so that the entries are read outside it.
-func (j *journal) kept() []*journalEntry {
-	j.budget.mu.Lock()
-	defer j.budget.mu.Unlock()
-	return j.keptLocked()
-}
-
-// keptLocked is kept with budget.mu held.
+// keptLocked returns the entries the ring holds, oldest first: pointers,
+// copied under budget.mu so that the entries are read outside it.
 func (j *journal) keptLocked() []*journalEntry {
 	out := make([]*journalEntry, j.count)
 	start := (j.next - j.count + j.size) % j.size
@@ -360,7 +344,10 @@ func (j *journal) selected(entries []*journalEntry, f journalFilter) []*journalE
 
 // matching returns the kept entries that q selects, oldest first.
 func (j *journal) matching(q journalQuery) []*journalEntry {
-	return j.selected(j.kept(), q.journalFilter)
+	j.budget.mu.Lock()
+	kept := j.keptLocked()
+	j.budget.mu.Unlock()
+	return j.selected(kept, q.journalFilter)
 }
 
 // watch returns the kept entries and a waiter for q.count more entries that
@@ -386,18 +373,14 @@ func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 	if w.filter.since <= lastSeq {
 		w.filter.since = 0
 	}
-	filters := j.waits[w.filter.route()]
-	if filters == nil {
-		if j.waits == nil {
-			j.waits = map[string]map[journalFilter]*waiters{}
-		}
-		filters = map[journalFilter]*waiters{}
-		j.waits[w.filter.route()] = filters
+	route := w.filter.route()
+	if j.waits[route] == nil {
+		j.waits[route] = map[journalFilter]*waiters{}
 	}
-	ws := filters[w.filter]
+	ws := j.waits[route][w.filter]
 	if ws == nil {
 		ws = &waiters{}
-		filters[w.filter] = ws
+		j.waits[route][w.filter] = ws
 	}
 	w.target, w.ready = ws.matched+uint64(q.count), make(chan struct{})
 	heap.Push(ws, w)
@@ -465,6 +448,8 @@ func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []*journ
 	}
 }
 
+// clear drops every entry and returns how many there were; nil: the
+// journal is off.
 func (j *journal) clear() int {
 	if j == nil {
 		return 0
