@@ -15,20 +15,18 @@ import (
 	"github.com/google/uuid"
 )
 
-// The store: one directory (a namespace's) in memory. It is a layer of the
-// namespace's own changes on top of a frozen base that every namespace
-// shares: the -seed file, loaded and indexed once. A new namespace, or a
-// reset, is a new empty layer on the same base, so it costs the same
-// whatever the seed's size, and a namespace's memory grows with its writes.
+// The store: a namespace's directory, a layer of its own changes on a
+// frozen base that every namespace shares (the -seed file, indexed once). A
+// new namespace, or a reset, is a new empty layer on the same base: it costs
+// the same whatever the seed's size, and its memory grows with its writes.
 //
-// Positions: the base's resources take positions 0..len(base)-1 and the
-// layer's own creations follow, so a position is a resource's place in the
-// default (creation) order; an update keeps it.
+// Positions: the base's resources take 0..len(base)-1 and the layer's own
+// creations follow, so a position is a resource's place in the default
+// (creation) order; an update keeps it.
 
-// generation numbers every change of every store in the process: a
-// value is never given twice, so a store created in place of a removed
-// one (a namespace deleted and made again) never repeats a value the
-// snapshot saw, and the snapshot cannot mistake its changes for none.
+// generation numbers every change of every store in the process, never
+// twice: a store made in place of a removed one never repeats a value the
+// snapshot saw, so the snapshot cannot mistake its changes for none.
 var generation atomic.Uint64
 
 func nextGeneration() uint64 { return generation.Add(1) }
@@ -84,9 +82,8 @@ func (s *store) setSeed(b *base) {
 }
 
 // restartIDsLocked restarts the reproducible GUID stream (-id-seed), keyed
-// by n: 0 for a layer that starts empty (new, reset or cleared), which
-// therefore creates the same Ids every time; the resources a restored
-// layer holds, so that it does not replay their Ids.
+// by n: 0 for an empty layer, which so creates the same Ids every time; the
+// resources a restored layer holds, so that it does not replay their Ids.
 func (s *store) restartIDsLocked(n int) {
 	s.ids = nil // crypto/rand
 	if s.idSeed != nil {
@@ -191,10 +188,9 @@ func (s *store) all() ([]*resource, uint64) {
 	return out, s.changes
 }
 
-// newIDLocked generates a version-4 GUID that is neither one the layer
-// holds nor one of its base or its seed: after a clear too, so that a PUT
-// to an Id the client was given is never a write to a seed resource once
-// it is reset.
+// newIDLocked generates a version-4 GUID that neither the layer, its base
+// nor its seed holds (after a clear too): a PUT to an Id a client was given
+// is never a write to a seed resource once the store is reset.
 func (s *store) newIDLocked() (string, error) {
 	for {
 		var u uuid.UUID
@@ -376,8 +372,7 @@ func (s *store) list(q listQuery) (total int, page []*resource) {
 }
 
 // filteredPageLocked is list for a filter without a sort: the matches come
-// in creation order, so only the page's are kept, and nothing is gathered
-// that the answer does not show.
+// in creation order, so only the page's are kept.
 func (s *store) filteredPageLocked(q listQuery) (total int, page []*resource) {
 	first, size := 0, max(q.PageSize, 0)
 	if q.Page >= 1 && size >= 1 && q.Page-1 <= math.MaxInt/size {
@@ -459,13 +454,10 @@ func (s *store) candidatesLocked(n filterNode) (positions []int32, indexed bool)
 func (s *store) lookupLocked(f field, key string) []int32 {
 	fromBase := s.base.index[f][key]
 	if len(s.replaced) > 0 {
-		kept := make([]int32, 0, len(fromBase))
-		for _, pos := range fromBase {
-			if _, over := s.replaced[pos]; !over {
-				kept = append(kept, pos)
-			}
-		}
-		fromBase = kept
+		fromBase = slices.DeleteFunc(slices.Clone(fromBase), func(pos int32) bool {
+			_, over := s.replaced[pos]
+			return over
+		})
 	}
 	return mergePositions(fromBase, s.index[f][key])
 }
@@ -541,10 +533,9 @@ func (s *store) state() layerState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := layerState{base: s.base}
-	for pos, e := range s.replaced {
-		st.replaced = append(st.replaced, replacedResource{pos, e.res})
+	for _, pos := range slices.Sorted(maps.Keys(s.replaced)) {
+		st.replaced = append(st.replaced, replacedResource{pos, s.replaced[pos].res})
 	}
-	slices.SortFunc(st.replaced, func(a, b replacedResource) int { return int(a.pos - b.pos) })
 	st.own = make([]*resource, len(s.own))
 	for i, e := range s.own {
 		st.own[i] = e.res
