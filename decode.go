@@ -82,10 +82,9 @@ func (d jsonDocument) checkStart(body []byte, base int) error {
 // being JSON.
 func (d *document) readValue() error { return d.syntaxError(d.dec.Decode(&ignored{})) }
 
-// readError says why json.Unmarshal refused body: where it stops being one
-// JSON value followed by white space. It reads the body again with a
-// Decoder, which tells a value that ends early from one that breaks, and
-// where the value ends: only a body refused pays for it.
+// readError says where body, which json.Unmarshal refused, stops being one
+// JSON value followed by white space. Only a body refused pays for reading
+// it again with a Decoder, which tells where the value breaks or ends.
 func (d jsonDocument) readError(body []byte, base int) error {
 	doc := d.reader(body, base)
 	if err := doc.readValue(); err != nil {
@@ -171,11 +170,10 @@ type ignored struct{}
 
 func (*ignored) UnmarshalJSON([]byte) error { return nil }
 
-// stringProp is a string property as sent: absent, null, a string, or a
-// value of another JSON type (kind: its first byte). Of duplicate keys the
-// last string or null is the value, and a wrong type among them is a fault.
-// raw is the string as sent, quotes and escapes included, in the bytes
-// being read: fields copies it once, into the stored value.
+// stringProp is a string property as sent: absent, null, a string (raw, in
+// the bytes being read, quotes and escapes included), or a value of another
+// JSON type (kind: its first byte). Of duplicate keys the last string or
+// null is the value, and a wrong type among them is a fault.
 type stringProp struct {
 	sent, valued bool
 	raw          []byte // when valued
@@ -196,9 +194,8 @@ func (p *stringProp) UnmarshalJSON(raw []byte) error {
 }
 
 // rawValue is a value as sent, in the bytes being read: json.RawMessage
-// without its copy. It is used while those bytes are: a create's body, or
-// a seed's Decoder buffer until its next item (decodeTypes reads it,
-// compactJSON copies it).
+// without its copy, used while those bytes are (a create's body, a seed's
+// Decoder buffer until its next item).
 type rawValue []byte
 
 func (v *rawValue) UnmarshalJSON(raw []byte) error {
@@ -247,9 +244,8 @@ type typeJSON struct {
 var typeEntryNames = []string{"Id", "Type", "_links", "_embedded"}
 
 // typesJSON is Types as the body's pass reads it: of each entry, the type
-// its Type names. An entry that is not an object leaves an error of
-// json.Unmarshal; one that names no type reads as 0. Either way decodeTypes
-// reads Types again to say what is wrong.
+// its Type names (0 for none; an entry that is not an object is an error of
+// json.Unmarshal). Either way decodeTypes reads Types again to say why.
 type typesJSON []typeEntry
 
 type typeEntry struct{ Type typeName }
@@ -303,11 +299,9 @@ type resourceInput struct {
 	names string
 }
 
-// decodeResourceInto reads a create or update body into in. It must be one
-// JSON object; properties it does not know are ignored, as the real service
-// ignores them. The body is read once, by json.Unmarshal, from the bytes
-// already read; in's strings are copied from it once, and refer to nothing
-// else of it.
+// decodeResourceInto reads a create or update body, one JSON object, into
+// in, ignoring properties it does not know as the real service does. One
+// json.Unmarshal reads it; in's strings are one copy of it.
 func decodeResourceInto(body []byte, in *resourceInput) error {
 	base := afterBOM(body)
 	if err := objectBody.checkStart(body, base); err != nil {
@@ -339,8 +333,8 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	return err
 }
 
-// fields fills in with the properties b read but Types: their strings in
-// one string, copied from the body once.
+// fields fills in with the properties b read but Types, their strings all
+// in one copy.
 func (b resourceFields) fields(in *resourceInput) {
 	var props [numStringFields]*stringProp
 	var buf [512]byte
@@ -392,9 +386,8 @@ func itemInput(b resourceFields, in *resourceInput, strict bool, memo typesMemo)
 	return err
 }
 
-// typesMemo maps a Types value as sent to the types it reads as: a seed
-// repeats a few of them, and reading one with encoding/json costs more than
-// the rest of a resource.
+// typesMemo maps a Types value as sent to its types: a seed repeats a few,
+// and reading one costs more than the rest of a resource.
 type typesMemo map[string][]requestorType
 
 const maxTypesMemo = 64

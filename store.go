@@ -336,12 +336,7 @@ func (s *store) list(q listQuery) (total int, page []*resource) {
 
 	if q.Filter == nil && q.Sorts == nil {
 		total = s.lenLocked()
-		start, end := pageWindow(total, q)
-		page = make([]*resource, 0, end-start)
-		for pos := start; pos < end; pos++ {
-			page = append(page, s.at(int32(pos)).res)
-		}
-		return total, page
+		return total, pageOf(total, q, func(i int) *resource { return s.at(int32(i)).res })
 	}
 	if q.Sorts == nil {
 		return s.filteredPageLocked(q)
@@ -363,25 +358,15 @@ func (s *store) list(q listQuery) (total int, page []*resource) {
 		}
 		return c
 	})
-	start, end := pageWindow(len(matches), q)
-	page = make([]*resource, 0, end-start)
-	for _, m := range matches[start:end] {
-		page = append(page, m.e.res)
-	}
-	return len(matches), page
+	return len(matches), pageOf(len(matches), q, func(i int) *resource { return matches[i].e.res })
 }
 
 // filteredPageLocked is list for a filter without a sort: the matches come
 // in creation order, so only the page's are kept.
 func (s *store) filteredPageLocked(q listQuery) (total int, page []*resource) {
-	first, size := 0, max(q.PageSize, 0)
-	if q.Page >= 1 && size >= 1 && q.Page-1 <= math.MaxInt/size {
-		first = (q.Page - 1) * size
-	} else {
-		size = 0 // no page: the totals alone
-	}
+	first, end := pageWindow(math.MaxInt, q) // the total is not known yet
 	s.eachMatchLocked(q.Filter, func(_ int32, e *entry) {
-		if total >= first && total-first < size {
+		if total >= first && total < end {
 			page = append(page, e.res)
 		}
 		total++
@@ -408,7 +393,17 @@ func pageWindow(total int, q listQuery) (start, end int) {
 	if q.PageSize >= 1 && q.Page >= 1 && q.Page-1 <= total/q.PageSize {
 		start = (q.Page - 1) * q.PageSize
 	}
-	return start, min(start+max(q.PageSize, 0), total)
+	return start, start + min(max(q.PageSize, 0), total-start) // no overflow
+}
+
+// pageOf is q's page of total matches, the ith of which is at(i).
+func pageOf(total int, q listQuery, at func(i int) *resource) []*resource {
+	start, end := pageWindow(total, q)
+	page := make([]*resource, 0, end-start)
+	for i := start; i < end; i++ {
+		page = append(page, at(i))
+	}
+	return page
 }
 
 // candidatesLocked returns, in ascending order, positions that include
