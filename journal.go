@@ -1,7 +1,6 @@
 package resourcedir
 
 import (
-	"container/heap"
 	"maps"
 	"net/http"
 	"slices"
@@ -134,33 +133,31 @@ type journal struct {
 // it to reach its target.
 type waiters struct {
 	matched uint64
-	queue   []*waiter // a heap, the nearest target first
+	queue   []*waiter // in no order: the polls of one filter are few
 }
 
+// waiter is one long poll.
 type waiter struct {
 	filter journalFilter
 	target uint64
-	index  int           // in its queue; -1 once out of it
+	queued bool          // in its waiters' queue
 	ready  chan struct{} // closed when matched reaches target
 }
 
-func (ws *waiters) Len() int           { return len(ws.queue) }
-func (ws *waiters) Less(a, b int) bool { return ws.queue[a].target < ws.queue[b].target }
-func (ws *waiters) Swap(a, b int) {
-	ws.queue[a], ws.queue[b] = ws.queue[b], ws.queue[a]
-	ws.queue[a].index, ws.queue[b].index = a, b
-}
-func (ws *waiters) Push(x any) {
-	w := x.(*waiter)
-	w.index = len(ws.queue)
-	ws.queue = append(ws.queue, w)
-}
-func (ws *waiters) Pop() any {
-	w := ws.queue[len(ws.queue)-1]
-	ws.queue[len(ws.queue)-1] = nil
-	ws.queue = ws.queue[:len(ws.queue)-1]
-	w.index = -1
-	return w
+// Len is how many wait.
+func (ws *waiters) Len() int { return len(ws.queue) }
+
+// wake lets go, and drops, the waiters whose target matched reaches: only
+// those, so that an entry does not wake the others to look again.
+func (ws *waiters) wake() {
+	ws.queue = slices.DeleteFunc(ws.queue, func(w *waiter) bool {
+		if w.target > ws.matched {
+			return false
+		}
+		w.queued = false
+		close(w.ready)
+		return true
+	})
 }
 
 // newJournal returns nil when size is 0: the journal is off.
@@ -172,7 +169,7 @@ func newJournal(size int, budget *journalBudget) *journal {
 }
 
 // startJournal begins recording an /api/v2 request: its body is captured as
-// the handler reads it. The entry is added when the answer is done.
+// the handler reads it, and the entry added when the answer is done.
 func (s *Server) startJournal(x *exchange, r *http.Request) {
 	if x.ns.journal == nil || x.observer || !isAPIPath(r.URL.Path) {
 		return
@@ -233,9 +230,7 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 				continue
 			}
 			ws.matched++
-			for ws.Len() > 0 && ws.queue[0].target <= ws.matched {
-				close(heap.Pop(ws).(*waiter).ready)
-			}
+			ws.wake()
 			j.forget(f, ws)
 		}
 	}
@@ -333,13 +328,7 @@ func (j *journal) keptLocked() []*journalEntry {
 // selected keeps, in place, the entries f matches.
 func (j *journal) selected(entries []*journalEntry, f journalFilter) []*journalEntry {
 	j.examined.Add(uint64(len(entries)))
-	out := entries[:0]
-	for _, e := range entries {
-		if f.matches(e) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(entries, func(e *journalEntry) bool { return !f.matches(e) })
 }
 
 // matching returns the kept entries that q selects, oldest first.
@@ -350,15 +339,14 @@ func (j *journal) matching(q journalQuery) []*journalEntry {
 	return j.selected(kept, q.journalFilter)
 }
 
-// watch returns the kept entries and a waiter for q.count more entries that
-// q matches, begun at the same moment: entries added after those returned
-// count towards its target, which found lowers by those that matched. A
-// count over the journal's size can never be met: that waiter is never
-// ready, and is not registered.
+// watch returns the kept entries and, begun at the same moment, a waiter
+// for q.count entries that q matches among those added after them (found
+// lowers the target by those that matched). A count over the journal's size
+// can never be met: that waiter is never ready, and is not registered.
 func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	w := &waiter{filter: q.journalFilter, index: -1}
+	w := &waiter{filter: q.journalFilter}
 	// The entries, under budget.mu; an entry added meanwhile is in them or
 	// counted for the waiter (add inserts before it counts, and counts
 	// under mu), or both, which wakes the waiter to look again.
@@ -382,8 +370,8 @@ func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 		ws = &waiters{}
 		j.waits[route][w.filter] = ws
 	}
-	w.target, w.ready = ws.matched+uint64(q.count), make(chan struct{})
-	heap.Push(ws, w)
+	w.target, w.ready, w.queued = ws.matched+uint64(q.count), make(chan struct{}), true
+	ws.queue = append(ws.queue, w)
 	return kept, w
 }
 
@@ -391,17 +379,12 @@ func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 func (j *journal) found(w *waiter, n int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if w.index < 0 {
+	if !w.queued {
 		return
 	}
 	ws := j.waits[w.filter.route()][w.filter]
 	w.target -= uint64(n)
-	if w.target > ws.matched {
-		heap.Fix(ws, w.index)
-		return
-	}
-	heap.Remove(ws, w.index)
-	close(w.ready)
+	ws.wake()
 	j.forget(w.filter, ws)
 }
 
@@ -409,19 +392,19 @@ func (j *journal) found(w *waiter, n int) {
 func (j *journal) unwatch(w *waiter) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if w.index < 0 {
+	if !w.queued {
 		return
 	}
 	ws := j.waits[w.filter.route()][w.filter]
-	heap.Remove(ws, w.index)
+	ws.queue = slices.DeleteFunc(ws.queue, func(o *waiter) bool { return o == w })
+	w.queued = false
 	j.forget(w.filter, ws)
 }
 
 // await returns what q selects as soon as q.count entries match, or what
 // matches when q.wait passes, the request ends (gone) or the server stops.
-// A waiter is woken only by the entry that brings it to its count, and
-// then looks again: a clear, or the ring's turning, may have taken some of
-// those it counted.
+// A waiter woken by the entry that brings it to its count looks again: a
+// clear, or the ring's turning, may have taken some of those it counted.
 func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []*journalEntry {
 	if q.wait == 0 {
 		return j.matching(q)

@@ -52,8 +52,7 @@ type propSpec struct {
 
 // propTable lists the properties in the order answers write them. A new
 // string field also needs its constant in the field enum (before
-// numStringFields) and a value from the generator
-// (TestGeneratorCoversPropTable).
+// numStringFields) and a value from the generator (TestGeneratorCoversPropTable).
 var propTable = []propSpec{
 	{prop: prop(fieldID), name: "Id", update: 1, column: true},
 	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true, column: true, form: 1},
@@ -73,14 +72,12 @@ var propTable = []propSpec{
 	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
 }
 
-// resourceFields is a resource as decode.go reads it with encoding/json:
-// a struct made from propTable at start, with a field per property at the
-// index of its prop, each matched by its name in any case and the last of
-// duplicate keys winning, as ASP.NET's model binding reads them. Types is
-// read as types: by a create or update body's one pass (bodyJSON), or as
-// sent by a seed item (resourceJSON). StatusId, _links and _embedded are
-// what GET /__admin/resources writes besides the properties: they are read
-// and ignored, so that its output is a seed as it is.
+// resourceFields is a resource as encoding/json reads it: a struct made
+// from propTable (resourceStruct), a field per property at the index of its
+// prop, matched by name in any case, the last of duplicate keys winning, as
+// ASP.NET's model binding reads them. StatusId, _links and _embedded, which
+// GET /__admin/resources writes too, are read and ignored, so that its
+// output is a seed as it is.
 type resourceFields struct{ v reflect.Value } // the struct, addressable
 
 func resourceStruct(types reflect.Type) reflect.Type {
