@@ -87,8 +87,7 @@ func (e *entry) folded(f field) (string, bool) {
 // postings maps a folded value to the ascending positions that hold it.
 type postings map[string][]int32
 
-// fieldIndexes are the exact-match indexes of indexedFields; nil maps for
-// the other fields.
+// fieldIndexes are the exact-match indexes of indexedFields; nil for others.
 type fieldIndexes [numStringFields]postings
 
 func (ix *fieldIndexes) add(e *entry, pos int32) {

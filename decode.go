@@ -23,8 +23,7 @@ import (
 // maxJSONDepth is how deeply encoding/json lets a document nest.
 const maxJSONDepth = 10000
 
-// jsonDocument is what a whole body must be, for the messages that say
-// it is not.
+// jsonDocument is what a whole body must be, for messages that say it is not.
 type jsonDocument struct {
 	open     byte   // '{' or '['
 	subject  string // "The request body"
@@ -78,8 +77,7 @@ func (d jsonDocument) checkStart(body []byte, base int) error {
 	return nil
 }
 
-// readValue reads the document's first value, and says where it stops
-// being JSON.
+// readValue reads the document's first value, and says where it is not JSON.
 func (d *document) readValue() error { return d.syntaxError(d.dec.Decode(&ignored{})) }
 
 // readError says where body, which json.Unmarshal refused, stops being one
@@ -216,8 +214,7 @@ func stringText(raw []byte) []byte {
 	return []byte(s)
 }
 
-// resourceJSON is a seed item: its Types as sent, for decodeTypes to read
-// strictly.
+// resourceJSON is a seed item, its Types as sent for decodeTypes to read strictly.
 var resourceJSON = resourceStruct(reflect.TypeFor[rawValue]())
 
 // bodyJSON is a create or update body, Types included: the one pass of
@@ -287,8 +284,7 @@ func (ts typesJSON) types() (types []requestorType, ok bool) {
 	return types, true
 }
 
-// resourceInput is a create, update or seed body as sent, before the rules
-// of rules.go are applied.
+// resourceInput is a create, update or seed body as sent, before the rules.
 type resourceInput struct {
 	res     resource // string fields as sent; unset ones are null
 	seen    [numProps]bool
@@ -333,8 +329,7 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	return err
 }
 
-// fields fills in with the properties b read but Types, their strings all
-// in one copy.
+// fields fills in with what b read but Types, its strings in one copy.
 func (b resourceFields) fields(in *resourceInput) {
 	var props [numStringFields]*stringProp
 	var buf [512]byte

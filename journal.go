@@ -10,8 +10,7 @@ import (
 	"time"
 )
 
-// The journal: every /api/v2 request, newest last, for a test to check what
-// its client sent (the README's "The journal").
+// The journal: every /api/v2 request, for a test to check what its client sent.
 
 // The journal's bounds.
 const (
@@ -105,8 +104,7 @@ func (b *journalBudget) unlink(e *journalEntry) {
 	b.used -= e.size
 }
 
-// journal is a ring of the last size entries, within the budget it shares
-// with every namespace's journal.
+// journal is a ring of the last size entries, within the budget all journals share.
 type journal struct {
 	budget *journalBudget
 	size   int
@@ -431,8 +429,7 @@ func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []*journ
 	}
 }
 
-// clear drops every entry and returns how many there were; nil: the
-// journal is off.
+// clear drops every entry and says how many there were; nil is a journal off.
 func (j *journal) clear() int {
 	if j == nil {
 		return 0

@@ -193,8 +193,7 @@ type resource struct {
 // str returns string field f's text, "" when null.
 func (r *resource) str(f field) string { return r.vals[f] }
 
-// value returns the field's text and whether it is non-null. StatusId is
-// given as its decimal text.
+// value returns the field's text (StatusId's in decimal) and false for null.
 func (r *resource) value(f field) (string, bool) {
 	if f == fieldStatusID {
 		return strconv.Itoa(r.statusID()), true

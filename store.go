@@ -51,12 +51,10 @@ type store struct {
 	ids     io.Reader // nil: GUIDs from crypto/rand
 }
 
-// newStore returns an empty store. A non-nil idSeed makes the sequence of
-// generated GUIDs the same on every run.
+// newStore returns an empty store; an idSeed makes its GUIDs the same every run.
 func newStore(idSeed *uint64) *store { return newLayer(emptyBase, idSeed) }
 
-// newLayer returns a store that starts from seed and goes back to it on
-// Reset.
+// newLayer returns a store that starts from seed and goes back to it on Reset.
 func newLayer(seed *base, idSeed *uint64) *store {
 	s := &store{seed: seed, idSeed: idSeed}
 	s.startLocked(seed)
