@@ -473,19 +473,16 @@ func unknownProps(obj []byte, what string, known []string, prefix string, ms *mo
 		if err := dec.Decode(&ignored{}); err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, key) }) {
-			ms.add(prefix+key, unknownMessage(key, what, known))
+		if slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, key) }) {
+			continue
 		}
+		msg := fmt.Sprintf("%s is not %s; they are %s.", key, what, strings.Join(known, ", "))
+		if closest, best := closestName(key, known); best <= max(2, len(closest)/3) {
+			msg = fmt.Sprintf("%s is not %s; did you mean %s?", key, what, closest)
+		}
+		ms.add(prefix+key, msg)
 	}
 	return nil
-}
-
-func unknownMessage(key, what string, known []string) string {
-	closest, best := closestName(key, known)
-	if best <= max(2, len(closest)/3) {
-		return fmt.Sprintf("%s is not %s; did you mean %s?", key, what, closest)
-	}
-	return fmt.Sprintf("%s is not %s; they are %s.", key, what, strings.Join(known, ", "))
 }
 
 // jsonKind names what a value that starts with c is, for messages.

@@ -134,8 +134,7 @@ func (s *store) at(pos int32) *entry {
 }
 
 // eachMatchLocked calls visit, in position order, with each resource that
-// filter (nil: any) matches, among the candidates of an index when the
-// filter allows, else among all.
+// filter (nil: any) matches, among an index's candidates when it allows.
 func (s *store) eachMatchLocked(filter filterNode, visit func(pos int32, e *entry)) {
 	if candidates, indexed := s.candidatesLocked(filter); indexed {
 		for _, pos := range candidates {
@@ -186,10 +185,10 @@ func (s *store) all() ([]*resource, uint64) {
 	return out, s.changes
 }
 
-// newIDLocked generates a version-4 GUID that neither the layer, its base
-// nor its seed holds (after a clear too): a PUT to an Id a client was given
-// is never a write to a seed resource once the store is reset.
-func (s *store) newIDLocked() (string, error) {
+// newIDLocked generates a version-4 GUID that neither also, the layer, its
+// base nor its seed holds: the seed's after a clear too, so that a PUT to an
+// Id a client was given is never a write to a seed resource once reset.
+func (s *store) newIDLocked(also map[string]bool) (string, error) {
 	for {
 		var u uuid.UUID
 		var err error
@@ -205,7 +204,7 @@ func (s *store) newIDLocked() (string, error) {
 		_, inOwn := s.ownByID[id]
 		_, inBase := s.base.byID[id]
 		_, inSeed := s.seed.byID[id]
-		if !inOwn && !inBase && !inSeed {
+		if !inOwn && !inBase && !inSeed && !also[id] {
 			return id, nil
 		}
 	}
@@ -215,7 +214,7 @@ func (s *store) newIDLocked() (string, error) {
 func (s *store) create(r *resource) (*resource, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, err := s.newIDLocked()
+	id, err := s.newIDLocked(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -271,10 +270,7 @@ func (s *store) insert(rs []*resource) error {
 	}
 	for _, r := range rs {
 		if r.isNull(fieldID) || r.id() == "" {
-			id, err := s.newIDLocked()
-			for err == nil && given[id] {
-				id, err = s.newIDLocked()
-			}
+			id, err := s.newIDLocked(given)
 			if err != nil {
 				return err
 			}
@@ -326,8 +322,7 @@ type listQuery struct {
 }
 
 // list returns the number of matching resources and the requested page:
-// the matches in creation order (from an index when the filter allows, by
-// a scan otherwise), one sort, one page window.
+// the matches in creation order (eachMatchLocked), one sort, one window.
 func (s *store) list(q listQuery) (total int, page []*resource) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
