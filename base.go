@@ -50,8 +50,7 @@ func appendFold(dst []byte, s string) []byte {
 	return dst
 }
 
-// entry is a stored resource with its folded values, which every filter
-// and sort reads; computed once when the resource is stored.
+// entry is a stored resource with its folded values, which filters and sorts read.
 type entry struct {
 	res  *resource
 	fold [numStringFields]string
@@ -131,9 +130,8 @@ type base struct {
 
 var emptyBase = &base{}
 
-// newBase freezes resources, in order. A resource the caller gives no Id
-// gets one derived from what it holds (seedIDs), so that the same seed
-// gives the same Ids at every boot.
+// newBase freezes resources, in order; one without an Id gets one derived
+// from what it holds (seedIDs), the same at every boot.
 func newBase(resources []*resource) (*base, error) {
 	b := &base{rows: make([]entry, 0, len(resources)), byID: make(map[string]int32, len(resources))}
 	given := make([]string, len(resources)) // canonical Ids given, "" where none

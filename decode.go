@@ -117,9 +117,8 @@ func (d *document) syntaxError(err error) error {
 }
 
 // pieceError is readError for a value read element by element (Token,
-// More, Decode): such a decoder counts the positions in its errors without
-// the separators it read, so the body is read again whole, on this error
-// path only, for encoding/json's own position.
+// More, Decode), whose decoder's positions leave out the separators it
+// read: on this error path only, the body is read again whole.
 func (d *document) pieceError() error { return d.readError(d.body, d.base) }
 
 // readFailed tells an error of reading JSON text (it breaks off, or is not
@@ -201,10 +200,9 @@ func (v *rawValue) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-// stringText is the text of the checked JSON string raw, read as
-// encoding/json reads it: escapes decoded, invalid UTF-8 and lone
-// surrogates read as U+FFFD. Most strings hold none of them: their text is
-// their bytes, in raw, and costs no copy.
+// stringText is the text of the checked JSON string raw as encoding/json
+// reads it (escapes decoded, invalid UTF-8 and lone surrogates as U+FFFD);
+// for most strings, which hold none of them, their bytes in raw.
 func stringText(raw []byte) []byte {
 	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return inner
@@ -312,8 +310,7 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	b.fields(in)
 	// Only Types may be of the wrong JSON type: each other property reads any.
 	sentTypes := *propOf[typesJSON](b, propTypes)
-	types, ok := sentTypes.types()
-	if err == nil && ok && sentTypes != nil {
+	if types, ok := sentTypes.types(); err == nil && ok && sentTypes != nil {
 		in.seen[propTypes] = true
 		in.res.types = types
 		return nil
@@ -356,9 +353,8 @@ func (b resourceFields) fields(in *resourceInput) {
 		in.res.set(field(f), all[starts[f]:ends[f]], p.valued)
 	}
 	in.names = all[starts[fieldFirstName]:ends[fieldCompany]]
-	address := *propOf[rawValue](b, propAddress)
-	in.seen[propAddress] = address != nil
-	in.address = address
+	in.address = *propOf[rawValue](b, propAddress)
+	in.seen[propAddress] = in.address != nil
 }
 
 // itemInput fills in with what the seed item b read: strict refuses
@@ -502,11 +498,10 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// compactJSON returns the JSON value raw without insignificant white space
-// (nil when raw is not JSON), as sent otherwise (keys in their order,
-// numbers as spelled) except that in strings invalid UTF-8 and lone
-// surrogate escapes become U+FFFD, so that what is stored can always be
-// read back by a strict JSON reader.
+// compactJSON returns the JSON value raw (nil when it is not JSON) without
+// insignificant white space, as sent otherwise except that in strings
+// invalid UTF-8 and lone surrogate escapes become U+FFFD, so that what is
+// stored can always be read back by a strict JSON reader.
 func compactJSON(raw []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(raw))

@@ -224,12 +224,11 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 		filters := j.waits[route]
 		j.examined.Add(uint64(len(filters)))
 		for f, ws := range filters {
-			if !f.matches(e) {
-				continue
+			if f.matches(e) {
+				ws.matched++
+				ws.wake()
+				j.forget(f, ws)
 			}
-			ws.matched++
-			ws.wake()
-			j.forget(f, ws)
 		}
 	}
 }
@@ -265,8 +264,7 @@ func (j *journal) insert(e *journalEntry) {
 	}
 }
 
-// headerBytes is what a header map holds, roughly: its names and values
-// and a string header each.
+// headerBytes is roughly what a header map holds: names, values, a string header each.
 func headerBytes(h http.Header) int {
 	n := 0
 	for name, values := range h {
@@ -312,8 +310,7 @@ func (j *journal) forget(f journalFilter, ws *waiters) {
 	}
 }
 
-// keptLocked returns the entries the ring holds, oldest first: pointers,
-// copied under budget.mu so that the entries are read outside it.
+// keptLocked returns the ring's entries, oldest first, to read outside budget.mu.
 func (j *journal) keptLocked() []*journalEntry {
 	out := make([]*journalEntry, j.count)
 	start := (j.next - j.count + j.size) % j.size

@@ -239,8 +239,7 @@ const (
 
 func (p prop) String() string { return specOf[p].name }
 
-// editableProps are the keys a full-replacement PUT must carry, in the
-// order messages and the OpenAPI document list them.
+// editableProps are the keys a PUT must carry, in the order messages list them.
 var editableProps = func() []prop {
 	var ps []prop
 	for _, s := range propTable {
