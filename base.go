@@ -16,9 +16,9 @@ import (
 	"github.com/google/uuid"
 )
 
-// indexedFields are the fields with an exact-match index: the ones callers
-// filter on to find a resource (spec 4.3) and Status. Id has its own map.
-// They are marked in propTable.
+// indexedFields are the fields propTable marks for an exact-match index:
+// those callers filter on to find a resource (spec 4.3), and Status. Id has
+// its own map.
 var indexedFields = func() []field {
 	var fs []field
 	for f := range numStringFields {
@@ -38,12 +38,10 @@ func fold(s string) string { return strings.ToLower(s) }
 // capital, and was 40% of freezing a seed).
 func appendFold(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return append(dst, fold(s)...)
-		}
-	}
-	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= utf8.RuneSelf { // not ASCII: the i bytes folded so far go again
+			return append(dst[:len(dst)-i], fold(s)...)
+		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
@@ -52,8 +50,7 @@ func appendFold(dst []byte, s string) []byte {
 	return dst
 }
 
-// entry is a stored resource with its folded values, which every filter
-// and sort reads; computed once when the resource is stored.
+// entry is a stored resource with its folded values, which filters and sorts read.
 type entry struct {
 	res  *resource
 	fold [numStringFields]string
@@ -89,8 +86,7 @@ func (e *entry) folded(f field) (string, bool) {
 // postings maps a folded value to the ascending positions that hold it.
 type postings map[string][]int32
 
-// fieldIndexes are the exact-match indexes of indexedFields; nil maps for
-// the other fields.
+// fieldIndexes are the exact-match indexes of indexedFields; nil for others.
 type fieldIndexes [numStringFields]postings
 
 func (ix *fieldIndexes) add(e *entry, pos int32) {
@@ -134,9 +130,8 @@ type base struct {
 
 var emptyBase = &base{}
 
-// newBase freezes resources, in order. A resource the caller gives no Id
-// gets one derived from what it holds (seedIDs), so that the same seed
-// gives the same Ids at every boot.
+// newBase freezes resources, in order; one without an Id gets one derived
+// from what it holds (seedIDs), the same at every boot.
 func newBase(resources []*resource) (*base, error) {
 	b := &base{rows: make([]entry, 0, len(resources)), byID: make(map[string]int32, len(resources))}
 	given := make([]string, len(resources)) // canonical Ids given, "" where none
@@ -170,13 +165,12 @@ func newBase(resources []*resource) (*base, error) {
 	return b, nil
 }
 
-// seedIDs derives the Ids of the seed's resources that the seed gives
-// none. Such an Id is a hash of the resource's content (its non-null
-// values by field name, its Types and Address; not its place in the file)
-// and of how many resources of the same content came before it: the same
-// seed file gives the same Ids at every boot, with -id-seed or without, so
-// a snapshot's namespaces and the new ones share one seed; an edit of one
-// resource changes that one's Id alone. The map counts the contents seen.
+// seedIDs derives the Ids the seed does not give: a hash of the resource's
+// content (contentHash, not its place in the file) and of how many of the
+// same content came before it, which the map counts. The same seed gives
+// the same Ids at every boot, with -id-seed or without, so a snapshot's
+// namespaces and the new ones share one seed; an edit of one resource
+// changes that one's Id alone.
 type seedIDs map[[sha256.Size]byte]uint32
 
 func (d seedIDs) next(r *resource, taken map[string]int32) string {

@@ -8,22 +8,22 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // The JSON of request bodies, read with encoding/json: a create or update
-// body is one resource object (decodeResource), a seed an array of them
-// (decodeSeed in seed.go). A body that encoding/json refuses is a
-// 400 (an *apiError without a ModelState) that says where it broke; a property of the wrong JSON type
-// is a fault in the ModelState, beside those of the rules (rules.go).
+// body is one resource object (decodeResourceInto), a seed an array of them
+// (decodeSeed). A body that encoding/json refuses is a 400 without a
+// ModelState that says where it broke; a property of the wrong JSON type is
+// a fault in the ModelState, beside those of the rules (rules.go).
 
 // maxJSONDepth is how deeply encoding/json lets a document nest.
 const maxJSONDepth = 10000
 
-// jsonDocument is what a whole body must be, for the messages that say
-// it is not.
+// jsonDocument is what a whole body must be, for messages that say it is not.
 type jsonDocument struct {
 	open     byte   // '{' or '['
 	subject  string // "The request body"
@@ -77,19 +77,12 @@ func (d jsonDocument) checkStart(body []byte, base int) error {
 	return nil
 }
 
-// readValue reads the document's first value, and says where it stops
-// being JSON.
-func (d *document) readValue() error {
-	if err := d.dec.Decode(&ignored{}); err != nil {
-		return d.syntaxError(err)
-	}
-	return nil
-}
+// readValue reads the document's first value, and says where it is not JSON.
+func (d *document) readValue() error { return d.syntaxError(d.dec.Decode(&ignored{})) }
 
-// readError says why json.Unmarshal refused body: where it stops being one
-// JSON value followed by white space. It reads the body again with a
-// Decoder, which tells a value that ends early from one that breaks, and
-// where the value ends: only a body refused pays for it.
+// readError says where body, which json.Unmarshal refused, stops being one
+// JSON value followed by white space. Only a body refused pays for reading
+// it again with a Decoder, which tells where the value breaks or ends.
 func (d jsonDocument) readError(body []byte, base int) error {
 	doc := d.reader(body, base)
 	if err := doc.readValue(); err != nil {
@@ -109,8 +102,8 @@ func (d *document) finish() error {
 	return nil
 }
 
-// syntaxError says where the body stops being JSON, from the error of
-// decoding its value whole from the start.
+// syntaxError says where the body stops being JSON, from the error (or
+// nil) of decoding its value whole from the start.
 func (d *document) syntaxError(err error) error {
 	var se *json.SyntaxError
 	switch {
@@ -123,17 +116,10 @@ func (d *document) syntaxError(err error) error {
 	return err
 }
 
-// pieceError is syntaxError for a value read element by element (Token,
-// More, Decode): such a decoder counts the positions in its errors without
-// the separators it read, so the body is read again whole, on this error
-// path only, for encoding/json's own position.
-func (d *document) pieceError() error {
-	err := json.NewDecoder(bytes.NewReader(d.text)).Decode(&ignored{})
-	if err == nil {
-		return badRequest("%s is not valid JSON.", d.subject)
-	}
-	return d.syntaxError(err)
-}
+// pieceError is readError for a value read element by element (Token,
+// More, Decode), whose decoder's positions leave out the separators it
+// read: on this error path only, the body is read again whole.
+func (d *document) pieceError() error { return d.readError(d.body, d.base) }
 
 // readFailed tells an error of reading JSON text (it breaks off, or is not
 // JSON) from one of decoding what was read (an unknown property).
@@ -181,11 +167,10 @@ type ignored struct{}
 
 func (*ignored) UnmarshalJSON([]byte) error { return nil }
 
-// stringProp is a string property as sent: absent, null, a string, or a
-// value of another JSON type (kind: its first byte). Of duplicate keys the
-// last string or null is the value, and a wrong type among them is a fault.
-// raw is the string as sent, quotes and escapes included, in the bytes
-// being read: fields copies it once, into the stored value.
+// stringProp is a string property as sent: absent, null, a string (raw, in
+// the bytes being read, quotes and escapes included), or a value of another
+// JSON type (kind: its first byte). Of duplicate keys the last string or
+// null is the value, and a wrong type among them is a fault.
 type stringProp struct {
 	sent, valued bool
 	raw          []byte // when valued
@@ -206,9 +191,8 @@ func (p *stringProp) UnmarshalJSON(raw []byte) error {
 }
 
 // rawValue is a value as sent, in the bytes being read: json.RawMessage
-// without its copy. It is used while those bytes are: a create's body, or
-// a seed's Decoder buffer until its next item (decodeTypes reads it,
-// compactJSON copies it).
+// without its copy, used while those bytes are (a create's body, a seed's
+// Decoder buffer until its next item).
 type rawValue []byte
 
 func (v *rawValue) UnmarshalJSON(raw []byte) error {
@@ -216,31 +200,19 @@ func (v *rawValue) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-// jsonString reads the checked JSON string raw as encoding/json does:
-// escapes decoded, invalid UTF-8 and lone surrogates read as U+FFFD. Most
-// strings hold none of them, and are their bytes.
-func jsonString(raw []byte) (string, error) {
+// stringText is the text of the checked JSON string raw as encoding/json
+// reads it (escapes decoded, invalid UTF-8 and lone surrogates as U+FFFD);
+// for most strings, which hold none of them, their bytes in raw.
+func stringText(raw []byte) []byte {
 	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return string(inner), nil
+		return inner
 	}
 	var s string
-	err := json.Unmarshal(raw, &s)
-	return s, err
+	_ = json.Unmarshal(raw, &s) // cannot fail: encoding/json checked raw
+	return []byte(s)
 }
 
-// appendJSONText appends the text of the checked JSON string raw, read as
-// jsonString reads it. Most strings hold no escape and are valid UTF-8:
-// their text is their bytes.
-func appendJSONText(b, raw []byte) []byte {
-	if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return append(b, inner...)
-	}
-	s, _ := jsonString(raw) // raw is a string encoding/json checked
-	return append(b, s...)
-}
-
-// resourceJSON is a seed item: its Types as sent, for decodeTypes to read
-// strictly.
+// resourceJSON is a seed item, its Types as sent for decodeTypes to read strictly.
 var resourceJSON = resourceStruct(reflect.TypeFor[rawValue]())
 
 // bodyJSON is a create or update body, Types included: the one pass of
@@ -267,9 +239,8 @@ type typeJSON struct {
 var typeEntryNames = []string{"Id", "Type", "_links", "_embedded"}
 
 // typesJSON is Types as the body's pass reads it: of each entry, the type
-// its Type names. An entry that is not an object leaves an error of
-// json.Unmarshal; one that names no type reads as 0. Either way decodeTypes
-// reads Types again to say what is wrong.
+// its Type names (0 for none; an entry that is not an object is an error of
+// json.Unmarshal). Either way decodeTypes reads Types again to say why.
 type typesJSON []typeEntry
 
 type typeEntry struct{ Type typeName }
@@ -283,23 +254,16 @@ type typeName requestorType
 const wrongType typeName = 0xff
 
 func (n *typeName) UnmarshalJSON(raw []byte) error {
-	if *n == wrongType {
-		return nil
-	}
-	var t requestorType
-	switch raw[0] {
-	case '"':
-		if inner := raw[1 : len(raw)-1]; bytes.IndexByte(inner, '\\') < 0 {
-			t, _ = lookupRequestorType(string(inner))
-		} else if s, err := jsonString(raw); err == nil {
-			t, _ = lookupRequestorType(s)
-		}
-	case 'n':
+	switch {
+	case *n == wrongType:
+	case raw[0] == '"':
+		t, _ := lookupRequestorType(string(stringText(raw)))
+		*n = typeName(t)
+	case raw[0] == 'n':
+		*n = 0
 	default:
 		*n = wrongType
-		return nil
 	}
-	*n = typeName(t)
 	return nil
 }
 
@@ -318,8 +282,7 @@ func (ts typesJSON) types() (types []requestorType, ok bool) {
 	return types, true
 }
 
-// resourceInput is a create, update or seed body as sent, before the rules
-// of rules.go are applied.
+// resourceInput is a create, update or seed body as sent, before the rules.
 type resourceInput struct {
 	res     resource // string fields as sent; unset ones are null
 	seen    [numProps]bool
@@ -330,20 +293,9 @@ type resourceInput struct {
 	names string
 }
 
-// decodeResource reads a create or update body, which must be one JSON
-// object; properties it does not know are ignored, as the real service
-// ignores them.
-func decodeResource(body []byte) (*resourceInput, error) {
-	in := &resourceInput{}
-	if err := decodeResourceInto(body, in); err != nil {
-		return nil, err
-	}
-	return in, nil
-}
-
-// decodeResourceInto is decodeResource into the caller's in. The body is
-// read once, by json.Unmarshal, from the bytes already read; in's strings
-// are copied from it once, and refer to nothing else of it.
+// decodeResourceInto reads a create or update body, one JSON object, into
+// in, ignoring properties it does not know as the real service does. One
+// json.Unmarshal reads it; in's strings are one copy of it.
 func decodeResourceInto(body []byte, in *resourceInput) error {
 	base := afterBOM(body)
 	if err := objectBody.checkStart(body, base); err != nil {
@@ -352,14 +304,13 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	text := body[base:]
 	b := newResourceFields(bodyJSON)
 	err := json.Unmarshal(text, b.target())
-	if err != nil && !isTypeError(err) {
-		return objectBody.readError(body, base)
+	if err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
+		return objectBody.readError(body, base) // not JSON
 	}
 	b.fields(in)
-	// Only Types may be of the wrong type: each other property reads any.
+	// Only Types may be of the wrong JSON type: each other property reads any.
 	sentTypes := *propOf[typesJSON](b, propTypes)
-	types, ok := sentTypes.types()
-	if err == nil && ok && sentTypes != nil {
+	if types, ok := sentTypes.types(); err == nil && ok && sentTypes != nil {
 		in.seen[propTypes] = true
 		in.res.types = types
 		return nil
@@ -375,15 +326,7 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	return err
 }
 
-// isTypeError reports whether err is json.Unmarshal's for a value of the
-// wrong JSON type, which is not a syntax error.
-func isTypeError(err error) bool {
-	var wrongType *json.UnmarshalTypeError
-	return errors.As(err, &wrongType)
-}
-
-// fields fills in with the properties b read but Types: their strings in
-// one string, copied from the body once.
+// fields fills in with what b read but Types, its strings in one copy.
 func (b resourceFields) fields(in *resourceInput) {
 	var props [numStringFields]*stringProp
 	var buf [512]byte
@@ -401,7 +344,7 @@ func (b resourceFields) fields(in *resourceInput) {
 		}
 		starts[f] = len(text)
 		if p.valued {
-			text = appendJSONText(text, p.raw)
+			text = append(text, stringText(p.raw)...)
 		}
 		ends[f] = len(text)
 	}
@@ -410,9 +353,8 @@ func (b resourceFields) fields(in *resourceInput) {
 		in.res.set(field(f), all[starts[f]:ends[f]], p.valued)
 	}
 	in.names = all[starts[fieldFirstName]:ends[fieldCompany]]
-	address := *propOf[rawValue](b, propAddress)
-	in.seen[propAddress] = address != nil
-	in.address = address
+	in.address = *propOf[rawValue](b, propAddress)
+	in.seen[propAddress] = in.address != nil
 }
 
 // itemInput fills in with what the seed item b read: strict refuses
@@ -435,9 +377,8 @@ func itemInput(b resourceFields, in *resourceInput, strict bool, memo typesMemo)
 	return err
 }
 
-// typesMemo maps a Types value as sent to the types it reads as: a seed
-// repeats a few of them, and reading one with encoding/json costs more than
-// the rest of a resource.
+// typesMemo maps a Types value as sent to its types: a seed repeats a few,
+// and reading one costs more than the rest of a resource.
 type typesMemo map[string][]requestorType
 
 const maxTypesMemo = 64
@@ -504,7 +445,7 @@ func (e *typeJSON) requestorType() (requestorType, string) {
 	case !e.Type.valued:
 		return 0, "Type is required; it must be one of " + typeNamesList + "."
 	}
-	name, _ := jsonString(e.Type.raw) // a string encoding/json checked
+	name := string(stringText(e.Type.raw))
 	if t, ok := lookupRequestorType(name); ok {
 		return t, ""
 	}
@@ -528,19 +469,16 @@ func unknownProps(obj []byte, what string, known []string, prefix string, ms *mo
 		if err := dec.Decode(&ignored{}); err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, key) }) {
-			ms.add(prefix+key, unknownMessage(key, what, known))
+		if slices.ContainsFunc(known, func(k string) bool { return strings.EqualFold(k, key) }) {
+			continue
 		}
+		msg := fmt.Sprintf("%s is not %s; they are %s.", key, what, strings.Join(known, ", "))
+		if closest, best := closestName(key, known); best <= max(2, len(closest)/3) {
+			msg = fmt.Sprintf("%s is not %s; did you mean %s?", key, what, closest)
+		}
+		ms.add(prefix+key, msg)
 	}
 	return nil
-}
-
-func unknownMessage(key, what string, known []string) string {
-	closest, best := closestName(key, known)
-	if best <= max(2, len(closest)/3) {
-		return fmt.Sprintf("%s is not %s; did you mean %s?", key, what, closest)
-	}
-	return fmt.Sprintf("%s is not %s; they are %s.", key, what, strings.Join(known, ", "))
 }
 
 // jsonKind names what a value that starts with c is, for messages.
@@ -560,10 +498,10 @@ func jsonKind(c byte) string {
 	return "a number"
 }
 
-// compactJSON returns the JSON value raw without insignificant white
-// space (nil when raw is not JSON), as sent otherwise (keys in their order, numbers as spelled) except
-// that in strings invalid UTF-8 and lone surrogate escapes become U+FFFD,
-// so that what is stored can always be read back by a strict JSON reader.
+// compactJSON returns the JSON value raw (nil when it is not JSON) without
+// insignificant white space, as sent otherwise except that in strings
+// invalid UTF-8 and lone surrogate escapes become U+FFFD, so that what is
+// stored can always be read back by a strict JSON reader.
 func compactJSON(raw []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
@@ -604,9 +542,6 @@ func cleanStrings(b []byte) []byte {
 		case c == '\\':
 			out = append(out, b[i:i+2]...)
 			i += 2
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			i++
 		default:
 			r, size := utf8.DecodeRune(b[i:])
 			if r == utf8.RuneError && size == 1 {
@@ -622,17 +557,6 @@ func cleanStrings(b []byte) []byte {
 
 // hex4 reads the four hexadecimal digits of a checked \u escape.
 func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c <= '9':
-			c -= '0'
-		case c >= 'a':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	r, _ := strconv.ParseUint(string(b), 16, 32)
+	return rune(r)
 }

@@ -18,6 +18,16 @@ import (
 	"unicode/utf8"
 )
 
+// decodeResource reads a create or update body as the handlers do
+// (decodeResourceInto), into a resourceInput of its own.
+func decodeResource(body []byte) (*resourceInput, error) {
+	in := &resourceInput{}
+	if err := decodeResourceInto(body, in); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
 // apiBodyErrors are bodies that are not a JSON object, with a fragment of
 // the Message that says what and where.
 var apiBodyErrors = []struct {

@@ -1,7 +1,6 @@
 package resourcedir
 
 import (
-	"container/heap"
 	"maps"
 	"net/http"
 	"slices"
@@ -11,35 +10,30 @@ import (
 	"time"
 )
 
-// The journal: every /api/v2 request, newest last, for a test to check what
-// its client sent (the README's "The journal").
+// The journal: every /api/v2 request, for a test to check what its client sent.
 
-// maxJournalBody is how much of each request body the journal keeps.
-const maxJournalBody = 64 << 10
+// The journal's bounds.
+const (
+	// maxJournalBody is how much of each request body the journal keeps.
+	maxJournalBody = 64 << 10
+	// maxJournalResponse is how much of each answer's body it keeps: enough
+	// to debug with, little enough that capturing it costs the answer little.
+	maxJournalResponse = 16 << 10
+	// maxJournalHeaders is how much of the headers of each request, and of
+	// each answer, it keeps: a client may send 64 KiB, which no test reads.
+	maxJournalHeaders = 8 << 10
+	// journalEntryOverhead is what an entry costs the budget beyond its
+	// strings and bodies: the struct, its maps and slices.
+	journalEntryOverhead = 512
+	// maxJournalWait bounds GET /__admin/requests?wait=.
+	maxJournalWait = 60 * time.Second
+)
 
-// maxJournalResponse is how much of each answer's body the journal keeps:
-// enough to debug with, small enough that capturing it costs the answer
-// little.
-const maxJournalResponse = 16 << 10
-
-// maxJournalHeaders is how much of each request's headers (names and
-// values) the journal keeps, and of each answer's: a client may send 64 KiB
-// of them, which no test needs to read back whole.
-const maxJournalHeaders = 8 << 10
-
-// journalEntryOverhead is what an entry costs beyond its strings and
-// bodies, for the budget: the struct, its maps and slices.
-const journalEntryOverhead = 512
-
-// maxJournalWait bounds GET /__admin/requests?wait=.
-const maxJournalWait = 60 * time.Second
-
-// journalEntry is one /api/v2 request as the client sent it. An entry is
-// never changed once added (but for its place in the budget's list, which
-// readers do not read), so that readers take the ring's pointers under the
-// lock and read the entries outside it. header is the request's own map,
-// not a copy, unless it was cut: nothing writes to it once the request is
-// answered, and net/http reads every request into a new map.
+// journalEntry is one /api/v2 request as the client sent it. It is never
+// changed once added (but for its links in the budget's list), so readers
+// take the ring's pointers under the lock and read the entries outside it.
+// header is the request's own map unless it was cut: nothing writes to it
+// once the request is answered.
 type journalEntry struct {
 	seq        uint64
 	time       time.Time
@@ -50,9 +44,7 @@ type journalEntry struct {
 	rawQuery   string
 	header     http.Header
 	headersCut bool // header holds part of what was sent (maxJournalHeaders)
-	// refused: the request was refused for its credentials (401), and
-	// only its request line and status are kept.
-	refused    bool
+	refused    bool // a 401 for its credentials: only its request line and status are kept
 	host       string
 	body       []byte
 	truncated  bool
@@ -68,18 +60,16 @@ type journalEntry struct {
 	answer        madeAnswer
 	answerMade    bool
 
-	// size is what the entry holds, for the budget; owner is its journal,
-	// and older and newer its neighbours in the budget's list.
+	// For the budget: what the entry holds, its journal, its neighbours.
 	size         int64
 	owner        *journal
 	older, newer *journalEntry
 }
 
-// journalBudget bounds what the journals of every namespace hold together:
-// each namespace's ring bounds its count, and the budget their bytes, the
-// oldest entries going first whichever namespace holds them. Its lock
-// guards every journal's ring: an entry that leaves one (the ring turns, a
-// clear, the budget) leaves the list at once, so that the bytes counted are
+// journalBudget bounds the bytes that the journals of every namespace hold
+// together (each ring bounds its count), the oldest entries going first
+// whichever namespace holds them. Its lock guards every journal's ring: an
+// entry that leaves one leaves the list at once, so the bytes counted are
 // the bytes held.
 type journalBudget struct {
 	mu         sync.Mutex
@@ -114,8 +104,7 @@ func (b *journalBudget) unlink(e *journalEntry) {
 	b.used -= e.size
 }
 
-// journal is a ring of the last size entries, within the budget it shares
-// with every namespace's journal.
+// journal is a ring of the last size entries, within the budget all journals share.
 type journal struct {
 	budget *journalBudget
 	size   int
@@ -126,15 +115,14 @@ type journal struct {
 	count   int
 	lastSeq uint64 // never reset, so Seq is never reused
 
-	// mu guards waits. It is taken before budget.mu, never after.
-	mu sync.Mutex
+	mu sync.Mutex // guards waits; taken before budget.mu, never after
 	// waits are the long polls by the route their filter names exactly (""
 	// for a pattern or none), then by filter: an entry is checked against
 	// the filters of its own route and of "", once each however many wait
 	// on it, and wakes only the waiters it brings to their count.
 	waits map[string]map[journalFilter]*waiters
-	// examined counts the entries checked against a filter: a test reads
-	// it to see what long polls cost the requests recorded meanwhile.
+	// examined counts the entries checked against a filter, for a test of
+	// what long polls cost.
 	examined atomic.Uint64
 }
 
@@ -143,33 +131,31 @@ type journal struct {
 // it to reach its target.
 type waiters struct {
 	matched uint64
-	queue   []*waiter // a heap, the nearest target first
+	queue   []*waiter // in no order: the polls of one filter are few
 }
 
+// waiter is one long poll.
 type waiter struct {
 	filter journalFilter
 	target uint64
-	index  int           // in its queue; -1 once out of it
+	queued bool          // in its waiters' queue
 	ready  chan struct{} // closed when matched reaches target
 }
 
-func (ws *waiters) Len() int           { return len(ws.queue) }
-func (ws *waiters) Less(a, b int) bool { return ws.queue[a].target < ws.queue[b].target }
-func (ws *waiters) Swap(a, b int) {
-	ws.queue[a], ws.queue[b] = ws.queue[b], ws.queue[a]
-	ws.queue[a].index, ws.queue[b].index = a, b
-}
-func (ws *waiters) Push(x any) {
-	w := x.(*waiter)
-	w.index = len(ws.queue)
-	ws.queue = append(ws.queue, w)
-}
-func (ws *waiters) Pop() any {
-	w := ws.queue[len(ws.queue)-1]
-	ws.queue[len(ws.queue)-1] = nil
-	ws.queue = ws.queue[:len(ws.queue)-1]
-	w.index = -1
-	return w
+// Len is how many wait.
+func (ws *waiters) Len() int { return len(ws.queue) }
+
+// wake lets go, and drops, the waiters whose target matched reaches: only
+// those, so that an entry does not wake the others to look again.
+func (ws *waiters) wake() {
+	ws.queue = slices.DeleteFunc(ws.queue, func(w *waiter) bool {
+		if w.target > ws.matched {
+			return false
+		}
+		w.queued = false
+		close(w.ready)
+		return true
+	})
 }
 
 // newJournal returns nil when size is 0: the journal is off.
@@ -177,11 +163,11 @@ func newJournal(size int, budget *journalBudget) *journal {
 	if size <= 0 {
 		return nil
 	}
-	return &journal{size: size, budget: budget}
+	return &journal{size: size, budget: budget, waits: map[string]map[journalFilter]*waiters{}}
 }
 
 // startJournal begins recording an /api/v2 request: its body is captured as
-// the handler reads it. The entry is added when the answer is done.
+// the handler reads it, and the entry added when the answer is done.
 func (s *Server) startJournal(x *exchange, r *http.Request) {
 	if x.ns.journal == nil || x.observer || !isAPIPath(r.URL.Path) {
 		return
@@ -194,6 +180,7 @@ func (s *Server) startJournal(x *exchange, r *http.Request) {
 	}
 }
 
+// add records the request r that x answered.
 func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 	e := &journalEntry{
 		time: x.start.UTC(), requestID: x.requestID, method: r.Method, path: x.apiPath, route: x.route,
@@ -237,14 +224,11 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 		filters := j.waits[route]
 		j.examined.Add(uint64(len(filters)))
 		for f, ws := range filters {
-			if !f.matches(e) {
-				continue
+			if f.matches(e) {
+				ws.matched++
+				ws.wake()
+				j.forget(f, ws)
 			}
-			ws.matched++
-			for ws.Len() > 0 && ws.queue[0].target <= ws.matched {
-				close(heap.Pop(ws).(*waiter).ready)
-			}
-			j.forget(f, ws)
 		}
 	}
 }
@@ -280,8 +264,7 @@ func (j *journal) insert(e *journalEntry) {
 	}
 }
 
-// headerBytes is what a header map holds, roughly: its names and values
-// and a string header each.
+// headerBytes is roughly what a header map holds: names, values, a string header each.
 func headerBytes(h http.Header) int {
 	n := 0
 	for name, values := range h {
@@ -319,24 +302,15 @@ func (f journalFilter) route() string {
 
 // forget drops f's waiters once none is left.
 func (j *journal) forget(f journalFilter, ws *waiters) {
-	if ws.Len() > 0 {
-		return
-	}
-	delete(j.waits[f.route()], f)
-	if len(j.waits[f.route()]) == 0 {
-		delete(j.waits, f.route())
+	if route := f.route(); ws.Len() == 0 {
+		delete(j.waits[route], f)
+		if len(j.waits[route]) == 0 {
+			delete(j.waits, route)
+		}
 	}
 }
 
-// kept returns the entries the ring holds, oldest first: pointers, copied
-// under the lock so that the entries are read outside it.
-func (j *journal) kept() []*journalEntry {
-	j.budget.mu.Lock()
-	defer j.budget.mu.Unlock()
-	return j.keptLocked()
-}
-
-// keptLocked is kept with budget.mu held.
+// keptLocked returns the ring's entries, oldest first, to read outside budget.mu.
 func (j *journal) keptLocked() []*journalEntry {
 	out := make([]*journalEntry, j.count)
 	start := (j.next - j.count + j.size) % j.size
@@ -349,29 +323,25 @@ func (j *journal) keptLocked() []*journalEntry {
 // selected keeps, in place, the entries f matches.
 func (j *journal) selected(entries []*journalEntry, f journalFilter) []*journalEntry {
 	j.examined.Add(uint64(len(entries)))
-	out := entries[:0]
-	for _, e := range entries {
-		if f.matches(e) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(entries, func(e *journalEntry) bool { return !f.matches(e) })
 }
 
 // matching returns the kept entries that q selects, oldest first.
 func (j *journal) matching(q journalQuery) []*journalEntry {
-	return j.selected(j.kept(), q.journalFilter)
+	j.budget.mu.Lock()
+	kept := j.keptLocked()
+	j.budget.mu.Unlock()
+	return j.selected(kept, q.journalFilter)
 }
 
-// watch returns the kept entries and a waiter for q.count more entries that
-// q matches, begun at the same moment: entries added after those returned
-// count towards its target, which found lowers by those that matched. A
-// count over the journal's size can never be met: that waiter is never
-// ready, and is not registered.
+// watch returns the kept entries and, begun at the same moment, a waiter
+// for q.count entries that q matches among those added after them (found
+// lowers the target by those that matched). A count over the journal's size
+// can never be met: that waiter is never ready, and is not registered.
 func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	w := &waiter{filter: q.journalFilter, index: -1}
+	w := &waiter{filter: q.journalFilter}
 	// The entries, under budget.mu; an entry added meanwhile is in them or
 	// counted for the waiter (add inserts before it counts, and counts
 	// under mu), or both, which wakes the waiter to look again.
@@ -386,21 +356,17 @@ func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 	if w.filter.since <= lastSeq {
 		w.filter.since = 0
 	}
-	filters := j.waits[w.filter.route()]
-	if filters == nil {
-		if j.waits == nil {
-			j.waits = map[string]map[journalFilter]*waiters{}
-		}
-		filters = map[journalFilter]*waiters{}
-		j.waits[w.filter.route()] = filters
+	route := w.filter.route()
+	if j.waits[route] == nil {
+		j.waits[route] = map[journalFilter]*waiters{}
 	}
-	ws := filters[w.filter]
+	ws := j.waits[route][w.filter]
 	if ws == nil {
 		ws = &waiters{}
-		filters[w.filter] = ws
+		j.waits[route][w.filter] = ws
 	}
-	w.target, w.ready = ws.matched+uint64(q.count), make(chan struct{})
-	heap.Push(ws, w)
+	w.target, w.ready, w.queued = ws.matched+uint64(q.count), make(chan struct{}), true
+	ws.queue = append(ws.queue, w)
 	return kept, w
 }
 
@@ -408,17 +374,12 @@ func (j *journal) watch(q journalQuery) ([]*journalEntry, *waiter) {
 func (j *journal) found(w *waiter, n int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if w.index < 0 {
+	if !w.queued {
 		return
 	}
 	ws := j.waits[w.filter.route()][w.filter]
 	w.target -= uint64(n)
-	if w.target > ws.matched {
-		heap.Fix(ws, w.index)
-		return
-	}
-	heap.Remove(ws, w.index)
-	close(w.ready)
+	ws.wake()
 	j.forget(w.filter, ws)
 }
 
@@ -426,19 +387,19 @@ func (j *journal) found(w *waiter, n int) {
 func (j *journal) unwatch(w *waiter) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if w.index < 0 {
+	if !w.queued {
 		return
 	}
 	ws := j.waits[w.filter.route()][w.filter]
-	heap.Remove(ws, w.index)
+	ws.queue = slices.DeleteFunc(ws.queue, func(o *waiter) bool { return o == w })
+	w.queued = false
 	j.forget(w.filter, ws)
 }
 
 // await returns what q selects as soon as q.count entries match, or what
 // matches when q.wait passes, the request ends (gone) or the server stops.
-// A waiter is woken only by the entry that brings it to its count, and
-// then looks again: a clear, or the ring's turning, may have taken some of
-// those it counted.
+// A waiter woken by the entry that brings it to its count looks again: a
+// clear, or the ring's turning, may have taken some of those it counted.
 func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []*journalEntry {
 	if q.wait == 0 {
 		return j.matching(q)
@@ -465,6 +426,7 @@ func (j *journal) await(q journalQuery, gone, stopping <-chan struct{}) []*journ
 	}
 }
 
+// clear drops every entry and says how many there were; nil is a journal off.
 func (j *journal) clear() int {
 	if j == nil {
 		return 0

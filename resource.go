@@ -52,8 +52,7 @@ type propSpec struct {
 
 // propTable lists the properties in the order answers write them. A new
 // string field also needs its constant in the field enum (before
-// numStringFields) and a value from the generator
-// (TestGeneratorCoversPropTable).
+// numStringFields) and a value from the generator (TestGeneratorCoversPropTable).
 var propTable = []propSpec{
 	{prop: prop(fieldID), name: "Id", update: 1, column: true},
 	{prop: prop(fieldDisplayName), name: "DisplayName", maxLen: 100, update: 2, indexed: true, scrubbed: true, column: true, form: 1},
@@ -73,14 +72,12 @@ var propTable = []propSpec{
 	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
 }
 
-// resourceFields is a resource as decode.go reads it with encoding/json:
-// a struct made from propTable at start, with a field per property at the
-// index of its prop, each matched by its name in any case and the last of
-// duplicate keys winning, as ASP.NET's model binding reads them. Types is
-// read as types: by a create or update body's one pass (bodyJSON), or as
-// sent by a seed item (resourceJSON). StatusId, _links and _embedded are
-// what GET /__admin/resources writes besides the properties: they are read
-// and ignored, so that its output is a seed as it is.
+// resourceFields is a resource as encoding/json reads it: a struct made
+// from propTable (resourceStruct), a field per property at the index of its
+// prop, matched by name in any case, the last of duplicate keys winning, as
+// ASP.NET's model binding reads them. StatusId, _links and _embedded, which
+// GET /__admin/resources writes too, are read and ignored, so that its
+// output is a seed as it is.
 type resourceFields struct{ v reflect.Value } // the struct, addressable
 
 func resourceStruct(types reflect.Type) reflect.Type {
@@ -196,8 +193,7 @@ type resource struct {
 // str returns string field f's text, "" when null.
 func (r *resource) str(f field) string { return r.vals[f] }
 
-// value returns the field's text and whether it is non-null. StatusId is
-// given as its decimal text.
+// value returns the field's text (StatusId's in decimal) and false for null.
 func (r *resource) value(f field) (string, bool) {
 	if f == fieldStatusID {
 		return strconv.Itoa(r.statusID()), true
@@ -243,8 +239,7 @@ const (
 
 func (p prop) String() string { return specOf[p].name }
 
-// editableProps are the keys a full-replacement PUT must carry, in the
-// order messages and the OpenAPI document list them.
+// editableProps are the keys a PUT must carry, in the order messages list them.
 var editableProps = func() []prop {
 	var ps []prop
 	for _, s := range propTable {
@@ -281,8 +276,10 @@ func appendResource(b []byte, r *resource, links bool) []byte {
 		b = append(b, propTable[i].name...)
 		b = append(b, '"', ':')
 		switch {
+		case p < prop(numStringFields) && r.null[p]:
+			b = append(b, "null"...)
 		case p < prop(numStringFields):
-			b = appendStringValue(b, r, field(p))
+			b = appendJSONString(b, r.vals[p])
 		case p == propStatusID:
 			b = strconv.AppendInt(b, int64(r.statusID()), 10)
 		case p == propTypes:
@@ -294,10 +291,13 @@ func appendResource(b []byte, r *resource, links bool) []byte {
 		}
 	}
 	if links {
-		b = append(b, `,"_links":[],"_embedded":null`...)
+		b = append(b, noLinks...)
 	}
 	return append(b, '}')
 }
+
+// noLinks are the empty _links and _embedded of the .NET service's answers.
+const noLinks = `,"_links":[],"_embedded":null`
 
 func appendTypes(b []byte, types []requestorType, links bool) []byte {
 	b = append(b, '[')
@@ -311,18 +311,11 @@ func appendTypes(b []byte, types []requestorType, links bool) []byte {
 		b = append(b, t.String()...)
 		b = append(b, '"')
 		if links {
-			b = append(b, `,"_links":[],"_embedded":null`...)
+			b = append(b, noLinks...)
 		}
 		b = append(b, '}')
 	}
 	return append(b, ']')
-}
-
-func appendStringValue(b []byte, r *resource, f field) []byte {
-	if r.isNull(f) {
-		return append(b, "null"...)
-	}
-	return appendJSONString(b, r.str(f))
 }
 
 const hexDigits = "0123456789abcdef"
@@ -334,46 +327,29 @@ func appendJSONString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := rune(c), 1
+		if c >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if (r != utf8.RuneError || size > 1) && r != '\u2028' && r != '\u2029' {
+				i += size
 				continue
 			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			switch r {
-			case utf8.RuneError:
-				b = append(b, `\ufffd`...)
-			default:
-				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			}
-			i += size
-			start = i
-			continue
+		b = append(b, s[start:i]...)
+		switch k := strings.IndexByte("\"\\\n\r\t\b\f", c); {
+		case k >= 0: // a short escape
+			b = append(b, '\\', `"\nrtbf`[k])
+		case r == utf8.RuneError:
+			b = append(b, `\ufffd`...)
+		default:
+			b = append(b, '\\', 'u', hexDigits[r>>12], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 		}
 		i += size
+		start = i
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')

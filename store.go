@@ -15,52 +15,18 @@ import (
 	"github.com/google/uuid"
 )
 
-// The store: one directory (a namespace's) in memory. It is a layer of the
-// namespace's own changes on top of a frozen base that every namespace
-// shares: the -seed file, loaded and indexed once. A new namespace, or a
-// reset, is a new empty layer on the same base, so it costs the same
-// whatever the seed's size, and a namespace's memory grows with its writes.
+// The store: a namespace's directory, a layer of its own changes on a
+// frozen base that every namespace shares (the -seed file, indexed once). A
+// new namespace, or a reset, is a new empty layer on the same base: it costs
+// the same whatever the seed's size, and its memory grows with its writes.
 //
-// Positions: the base's resources take positions 0..len(base)-1 and the
-// layer's own creations follow, so a position is a resource's place in the
-// default (creation) order; an update keeps it.
+// Positions: the base's resources take 0..len(base)-1 and the layer's own
+// creations follow, so a position is a resource's place in the default
+// (creation) order; an update keeps it.
 
-// newIDStream returns the reproducible GUID stream of idSeed, keyed by n
-// (the resources already held), or nil for crypto/rand.
-func newIDStream(idSeed *uint64, n int) *rand.ChaCha8 {
-	if idSeed == nil {
-		return nil
-	}
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:8], *idSeed)
-	binary.LittleEndian.PutUint64(key[8:16], uint64(n))
-	return rand.NewChaCha8(key)
-}
-
-// newID generates a version-4 GUID that taken does not hold.
-func newID(ids io.Reader, taken map[string]int32) (string, error) {
-	for {
-		var id uuid.UUID
-		var err error
-		if ids == nil {
-			id, err = uuid.NewRandom()
-		} else {
-			id, err = uuid.NewRandomFromReader(ids)
-		}
-		if err != nil {
-			return "", fmt.Errorf("generate resource id: %w", err)
-		}
-		s := id.String() // once: each call makes a string
-		if _, ok := taken[s]; !ok {
-			return s, nil
-		}
-	}
-}
-
-// generation numbers every change of every store in the process: a
-// value is never given twice, so a store created in place of a removed
-// one (a namespace deleted and made again) never repeats a value the
-// snapshot saw, and the snapshot cannot mistake its changes for none.
+// generation numbers every change of every store in the process, never
+// twice: a store made in place of a removed one never repeats a value the
+// snapshot saw, so the snapshot cannot mistake its changes for none.
 var generation atomic.Uint64
 
 func nextGeneration() uint64 { return generation.Add(1) }
@@ -85,12 +51,10 @@ type store struct {
 	ids     io.Reader // nil: GUIDs from crypto/rand
 }
 
-// newStore returns an empty store. A non-nil idSeed makes the sequence of
-// generated GUIDs the same on every run.
+// newStore returns an empty store; an idSeed makes its GUIDs the same every run.
 func newStore(idSeed *uint64) *store { return newLayer(emptyBase, idSeed) }
 
-// newLayer returns a store that starts from seed and goes back to it on
-// Reset.
+// newLayer returns a store that starts from seed and goes back to it on Reset.
 func newLayer(seed *base, idSeed *uint64) *store {
 	s := &store{seed: seed, idSeed: idSeed}
 	s.startLocked(seed)
@@ -116,13 +80,15 @@ func (s *store) setSeed(b *base) {
 }
 
 // restartIDsLocked restarts the reproducible GUID stream (-id-seed), keyed
-// by n: 0 for a layer that starts empty (new, reset or cleared), which
-// therefore creates the same Ids every time; the resources a restored
-// layer holds, so that it does not replay their Ids.
+// by n: 0 for an empty layer, which so creates the same Ids every time; the
+// resources a restored layer holds, so that it does not replay their Ids.
 func (s *store) restartIDsLocked(n int) {
-	s.ids = nil
-	if stream := newIDStream(s.idSeed, n); stream != nil {
-		s.ids = stream
+	s.ids = nil // crypto/rand
+	if s.idSeed != nil {
+		var key [32]byte
+		binary.LittleEndian.PutUint64(key[:8], *s.idSeed)
+		binary.LittleEndian.PutUint64(key[8:16], uint64(n))
+		s.ids = rand.NewChaCha8(key)
 	}
 }
 
@@ -167,8 +133,22 @@ func (s *store) at(pos int32) *entry {
 	return &s.base.rows[pos]
 }
 
-// each calls visit with every position in order and its resource.
-func (s *store) each(visit func(pos int32, e *entry)) {
+// eachMatchLocked calls visit, in position order, with each resource that
+// filter (nil: any) matches, among an index's candidates when it allows.
+func (s *store) eachMatchLocked(filter filterNode, visit func(pos int32, e *entry)) {
+	if candidates, indexed := s.candidatesLocked(filter); indexed {
+		for _, pos := range candidates {
+			if e := s.at(pos); filter.match(e) {
+				visit(pos, e)
+			}
+		}
+		return
+	}
+	try := func(pos int32, e *entry) {
+		if filter == nil || filter.match(e) {
+			visit(pos, e)
+		}
+	}
 	// The layer's replacements, in order, are walked beside the base rather
 	// than looked up in their map at every row.
 	over := slices.Sorted(maps.Keys(s.replaced))
@@ -177,10 +157,10 @@ func (s *store) each(visit func(pos int32, e *entry)) {
 		if len(over) > 0 && over[0] == int32(i) {
 			e, over = s.replaced[over[0]], over[1:]
 		}
-		visit(int32(i), e)
+		try(int32(i), e)
 	}
 	for i, e := range s.own {
-		visit(int32(len(s.base.rows)+i), e)
+		try(int32(len(s.base.rows)+i), e)
 	}
 }
 
@@ -205,18 +185,26 @@ func (s *store) all() ([]*resource, uint64) {
 	return out, s.changes
 }
 
-// newIDLocked generates an Id that is neither one the layer holds nor one
-// of its base or its seed: after a clear too, so that a PUT to an Id the
-// client was given is never a write to a seed resource once it is reset.
-func (s *store) newIDLocked() (string, error) {
+// newIDLocked generates a version-4 GUID that neither also, the layer, its
+// base nor its seed holds: the seed's after a clear too, so that a PUT to an
+// Id a client was given is never a write to a seed resource once reset.
+func (s *store) newIDLocked(also map[string]bool) (string, error) {
 	for {
-		id, err := newID(s.ids, s.ownByID)
-		if err != nil {
-			return "", err
+		var u uuid.UUID
+		var err error
+		if s.ids == nil {
+			u, err = uuid.NewRandom()
+		} else {
+			u, err = uuid.NewRandomFromReader(s.ids)
 		}
+		if err != nil {
+			return "", fmt.Errorf("generate resource id: %w", err)
+		}
+		id := u.String() // once: each call makes a string
+		_, inOwn := s.ownByID[id]
 		_, inBase := s.base.byID[id]
 		_, inSeed := s.seed.byID[id]
-		if !inBase && !inSeed {
+		if !inOwn && !inBase && !inSeed && !also[id] {
 			return id, nil
 		}
 	}
@@ -226,7 +214,7 @@ func (s *store) newIDLocked() (string, error) {
 func (s *store) create(r *resource) (*resource, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id, err := s.newIDLocked()
+	id, err := s.newIDLocked(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -282,10 +270,7 @@ func (s *store) insert(rs []*resource) error {
 	}
 	for _, r := range rs {
 		if r.isNull(fieldID) || r.id() == "" {
-			id, err := s.newIDLocked()
-			for err == nil && given[id] {
-				id, err = s.newIDLocked()
-			}
+			id, err := s.newIDLocked(given)
 			if err != nil {
 				return err
 			}
@@ -311,14 +296,12 @@ func (s *store) update(r *resource) (*resource, bool) {
 	old := s.at(pos)
 	r.address = old.res.address
 	e := newEntry(r)
-	nb := int32(len(s.base.rows))
-	switch {
-	case pos >= nb:
+	if nb := int32(len(s.base.rows)); pos >= nb {
 		s.index.remove(old, pos)
 		s.own[pos-nb] = e
-	default:
+	} else {
 		if prev, ok := s.replaced[pos]; ok {
-			s.index.remove(prev, pos)
+			s.index.remove(prev, pos) // the base's rows are not in the layer's index
 		}
 		if s.replaced == nil {
 			s.replaced = map[int32]*entry{}
@@ -339,88 +322,48 @@ type listQuery struct {
 }
 
 // list returns the number of matching resources and the requested page:
-// the matches in creation order (from an index when the filter allows, by
-// a scan otherwise), one sort, one page window.
+// the matches in creation order (eachMatchLocked), one sort, one window.
 func (s *store) list(q listQuery) (total int, page []*resource) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 
 	if q.Filter == nil && q.Sorts == nil {
 		total = s.lenLocked()
-		start, end := pageWindow(total, q)
-		page = make([]*resource, 0, end-start)
-		for pos := start; pos < end; pos++ {
-			page = append(page, s.at(int32(pos)).res)
-		}
-		return total, page
+		return total, pageOf(total, q, func(i int) *resource { return s.at(int32(i)).res })
 	}
 	if q.Sorts == nil {
 		return s.filteredPageLocked(q)
 	}
 	var matches []match
-	visit := func(pos int32, e *entry) {
-		if q.Filter == nil || q.Filter.match(e) {
-			m := match{pos: pos, e: e}
-			if q.Sorts != nil {
-				m.key, m.keySet = e.folded(q.Sorts[0].Field)
-			}
-			matches = append(matches, m)
+	first, rest := q.Sorts[0], q.Sorts[1:]
+	s.eachMatchLocked(q.Filter, func(pos int32, e *entry) {
+		m := match{pos: pos, e: e}
+		m.key, m.keySet = e.folded(first.Field)
+		matches = append(matches, m)
+	})
+	slices.SortFunc(matches, func(a, b match) int {
+		c := compareFolded(a.key, a.keySet, b.key, b.keySet, first.Desc)
+		if c == 0 {
+			c = compareEntries(a.e, b.e, rest)
 		}
-	}
-	if candidates, indexed := s.candidatesLocked(q.Filter); indexed {
-		for _, pos := range candidates {
-			visit(pos, s.at(pos))
+		if c == 0 {
+			c = int(a.pos - b.pos) // creation order breaks ties, so the order is total
 		}
-	} else {
-		s.each(visit)
-	}
-	if q.Sorts != nil {
-		first, rest := q.Sorts[0], q.Sorts[1:]
-		slices.SortFunc(matches, func(a, b match) int {
-			c := compareFolded(a.key, a.keySet, b.key, b.keySet, first.Desc)
-			if c == 0 {
-				c = compareEntries(a.e, b.e, rest)
-			}
-			if c == 0 {
-				c = int(a.pos - b.pos) // creation order breaks ties, so the order is total
-			}
-			return c
-		})
-	}
-	start, end := pageWindow(len(matches), q)
-	page = make([]*resource, 0, end-start)
-	for _, m := range matches[start:end] {
-		page = append(page, m.e.res)
-	}
-	return len(matches), page
+		return c
+	})
+	return len(matches), pageOf(len(matches), q, func(i int) *resource { return matches[i].e.res })
 }
 
 // filteredPageLocked is list for a filter without a sort: the matches come
-// in creation order, so only the page's are kept, and nothing is gathered
-// that the answer does not show.
+// in creation order, so only the page's are kept.
 func (s *store) filteredPageLocked(q listQuery) (total int, page []*resource) {
-	first, size := 0, max(q.PageSize, 0)
-	if q.Page >= 1 && size >= 1 && q.Page-1 <= math.MaxInt/size {
-		first = (q.Page - 1) * size
-	} else {
-		size = 0 // no page: the totals alone
-	}
-	visit := func(pos int32, e *entry) {
-		if !q.Filter.match(e) {
-			return
-		}
-		if total >= first && total-first < size {
+	first, end := pageWindow(math.MaxInt, q) // the total is not known yet
+	s.eachMatchLocked(q.Filter, func(_ int32, e *entry) {
+		if total >= first && total < end {
 			page = append(page, e.res)
 		}
 		total++
-	}
-	if candidates, indexed := s.candidatesLocked(q.Filter); indexed {
-		for _, pos := range candidates {
-			visit(pos, s.at(pos))
-		}
-	} else {
-		s.each(visit)
-	}
+	})
 	if page == nil {
 		page = []*resource{}
 	}
@@ -443,7 +386,17 @@ func pageWindow(total int, q listQuery) (start, end int) {
 	if q.PageSize >= 1 && q.Page >= 1 && q.Page-1 <= total/q.PageSize {
 		start = (q.Page - 1) * q.PageSize
 	}
-	return start, min(start+max(q.PageSize, 0), total)
+	return start, start + min(max(q.PageSize, 0), total-start) // no overflow
+}
+
+// pageOf is q's page of total matches, the ith of which is at(i).
+func pageOf(total int, q listQuery, at func(i int) *resource) []*resource {
+	start, end := pageWindow(total, q)
+	page := make([]*resource, 0, end-start)
+	for i := start; i < end; i++ {
+		page = append(page, at(i))
+	}
+	return page
 }
 
 // candidatesLocked returns, in ascending order, positions that include
@@ -489,13 +442,10 @@ func (s *store) candidatesLocked(n filterNode) (positions []int32, indexed bool)
 func (s *store) lookupLocked(f field, key string) []int32 {
 	fromBase := s.base.index[f][key]
 	if len(s.replaced) > 0 {
-		kept := make([]int32, 0, len(fromBase))
-		for _, pos := range fromBase {
-			if _, over := s.replaced[pos]; !over {
-				kept = append(kept, pos)
-			}
-		}
-		fromBase = kept
+		fromBase = slices.DeleteFunc(slices.Clone(fromBase), func(pos int32) bool {
+			_, over := s.replaced[pos]
+			return over
+		})
 	}
 	return mergePositions(fromBase, s.index[f][key])
 }
@@ -539,25 +489,18 @@ func compareEntries(a, b *entry, keys []sortKey) int {
 // compareFolded orders two folded values of a field, null first.
 func compareFolded(va string, aSet bool, vb string, bSet bool, desc bool) int {
 	var c int
-	if aSet && bSet {
+	switch {
+	case aSet && bSet:
 		c = strings.Compare(va, vb)
-	} else {
-		c = boolCompare(aSet, bSet)
+	case aSet:
+		c = 1
+	case bSet:
+		c = -1
 	}
 	if desc {
 		return -c
 	}
 	return c
-}
-
-func boolCompare(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // layerState is a store as the snapshot keeps it: its base and its layer.
@@ -578,10 +521,9 @@ func (s *store) state() layerState {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := layerState{base: s.base}
-	for pos, e := range s.replaced {
-		st.replaced = append(st.replaced, replacedResource{pos, e.res})
+	for _, pos := range slices.Sorted(maps.Keys(s.replaced)) {
+		st.replaced = append(st.replaced, replacedResource{pos, s.replaced[pos].res})
 	}
-	slices.SortFunc(st.replaced, func(a, b replacedResource) int { return int(a.pos - b.pos) })
 	st.own = make([]*resource, len(s.own))
 	for i, e := range s.own {
 		st.own[i] = e.res
