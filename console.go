@@ -179,16 +179,13 @@ const (
 // and shows the fields (propTable) and requestor types (requestorTypeTable)
 // the server has, and no other. The list shows Types, a row of chips, last.
 func consolePageFills() []string {
-	var kinds, columns, props, form, typeNames []string
+	var kinds, columns, props, form []string
 	for _, kind := range faultKinds {
 		text := kind
 		if label, ok := consoleKindLabels[kind]; ok {
 			text += ": " + label
 		}
 		kinds = append(kinds, fmt.Sprintf(`<option value="%s">%s</option>`, html.EscapeString(kind), html.EscapeString(text)))
-	}
-	for _, t := range requestorTypeTable {
-		typeNames = append(typeNames, t.name)
 	}
 	for _, s := range propTable {
 		if s.column && s.prop != propTypes {
@@ -207,7 +204,7 @@ func consolePageFills() []string {
 		case s.prop == prop(fieldStatus):
 			form = append(form, consoleStatusField)
 		case s.prop == propTypes:
-			form = append(form, fmt.Sprintf(consoleTypesField, html.EscapeString(strings.Join(typeNames, " "))))
+			form = append(form, fmt.Sprintf(consoleTypesField, html.EscapeString(strings.Join(requestorTypeNames, " "))))
 		default:
 			look, ok := consoleFieldLooks[s.name]
 			if !ok {

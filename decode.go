@@ -383,14 +383,6 @@ type typesMemo map[string][]requestorType
 
 const maxTypesMemo = 64
 
-var typeNamesList = func() string {
-	names := make([]string, len(requestorTypeTable))
-	for i, t := range requestorTypeTable {
-		names[i] = t.name
-	}
-	return strings.Join(names, ", ")
-}()
-
 // decodeTypes reads the checked Types value raw: each type once, in the
 // order given; a bad entry is a fault keyed by its index. strict refuses
 // properties a Types entry does not have.
@@ -441,15 +433,15 @@ func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, erro
 func (e *typeJSON) requestorType() (requestorType, string) {
 	switch {
 	case e.Type.kind != 0:
-		return 0, "Type must be a string, one of " + typeNamesList + "."
+		return 0, "Type must be a string, one of " + strings.Join(requestorTypeNames, ", ") + "."
 	case !e.Type.valued:
-		return 0, "Type is required; it must be one of " + typeNamesList + "."
+		return 0, "Type is required; it must be one of " + strings.Join(requestorTypeNames, ", ") + "."
 	}
 	name := string(stringText(e.Type.raw))
 	if t, ok := lookupRequestorType(name); ok {
 		return t, ""
 	}
-	return 0, fmt.Sprintf("Unknown requestor type %q; it must be one of %s.", name, typeNamesList)
+	return 0, fmt.Sprintf("Unknown requestor type %q; it must be one of %s.", name, strings.Join(requestorTypeNames, ", "))
 }
 
 // unknownProps adds a fault, keyed prefix+key, for each key of the checked

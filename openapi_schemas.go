@@ -104,10 +104,11 @@ func halEmbedded() obj {
 // so that generators make one struct with enums, not a union of five
 // constants.
 func requestorTypeSchemas() (out, in obj) {
-	var typeNames, table []string
+	var table []string
 	var typeIDs []any
+	typeNames := requestorTypeNames
 	for _, rt := range requestorTypeTable {
-		typeNames, typeIDs = append(typeNames, rt.name), append(typeIDs, int(rt.id))
+		typeIDs = append(typeIDs, int(rt.id))
 		table = append(table, fmt.Sprintf("%d %s", rt.id, rt.name))
 	}
 	out = obj{"type": "object", "additionalProperties": false,

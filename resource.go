@@ -169,11 +169,27 @@ func lookupRequestorType(name string) (requestorType, bool) {
 	return 0, false
 }
 
-func (t requestorType) String() string {
+// requestorTypeNames are the table's names, in its order.
+var requestorTypeNames = func() (names []string) {
+	for _, t := range requestorTypeTable {
+		names = append(names, t.name)
+	}
+	return names
+}()
+
+// name is t's name in the table; ok is false for a type not in it.
+func (t requestorType) name() (string, bool) {
 	for _, e := range requestorTypeTable {
 		if e.id == t {
-			return e.name
+			return e.name, true
 		}
+	}
+	return "", false
+}
+
+func (t requestorType) String() string {
+	if name, ok := t.name(); ok {
+		return name
 	}
 	return "type" + strconv.Itoa(int(t))
 }

@@ -398,7 +398,8 @@ func (rr *recordReader) resource(rec snapshotRecord) (*resource, error) {
 	}
 	r.types = make([]requestorType, len(rec.Types))
 	for i, t := range rec.Types {
-		if r.types[i] = requestorType(t); !knownRequestorType(r.types[i]) {
+		r.types[i] = requestorType(t)
+		if _, ok := r.types[i].name(); !ok {
 			return nil, fmt.Errorf("unknown requestor type id %d", t)
 		}
 	}
@@ -414,15 +415,6 @@ func checkLoaded(r *resource) error {
 		return fmt.Errorf("resource %s has the invalid Status %q", r.id(), st)
 	}
 	return nil
-}
-
-func knownRequestorType(t requestorType) bool {
-	for _, e := range requestorTypeTable {
-		if e.id == t {
-			return true
-		}
-	}
-	return false
 }
 
 // isCanonicalGUID reports whether id is a GUID as the store keys it: lower-case, 8-4-4-4-12.
