@@ -60,7 +60,7 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 		}
 		body = make([]byte, r.ContentLength)
 		if r.Body == io.ReadCloser(&x.capture) && r.ContentLength <= maxJournalBody {
-			x.capture.share(body)
+			x.capture.shared = body
 		}
 		_, err = io.ReadFull(r.Body, body)
 	} else {
@@ -109,7 +109,8 @@ func tooLarge(x *exchange, r *http.Request, limit int64) error {
 	if !waitsContinue(r) && r.ContentLength <= limit+maxDiscard {
 		discardRest(x, r)
 	}
-	return errBodyTooLarge(limit)
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+		"The request body is larger than the limit of %d bytes.", limit)}
 }
 
 // discardRest reads and throws away up to maxDiscard more bytes of r's
@@ -202,11 +203,6 @@ func isJSONMediaType(contentType string) bool {
 	return mediaType == "application/json" || mediaType == "text/json"
 }
 
-func errBodyTooLarge(limit int64) *apiError {
-	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
-		"The request body is larger than the limit of %d bytes.", limit)}
-}
-
 // capturedBody keeps the first maxJournalBody bytes that the handler reads.
 type capturedBody struct {
 	io.ReadCloser
@@ -219,13 +215,11 @@ type capturedBody struct {
 	// which the server sends on the first read, and not once it has answered.
 	waitsContinue bool
 	started       bool
-	shared        []byte // the handler's buffer, which buf is the start of
+	// shared is the handler's buffer, which it reads the whole body into
+	// from its start and never changes: the journal keeps it rather than a
+	// copy of what it reads, and buf is its start. It fits maxJournalBody.
+	shared []byte
 }
-
-// share makes c keep buf, which the handler reads the whole body into from
-// its start and never changes, rather than a copy of what it reads: the
-// journal's Body is the body's own bytes. buf must fit maxJournalBody.
-func (c *capturedBody) share(buf []byte) { c.shared = buf }
 
 func (c *capturedBody) Read(p []byte) (int, error) {
 	c.started = true

@@ -233,13 +233,7 @@ func isAPIPath(p string) bool { return strings.HasPrefix(p, "/api/v2/") || p == 
 // validRequestID accepts a caller's request id only when it is short and
 // printable, so that it is safe to echo and log.
 func validRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] <= ' ' || id[i] > '~' {
-			return false
-		}
-	}
-	return true
+	// A byte past ASCII is part of a rune past '~', or of utf8.RuneError.
+	return id != "" && len(id) <= 128 &&
+		!strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r > '~' })
 }
