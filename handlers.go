@@ -176,11 +176,9 @@ func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 	if ms.empty() {
 		return q, q.PageSize, nil
 	}
-	msg := "The request is invalid."
-	if len(ms.props) == 1 {
-		for _, msgs := range ms.props {
-			msg = msgs[0]
-		}
+	ae := invalid(ms)
+	if len(ms.order) == 1 {
+		ae.Message = ms.props[ms.order[0]][0]
 	}
-	return listQuery{}, 0, invalidAs(msg, ms)
+	return listQuery{}, 0, ae
 }
