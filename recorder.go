@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,8 +34,8 @@ type exchange struct {
 	ns        *namespace // nil until authentication has passed
 	using     *namespace // the namespace this client request counts in, until finish
 
-	// The answer being written: its status once its header is, and its
-	// body's length so far.
+	// The answer being written: its status once its header is (0 before),
+	// and its body's length so far.
 	code        int
 	wroteHeader bool
 	bytes       int
@@ -100,10 +101,6 @@ type keptAnswer struct {
 	// can record the entry before the last bytes go out.
 	declared int
 }
-
-// exchangeOf returns the exchange that the pipeline passes to handlers as
-// their ResponseWriter.
-func exchangeOf(w http.ResponseWriter) *exchange { return w.(*exchange) }
 
 func (x *exchange) Header() http.Header {
 	if x.silenced != nil {
@@ -175,10 +172,7 @@ func (x *exchange) silence() { x.silenced = http.Header{} }
 // (net/http's 200 when the handler wrote nothing), and the fault's answer
 // starts anew.
 func (x *exchange) unsilence() {
-	x.did = http.StatusOK
-	if x.wroteHeader {
-		x.did = x.code
-	}
+	x.did = cmp.Or(x.code, http.StatusOK)
 	x.silenced, x.code, x.wroteHeader, x.bytes = nil, 0, false, 0
 }
 
@@ -269,11 +263,8 @@ func (x *exchange) record(answered bool) {
 // all from a fault; an informational status is no final answer.
 func (x *exchange) settle(answered bool) {
 	status := x.code
-	if !x.wroteHeader {
-		status = 0
-		if x.faultID == 0 {
-			status = http.StatusOK
-		}
+	if !x.wroteHeader && x.faultID == 0 {
+		status = http.StatusOK
 	}
 	if x.did == 0 {
 		x.did = status
