@@ -180,11 +180,10 @@ func readJSONBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if err != nil || len(body) == 0 {
 		return body, err
 	}
-	if sent := r.Header.Get("Content-Type"); !isJSONMediaType(sent) {
-		if sent == "" {
+	if ct := r.Header.Get("Content-Type"); !isJSONMediaType(ct) {
+		sent := "Content-Type " + strconv.Quote(ct)
+		if ct == "" {
 			sent = "no Content-Type"
-		} else {
-			sent = "Content-Type " + strconv.Quote(sent)
 		}
 		return nil, &apiError{Status: http.StatusUnsupportedMediaType, Message: fmt.Sprintf(
 			"The request body was sent with %s; send it as JSON with Content-Type: application/json.", sent)}
@@ -232,9 +231,7 @@ func (c *capturedBody) Read(p []byte) (int, error) {
 	}
 	keep := min(n, maxJournalBody-len(c.buf))
 	c.buf = append(c.buf, p[:keep]...)
-	if keep < n {
-		c.truncated = true
-	}
+	c.truncated = c.truncated || keep < n
 	return n, err
 }
 

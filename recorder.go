@@ -135,8 +135,11 @@ func (x *exchange) Write(b []byte) (int, error) {
 		x.WriteHeader(http.StatusOK)
 	}
 	x.bytes += len(b)
-	if x.journaled {
-		x.keepResponse(b)
+	if x.journaled && !x.kept.made {
+		// The start of the body, within maxJournalResponse.
+		keep := min(len(b), max(maxJournalResponse-len(x.kept.body), 0))
+		x.kept.body = append(x.kept.body, b[:keep]...)
+		x.kept.truncated = x.kept.truncated || keep < len(b)
 	}
 	if x.silenced != nil {
 		return len(b), nil
@@ -149,19 +152,6 @@ func (x *exchange) Write(b []byte) (int, error) {
 		x.record(true)
 	}
 	return x.ResponseWriter.Write(b)
-}
-
-// keepResponse keeps the start of the answer's body for the journal, in a
-// buffer bounded by maxJournalResponse.
-func (x *exchange) keepResponse(b []byte) {
-	if x.kept.made {
-		return
-	}
-	room := maxJournalResponse - len(x.kept.body)
-	if len(b) > room {
-		b, x.kept.truncated = b[:max(room, 0)], true
-	}
-	x.kept.body = append(x.kept.body, b...)
 }
 
 // silence makes the handler's answer measured and kept for the journal,
