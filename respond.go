@@ -47,18 +47,14 @@ func badRequest(format string, args ...any) *apiError {
 func (s *Server) writeError(x *exchange, err error) {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		ae = &apiError{Status: http.StatusInternalServerError, cause: err}
+		ae = errInternal(x.requestID)
+		ae.cause = err
 	}
 	if ae.location != "" {
 		x.Header().Set("Location", ae.location)
 	}
-	if ae.Status == http.StatusInternalServerError {
-		if ae.Message == "" {
-			ae.Message = errInternal(x.requestID).Message
-		}
-		if ae.cause != nil {
-			s.log.Error("request failed", "request_id", x.requestID, "error", ae.cause)
-		}
+	if ae.cause != nil {
+		s.log.Error("request failed", "request_id", x.requestID, "error", ae.cause)
 	}
 	writeJSON(x, ae.Status, ae)
 }
