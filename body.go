@@ -60,7 +60,7 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 		}
 		body = make([]byte, r.ContentLength)
 		if r.Body == io.ReadCloser(&x.capture) && r.ContentLength <= maxJournalBody {
-			x.capture.share(body)
+			x.capture.shared = body
 		}
 		_, err = io.ReadFull(r.Body, body)
 	} else {
@@ -109,7 +109,8 @@ func tooLarge(x *exchange, r *http.Request, limit int64) error {
 	if !waitsContinue(r) && r.ContentLength <= limit+maxDiscard {
 		discardRest(x, r)
 	}
-	return errBodyTooLarge(limit)
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
+		"The request body is larger than the limit of %d bytes.", limit)}
 }
 
 // discardRest reads and throws away up to maxDiscard more bytes of r's
@@ -179,11 +180,10 @@ func readJSONBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if err != nil || len(body) == 0 {
 		return body, err
 	}
-	if sent := r.Header.Get("Content-Type"); !isJSONMediaType(sent) {
-		if sent == "" {
+	if ct := r.Header.Get("Content-Type"); !isJSONMediaType(ct) {
+		sent := "Content-Type " + strconv.Quote(ct)
+		if ct == "" {
 			sent = "no Content-Type"
-		} else {
-			sent = "Content-Type " + strconv.Quote(sent)
 		}
 		return nil, &apiError{Status: http.StatusUnsupportedMediaType, Message: fmt.Sprintf(
 			"The request body was sent with %s; send it as JSON with Content-Type: application/json.", sent)}
@@ -202,11 +202,6 @@ func isJSONMediaType(contentType string) bool {
 	return mediaType == "application/json" || mediaType == "text/json"
 }
 
-func errBodyTooLarge(limit int64) *apiError {
-	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
-		"The request body is larger than the limit of %d bytes.", limit)}
-}
-
 // capturedBody keeps the first maxJournalBody bytes that the handler reads.
 type capturedBody struct {
 	io.ReadCloser
@@ -219,13 +214,11 @@ type capturedBody struct {
 	// which the server sends on the first read, and not once it has answered.
 	waitsContinue bool
 	started       bool
-	shared        []byte // the handler's buffer, which buf is the start of
+	// shared is the handler's buffer, which it reads the whole body into
+	// from its start and never changes: the journal keeps it rather than a
+	// copy of what it reads, and buf is its start. It fits maxJournalBody.
+	shared []byte
 }
-
-// share makes c keep buf, which the handler reads the whole body into from
-// its start and never changes, rather than a copy of what it reads: the
-// journal's Body is the body's own bytes. buf must fit maxJournalBody.
-func (c *capturedBody) share(buf []byte) { c.shared = buf }
 
 func (c *capturedBody) Read(p []byte) (int, error) {
 	c.started = true
@@ -238,9 +231,7 @@ func (c *capturedBody) Read(p []byte) (int, error) {
 	}
 	keep := min(n, maxJournalBody-len(c.buf))
 	c.buf = append(c.buf, p[:keep]...)
-	if keep < n {
-		c.truncated = true
-	}
+	c.truncated = c.truncated || keep < n
 	return n, err
 }
 

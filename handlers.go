@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -140,47 +139,44 @@ func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 			}
 		}
 	}
-	param := func(name string) (string, bool) {
-		i := slices.Index(listParams[:], name)
-		return values[i], given[i]
-	}
-	var err error
 	q := listQuery{Page: 1, PageSize: defaultPageSize}
 	ms := modelState{}
-	positive := func(name string, dst *int) {
-		text, ok := param(name)
-		if !ok {
-			return
+	for i, name := range listParams {
+		if !given[i] {
+			continue
 		}
-		// Plain decimal digits only: ASP.NET's int binding refuses "+3" and " 2 ".
-		n, err := strconv.Atoi(text)
-		if err != nil || n < 1 || !allDigits(text) {
-			ms.add(name, fmt.Sprintf("%s must be an integer of at least 1, not %q.", name, text))
-			return
+		var err error
+		switch text := values[i]; name {
+		case paramFilters:
+			q.Filter, err = parseFilter(text, filterDialect(s.cfg.Filters))
+		case paramPage:
+			q.Page, err = parsePositive(name, text)
+		case paramPageSize:
+			q.PageSize, err = parsePositive(name, text)
+		case paramSorts:
+			q.Sorts, err = parseSorts(text)
 		}
-		*dst = n
+		if err != nil {
+			ms.add(name, err.Error())
+		}
 	}
-	positive(paramPage, &q.Page)
-	positive(paramPageSize, &q.PageSize)
 	q.PageSize = min(q.PageSize, s.cfg.MaxPageSize)
-	if text, ok := param(paramFilters); ok {
-		if q.Filter, err = parseFilter(text, filterDialect(s.cfg.Filters)); err != nil {
-			ms.add(paramFilters, err.Error())
-		}
-	}
-	if text, ok := param(paramSorts); ok {
-		if q.Sorts, err = parseSorts(text); err != nil {
-			ms.add(paramSorts, err.Error())
-		}
-	}
 	if ms.empty() {
 		return q, q.PageSize, nil
 	}
-	msg := "The request is invalid."
-	if len(ms.props) == 1 {
-		for _, msgs := range ms.props {
-			msg = msgs[0]
-		}
+	ae := invalid(ms)
+	if len(ms.order) == 1 {
+		ae.Message = ms.props[ms.order[0]][0]
 	}
-	return listQuery{}, 0, invalidAs(msg, ms)
+	return listQuery{}, 0, ae
+}
+
+// parsePositive reads a page number or size as ASP.NET's int binding does:
+// plain decimal digits only, as it refuses "+3" and " 2 ".
+func parsePositive(name, text string) (int, error) {
+	n, err := strconv.Atoi(text)
+	if err != nil || n < 1 || !allDigits(text) {
+		return 0, fmt.Errorf("%s must be an integer of at least 1, not %q.", name, text)
+	}
+	return n, nil
 }

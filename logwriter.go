@@ -93,16 +93,15 @@ func (w *logWriter) writeLoop() {
 	var batch []byte
 	for {
 		w.mu.Lock()
-		for len(w.pending) == 0 && !w.closing {
-			w.mu.Unlock()
-			<-w.wake
-			w.mu.Lock()
-		}
-		if len(w.pending) == 0 {
-			w.mu.Unlock()
+		idle, closing := len(w.pending) == 0, w.closing
+		w.mu.Unlock()
+		if idle && closing {
 			return
 		}
-		w.mu.Unlock()
+		if idle {
+			<-w.wake
+			continue
+		}
 		// Let the goroutines that are ready to run go first: under load
 		// they are requests about to log, whose lines then join this
 		// write (7 lines a write instead of 1.3 under wrk). On an idle
@@ -126,12 +125,10 @@ func (w *logWriter) Close() error {
 	w.closing = true
 	w.mu.Unlock()
 	w.signal()
-	timer := time.NewTimer(w.closeTimeout)
-	defer timer.Stop()
 	select {
 	case <-w.done:
 		return nil
-	case <-timer.C:
+	case <-time.After(w.closeTimeout):
 	}
 	w.mu.Lock()
 	lost := bytes.Count(w.pending, []byte{'\n'})

@@ -173,12 +173,10 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 	// the handler net/http looks at the original's Body to decide whether
 	// to read the unread rest, which would wait for a body held back for a
 	// 100 Continue. Without a body, nothing is replaced.
-	r2 := new(http.Request)
-	*r2 = *r
+	r2 := new(*r)
 	if canonical != r.URL.Path {
-		u := *r.URL
-		u.Path, u.RawPath = canonical, ""
-		r2.URL = &u
+		r2.URL = new(*r.URL)
+		r2.URL.Path, r2.URL.RawPath = canonical, ""
 	}
 	return r2, name, nil
 }
@@ -233,13 +231,7 @@ func isAPIPath(p string) bool { return strings.HasPrefix(p, "/api/v2/") || p == 
 // validRequestID accepts a caller's request id only when it is short and
 // printable, so that it is safe to echo and log.
 func validRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] <= ' ' || id[i] > '~' {
-			return false
-		}
-	}
-	return true
+	// A byte past ASCII is part of a rune past '~', or of utf8.RuneError.
+	return id != "" && len(id) <= 128 &&
+		!strings.ContainsFunc(id, func(r rune) bool { return r <= ' ' || r > '~' })
 }

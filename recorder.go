@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net"
@@ -33,8 +34,8 @@ type exchange struct {
 	ns        *namespace // nil until authentication has passed
 	using     *namespace // the namespace this client request counts in, until finish
 
-	// The answer being written: its status once its header is, and its
-	// body's length so far.
+	// The answer being written: its status once its header is (0 before),
+	// and its body's length so far.
 	code        int
 	wroteHeader bool
 	bytes       int
@@ -101,10 +102,6 @@ type keptAnswer struct {
 	declared int
 }
 
-// exchangeOf returns the exchange that the pipeline passes to handlers as
-// their ResponseWriter.
-func exchangeOf(w http.ResponseWriter) *exchange { return w.(*exchange) }
-
 func (x *exchange) Header() http.Header {
 	if x.silenced != nil {
 		return x.silenced
@@ -138,8 +135,11 @@ func (x *exchange) Write(b []byte) (int, error) {
 		x.WriteHeader(http.StatusOK)
 	}
 	x.bytes += len(b)
-	if x.journaled {
-		x.keepResponse(b)
+	if x.journaled && !x.kept.made {
+		// The start of the body, within maxJournalResponse.
+		keep := min(len(b), max(maxJournalResponse-len(x.kept.body), 0))
+		x.kept.body = append(x.kept.body, b[:keep]...)
+		x.kept.truncated = x.kept.truncated || keep < len(b)
 	}
 	if x.silenced != nil {
 		return len(b), nil
@@ -154,19 +154,6 @@ func (x *exchange) Write(b []byte) (int, error) {
 	return x.ResponseWriter.Write(b)
 }
 
-// keepResponse keeps the start of the answer's body for the journal, in a
-// buffer bounded by maxJournalResponse.
-func (x *exchange) keepResponse(b []byte) {
-	if x.kept.made {
-		return
-	}
-	room := maxJournalResponse - len(x.kept.body)
-	if len(b) > room {
-		b, x.kept.truncated = b[:max(room, 0)], true
-	}
-	x.kept.body = append(x.kept.body, b...)
-}
-
 // silence makes the handler's answer measured and kept for the journal,
 // but not sent: an After fault answers instead.
 func (x *exchange) silence() { x.silenced = http.Header{} }
@@ -175,10 +162,7 @@ func (x *exchange) silence() { x.silenced = http.Header{} }
 // (net/http's 200 when the handler wrote nothing), and the fault's answer
 // starts anew.
 func (x *exchange) unsilence() {
-	x.did = http.StatusOK
-	if x.wroteHeader {
-		x.did = x.code
-	}
+	x.did = cmp.Or(x.code, http.StatusOK)
 	x.silenced, x.code, x.wroteHeader, x.bytes = nil, 0, false, 0
 }
 
@@ -269,11 +253,8 @@ func (x *exchange) record(answered bool) {
 // all from a fault; an informational status is no final answer.
 func (x *exchange) settle(answered bool) {
 	status := x.code
-	if !x.wroteHeader {
-		status = 0
-		if x.faultID == 0 {
-			status = http.StatusOK
-		}
+	if !x.wroteHeader && x.faultID == 0 {
+		status = http.StatusOK
 	}
 	if x.did == 0 {
 		x.did = status

@@ -17,9 +17,9 @@ import (
 // fault of a body or query that breaks the rules; location is a redirect's
 // Location; cause, when set, is logged and never shown to the client.
 type apiError struct {
-	Status     int
+	Status     int `json:"-"`
 	Message    string
-	ModelState modelState
+	ModelState modelState `json:",omitzero"` // zero when empty: add counts every problem
 	location   string
 	cause      error
 }
@@ -47,35 +47,20 @@ func badRequest(format string, args ...any) *apiError {
 func (s *Server) writeError(x *exchange, err error) {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		ae = &apiError{Status: http.StatusInternalServerError, cause: err}
+		ae = errInternal(x.requestID)
+		ae.cause = err
 	}
 	if ae.location != "" {
 		x.Header().Set("Location", ae.location)
 	}
-	if ae.Status == http.StatusInternalServerError {
-		if ae.Message == "" {
-			ae.Message = errInternal(x.requestID).Message
-		}
-		if ae.cause != nil {
-			s.log.Error("request failed", "request_id", x.requestID, "error", ae.cause)
-		}
+	if ae.cause != nil {
+		s.log.Error("request failed", "request_id", x.requestID, "error", ae.cause)
 	}
-	body := struct {
-		Message    string
-		ModelState *modelState `json:",omitempty"`
-	}{Message: ae.Message}
-	if !ae.ModelState.empty() {
-		body.ModelState = &ae.ModelState
-	}
-	writeJSON(x, ae.Status, body)
+	writeJSON(x, ae.Status, ae)
 }
 
 // jsonText is a handler's answer that is JSON already.
 type jsonText []byte
-
-// pooledJSON is an answer built in a pooled buffer; list pages are the hot
-// path.
-type pooledJSON struct{ buf *[]byte }
 
 // jsonStream is an answer written piece by piece, so that a large one is
 // never held whole in memory.
@@ -91,13 +76,8 @@ func writeValue(x *exchange, v any) {
 		writeJSON(x, http.StatusCreated, v.v)
 	case jsonText:
 		writeBody(x, http.StatusOK, v)
-	case pooledJSON:
-		writePooled(x, v)
 	case *madeAnswer:
-		// The journal makes this answer again when it is read (exchange.answer).
-		p := encoded(v.appendTo)
-		x.kept.next, x.kept.madeLen = true, len(*p.buf)
-		writePooled(x, p)
+		writeMade(x, v)
 	case jsonStream:
 		x.Header()["Content-Type"] = jsonContentTypeHeader
 		x.WriteHeader(http.StatusOK)
@@ -107,22 +87,20 @@ func writeValue(x *exchange, v any) {
 	}
 }
 
-func writePooled(x *exchange, v pooledJSON) {
-	writeBody(x, http.StatusOK, *v.buf)
-	if cap(*v.buf) <= 1<<20 { // don't keep a giant page's buffer forever
-		*v.buf = (*v.buf)[:0]
-		bufPool.Put(v.buf)
+// writeMade writes a made answer from a pooled buffer, as list pages are
+// the hot path. The journal makes it again when it is read (exchange.answer).
+func writeMade(x *exchange, a *madeAnswer) {
+	bp := bufPool.Get().(*[]byte)
+	*bp = a.appendTo((*bp)[:0])
+	x.kept.next, x.kept.madeLen = true, len(*bp)
+	writeBody(x, http.StatusOK, *bp)
+	if cap(*bp) <= 1<<20 { // don't keep a giant page's buffer forever
+		*bp = (*bp)[:0]
+		bufPool.Put(bp)
 	}
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-// encoded builds an answer with appendBody into a pooled buffer.
-func encoded(appendBody func([]byte) []byte) pooledJSON {
-	bp := bufPool.Get().(*[]byte)
-	*bp = appendBody((*bp)[:0])
-	return pooledJSON{bp}
-}
 
 // writeJSON encodes v with encoding/json, for the small, rare answers.
 func writeJSON(w http.ResponseWriter, status int, v any) {

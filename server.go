@@ -96,7 +96,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		// a typo does not pass silently; the API ignores unknown ones.
 		strict := strings.HasPrefix(rt.pattern, "/__admin/") && len(rt.doc(d).params) == 0
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
-			x := exchangeOf(w)
+			x := w.(*exchange) // the pipeline passes its exchange to every handler
 			var v any
 			var err error
 			if strict {
@@ -122,14 +122,14 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		slices.Sort(methods)
 		allow := strings.Join(methods, ", ")
 		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			x := exchangeOf(w)
+			x := w.(*exchange)
 			x.Header().Set("Allow", allow)
 			s.writeError(x, &apiError{Status: http.StatusMethodNotAllowed, Message: fmt.Sprintf(
 				"The method %s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)})
 		})
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		x := exchangeOf(w)
+		x := w.(*exchange)
 		s.writeError(x, errNoRoute(x.path))
 	})
 	return s
