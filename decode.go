@@ -129,14 +129,14 @@ func readFailed(err error) bool {
 }
 
 // eachElement reads the array that is dec's next value one element at a
-// time, so that a large array is never held whole. read gets the byte the
-// element starts with and where it starts in text (what dec reads), and
-// must Decode the element.
-func eachElement(dec *json.Decoder, text []byte, read func(first byte, start int) error) error {
+// time, so that a large array is never held whole. read gets the element's
+// index, the byte it starts with and where it starts in text (what dec
+// reads), and must Decode the element.
+func eachElement(dec *json.Decoder, text []byte, read func(i int, first byte, start int) error) error {
 	if _, err := dec.Token(); err != nil {
 		return err
 	}
-	for dec.More() {
+	for i := 0; dec.More(); i++ {
 		// More looked past the white space; the comma may still be there.
 		start := skipJSONSpace(text, int(dec.InputOffset()))
 		if start < len(text) && text[start] == ',' {
@@ -146,7 +146,7 @@ func eachElement(dec *json.Decoder, text []byte, read func(first byte, start int
 		if start < len(text) {
 			first = text[start]
 		}
-		if err := read(first, start); err != nil {
+		if err := read(i, first, start); err != nil {
 			return err
 		}
 	}
@@ -154,12 +154,7 @@ func eachElement(dec *json.Decoder, text []byte, read func(first byte, start int
 	return err
 }
 
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
+func skipJSONSpace(b []byte, i int) int { return len(b) - len(bytes.TrimLeft(b[i:], " \t\r\n")) }
 
 // ignored reads and drops a value: what GET /__admin/resources writes
 // besides the properties, or an element that is not what it should be.
@@ -219,7 +214,8 @@ var resourceJSON = resourceStruct(reflect.TypeFor[rawValue]())
 // json.Unmarshal reads it all when every Types entry names a type.
 var bodyJSON = resourceStruct(reflect.TypeFor[typesJSON]())
 
-// resourceNames are the names resourceJSON reads, for a strict seed.
+// resourceNames are the names resourceJSON reads, for a strict seed, in the
+// order of its fields: each prop at its index, then those read and ignored.
 var resourceNames = func() []string {
 	var names []string
 	for p := range numProps {
@@ -357,10 +353,10 @@ func (b resourceFields) fields(in *resourceInput) {
 	in.seen[propAddress] = in.address != nil
 }
 
-// itemInput fills in with what the seed item b read: strict refuses
-// properties a Types entry does not have; memo, when not nil, keeps the
-// Types values read without fault, for the next items of the seed.
-func itemInput(b resourceFields, in *resourceInput, strict bool, memo typesMemo) error {
+// itemInput fills in with what the seed item b read, strictly: a property
+// a Types entry does not have is a fault. memo keeps the Types values read
+// without fault, for the next items of the seed.
+func itemInput(b resourceFields, in *resourceInput, memo typesMemo) error {
 	b.fields(in)
 	sent := *propOf[rawValue](b, propTypes)
 	in.seen[propTypes] = sent != nil
@@ -369,8 +365,8 @@ func itemInput(b resourceFields, in *resourceInput, strict bool, memo typesMemo)
 		return nil
 	}
 	problems := in.ms.problems
-	types, err := decodeTypes(sent, strict, &in.ms)
-	if err == nil && in.ms.problems == problems && memo != nil && len(memo) < maxTypesMemo {
+	types, err := decodeTypes(sent, true, &in.ms)
+	if err == nil && in.ms.problems == problems && len(memo) < maxTypesMemo {
 		memo[string(sent)] = types
 	}
 	in.res.types = slices.Clone(types)
@@ -401,9 +397,7 @@ func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, erro
 	if strict {
 		dec.DisallowUnknownFields()
 	}
-	k := 0
-	err := eachElement(dec, raw, func(first byte, start int) error {
-		defer func() { k++ }()
+	err := eachElement(dec, raw, func(k int, first byte, start int) error {
 		if first != '{' {
 			ms.add(fmt.Sprintf("Types[%d].Type", k), "Each Types entry must be an object such as {\"Type\": \"Employee\"}.")
 			return dec.Decode(&ignored{})
@@ -509,29 +503,23 @@ func compactJSON(raw []byte) []byte {
 
 // cleanStrings repairs the strings of the compact JSON b: invalid UTF-8
 // becomes U+FFFD, and so does a surrogate escape that is not half of a pair.
+// Outside its strings compact JSON is ASCII without escapes, which the
+// loop copies as it is.
 func cleanStrings(b []byte) []byte {
 	out := make([]byte, 0, len(b))
-	inString := false
 	for i := 0; i < len(b); {
 		c := b[i]
 		switch {
-		case !inString || c == '"':
-			out = append(out, c)
-			inString = inString != (c == '"')
-			i++
-		case c == '\\' && b[i+1] == 'u':
-			size := 6
-			if r := hex4(b[i+2 : i+6]); utf16.IsSurrogate(r) {
-				if i+12 > len(b) || b[i+6] != '\\' || b[i+7] != 'u' || utf16.DecodeRune(r, hex4(b[i+8:i+12])) == utf8.RuneError {
-					out = append(out, `\ufffd`...)
-					i += size
-					continue
-				}
-				size = 12
+		case c == '\\' && b[i+1] == 'u' && utf16.IsSurrogate(hex4(b[i+2:i+6])):
+			if i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' &&
+				utf16.DecodeRune(hex4(b[i+2:i+6]), hex4(b[i+8:i+12])) != utf8.RuneError {
+				out = append(out, b[i:i+12]...)
+				i += 12
+			} else {
+				out = append(out, `\ufffd`...)
+				i += 6
 			}
-			out = append(out, b[i:i+size]...)
-			i += size
-		case c == '\\':
+		case c == '\\': // another escape: its hexadecimal digits, if any, are ASCII
 			out = append(out, b[i:i+2]...)
 			i += 2
 		default:

@@ -81,23 +81,19 @@ var propTable = []propSpec{
 type resourceFields struct{ v reflect.Value } // the struct, addressable
 
 func resourceStruct(types reflect.Type) reflect.Type {
-	fields := make([]reflect.StructField, numProps, numProps+3)
-	for i := range propTable {
-		p, name := propTable[i].prop, propTable[i].name
-		typ := reflect.TypeFor[stringProp]()
-		switch p {
-		case propStatusID:
-			continue
-		case propTypes:
+	var fields []reflect.StructField
+	for p, name := range resourceNames {
+		typ := reflect.TypeFor[ignored]() // past the props of a body
+		switch {
+		case prop(p) < prop(numStringFields):
+			typ = reflect.TypeFor[stringProp]()
+		case prop(p) == propTypes:
 			typ = types
-		case propAddress:
+		case prop(p) == propAddress:
 			typ = reflect.TypeFor[rawValue]()
 		}
-		fields[p] = reflect.StructField{Name: name, Type: typ}
-	}
-	for _, name := range []string{propStatusID.String(), "_links", "_embedded"} {
-		fields = append(fields, reflect.StructField{Name: "X" + name, Type: reflect.TypeFor[ignored](),
-			Tag: reflect.StructTag(`json:"` + name + `"`)})
+		tag := reflect.StructTag(`json:"` + name + `"`)
+		fields = append(fields, reflect.StructField{Name: "X" + name, Type: typ, Tag: tag})
 	}
 	return reflect.StructOf(fields)
 }

@@ -23,12 +23,9 @@ func decodeSeed(body []byte) ([]*resource, error) {
 	dec.DisallowUnknownFields()
 	resources := []*resource{}
 	all := modelState{}
-	item := 0
 	b := newResourceFields(resourceJSON) // one for all items
 	memo := typesMemo{}
-	err = eachElement(dec, doc.text, func(first byte, start int) error {
-		i := item
-		item++
+	err = eachElement(dec, doc.text, func(i int, first byte, start int) error {
 		if first != '{' {
 			all.add(fmt.Sprintf("[%d]", i), fmt.Sprintf("Each item must be a JSON object (a resource), not %s.", jsonKind(first)))
 			resources = nil
@@ -49,7 +46,7 @@ func decodeSeed(body []byte) ([]*resource, error) {
 				return err
 			}
 		}
-		if err := itemInput(b, in, true, memo); err != nil {
+		if err := itemInput(b, in, memo); err != nil {
 			return err
 		}
 		res, err := buildResource(in, modeSeed, "")
