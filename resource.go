@@ -128,12 +128,8 @@ func (f field) String() string { return fieldNames[f] }
 
 // lookupField finds a field by name, ignoring case as the .NET service does.
 func lookupField(name string) (field, bool) {
-	for f, n := range fieldNames {
-		if strings.EqualFold(n, name) {
-			return field(f), true
-		}
-	}
-	return 0, false
+	f := slices.IndexFunc(fieldNames[:], func(n string) bool { return strings.EqualFold(n, name) })
+	return field(f), f >= 0
 }
 
 // Status values and their ids.

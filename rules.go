@@ -162,9 +162,7 @@ func applyStatus(r *resource, mode writeMode, seen bool, ms *modelState) {
 		if seen {
 			ms.add("Status", "Status must be 'Active' or 'Inactive' in an update; null is not allowed.")
 		}
-	case !ok:
-		r.set(fieldStatus, statusActive, true)
-	case strings.EqualFold(status, statusActive):
+	case !ok || strings.EqualFold(status, statusActive):
 		r.set(fieldStatus, statusActive, true)
 	case strings.EqualFold(status, statusInactive):
 		r.set(fieldStatus, statusInactive, true)
