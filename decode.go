@@ -46,16 +46,9 @@ type document struct {
 	dec  *json.Decoder
 }
 
-// openDocument starts reading body, which must hold one value of kind d.
-func openDocument(body []byte, d jsonDocument) (*document, error) {
+// reader starts reading body as a document of kind d, past a byte-order mark.
+func (d jsonDocument) reader(body []byte) *document {
 	base := afterBOM(body)
-	if err := d.checkStart(body, base); err != nil {
-		return nil, err
-	}
-	return d.reader(body, base), nil
-}
-
-func (d jsonDocument) reader(body []byte, base int) *document {
 	doc := &document{jsonDocument: d, body: body, base: base, text: body[base:]}
 	doc.dec = json.NewDecoder(bytes.NewReader(doc.text))
 	return doc
@@ -63,13 +56,13 @@ func (d jsonDocument) reader(body []byte, base int) *document {
 
 // checkStart refuses a body that is empty or holds a value of another kind
 // than d: what is not JSON at all is told as such.
-func (d jsonDocument) checkStart(body []byte, base int) error {
-	i := skipJSONSpace(body, base)
+func (d jsonDocument) checkStart(body []byte) error {
+	i := skipJSONSpace(body, afterBOM(body))
 	if i == len(body) {
 		return badRequest("%s is empty; expected %s.", d.subject, d.expected)
 	}
 	if body[i] != d.open {
-		if err := d.reader(body, base).readValue(); err != nil {
+		if err := d.reader(body).readValue(); err != nil {
 			return err
 		}
 		return badRequest("%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))
@@ -83,8 +76,8 @@ func (d *document) readValue() error { return d.syntaxError(d.dec.Decode(&ignore
 // readError says where body, which json.Unmarshal refused, stops being one
 // JSON value followed by white space. Only a body refused pays for reading
 // it again with a Decoder, which tells where the value breaks or ends.
-func (d jsonDocument) readError(body []byte, base int) error {
-	doc := d.reader(body, base)
+func (d jsonDocument) readError(body []byte) error {
+	doc := d.reader(body)
 	if err := doc.readValue(); err != nil {
 		return err
 	}
@@ -119,7 +112,7 @@ func (d *document) syntaxError(err error) error {
 // pieceError is readError for a value read element by element (Token,
 // More, Decode), whose decoder's positions leave out the separators it
 // read: on this error path only, the body is read again whole.
-func (d *document) pieceError() error { return d.readError(d.body, d.base) }
+func (d *document) pieceError() error { return d.readError(d.body) }
 
 // readFailed tells an error of reading JSON text (it breaks off, or is not
 // JSON) from one of decoding what was read (an unknown property).
@@ -293,15 +286,14 @@ type resourceInput struct {
 // in, ignoring properties it does not know as the real service does. One
 // json.Unmarshal reads it; in's strings are one copy of it.
 func decodeResourceInto(body []byte, in *resourceInput) error {
-	base := afterBOM(body)
-	if err := objectBody.checkStart(body, base); err != nil {
+	if err := objectBody.checkStart(body); err != nil {
 		return err
 	}
-	text := body[base:]
+	text := withoutBOM(body)
 	b := newResourceFields(bodyJSON)
 	err := json.Unmarshal(text, b.target())
 	if err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
-		return objectBody.readError(body, base) // not JSON
+		return objectBody.readError(body) // not JSON
 	}
 	b.fields(in)
 	// Only Types may be of the wrong JSON type: each other property reads any.
