@@ -138,7 +138,11 @@ func buildResource(in *resourceInput, mode writeMode, pathID string) (*resource,
 		for _, p := range editableProps {
 			if !in.seen[p] {
 				missing = append(missing, p.String())
-				ms.add(p.String(), missingMessage(p))
+				msg := "The " + p.String() + " property is required in an update (its value may be null)."
+				if p == prop(fieldStatus) {
+					msg = "The Status property is required in an update, with the value 'Active' or 'Inactive'."
+				}
+				ms.add(p.String(), msg)
 			}
 		}
 		if len(missing) > 0 {
@@ -240,11 +244,4 @@ func joinNonEmpty(parts ...string) string {
 		}
 	}
 	return strings.Join(nonEmpty, " ")
-}
-
-func missingMessage(p prop) string {
-	if p == prop(fieldStatus) {
-		return "The Status property is required in an update, with the value 'Active' or 'Inactive'."
-	}
-	return "The " + p.String() + " property is required in an update (its value may be null)."
 }
