@@ -306,9 +306,7 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	// Types is absent, null, not an array, or holds an entry that names no
 	// type: read as sent, to tell absent from null and to say what is wrong.
 	var sent struct{ Types rawValue }
-	if err := json.Unmarshal(text, &sent); err != nil {
-		return err
-	}
+	_ = json.Unmarshal(text, &sent) // cannot fail: text is a JSON object, and a rawValue takes any value
 	in.seen[propTypes] = sent.Types != nil
 	in.res.types, err = decodeTypes(sent.Types, false, &in.ms)
 	return err

@@ -280,9 +280,7 @@ func appendResource(b []byte, r *resource, links bool) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '"')
-		b = append(b, propTable[i].name...)
-		b = append(b, '"', ':')
+		b = append(appendJSONString(b, propTable[i].name), ':')
 		switch {
 		case p < prop(numStringFields) && r.null[p]:
 			b = append(b, "null"...)
