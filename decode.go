@@ -314,14 +314,13 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 
 // fields fills in with what b read but Types, its strings in one copy.
 func (b resourceFields) fields(in *resourceInput) {
-	var props [numStringFields]*stringProp
 	var buf [512]byte
 	text := buf[:0]
 	var starts, ends [numStringFields]int
 	for f := range numStringFields {
 		p := propOf[stringProp](b, prop(f))
-		props[f] = p
 		in.seen[f] = p.sent
+		in.res.null[f] = !p.valued
 		if p.kind != 0 {
 			in.ms.add(f.String(), f.String()+" must be a string or null.")
 		}
@@ -335,8 +334,8 @@ func (b resourceFields) fields(in *resourceInput) {
 		ends[f] = len(text)
 	}
 	all := string(text)
-	for f, p := range props {
-		in.res.set(field(f), all[starts[f]:ends[f]], p.valued)
+	for f := range numStringFields {
+		in.res.vals[f] = all[starts[f]:ends[f]] // "" when null
 	}
 	in.names = all[starts[fieldFirstName]:ends[fieldCompany]]
 	in.address = *propOf[rawValue](b, propAddress)
