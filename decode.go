@@ -70,8 +70,21 @@ func (d jsonDocument) checkStart(body []byte) error {
 	return nil
 }
 
-// readValue reads the document's first value, and says where it is not JSON.
-func (d *document) readValue() error { return d.syntaxError(d.dec.Decode(&ignored{})) }
+// readValue reads the document's first value, and says where it is not
+// JSON: where a body stops being JSON shows only in decoding its value whole
+// from the start.
+func (d *document) readValue() error {
+	err := d.dec.Decode(&ignored{})
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return badRequest("%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))
+	case errors.As(err, &se):
+		// Offset counts the bytes read up to and including the one at fault.
+		return badRequest("%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)
+	}
+	return err
+}
 
 // readError says where body, which json.Unmarshal refused, stops being one
 // JSON value followed by white space. Only a body refused pays for reading
@@ -93,20 +106,6 @@ func (d *document) finish() error {
 		return badRequest("%s has data after the %s, at byte %d.", d.subject, d.value, rest)
 	}
 	return nil
-}
-
-// syntaxError says where the body stops being JSON, from the error (or
-// nil) of decoding its value whole from the start.
-func (d *document) syntaxError(err error) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return badRequest("%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))
-	case errors.As(err, &se):
-		// Offset counts the bytes read up to and including the one at fault.
-		return badRequest("%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)
-	}
-	return err
 }
 
 // pieceError is readError for a value read element by element (Token,
