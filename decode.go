@@ -46,16 +46,9 @@ type document struct {
 	dec  *json.Decoder
 }
 
-// openDocument starts reading body, which must hold one value of kind d.
-func openDocument(body []byte, d jsonDocument) (*document, error) {
+// reader starts reading body as a document of kind d, past a byte-order mark.
+func (d jsonDocument) reader(body []byte) *document {
 	base := afterBOM(body)
-	if err := d.checkStart(body, base); err != nil {
-		return nil, err
-	}
-	return d.reader(body, base), nil
-}
-
-func (d jsonDocument) reader(body []byte, base int) *document {
 	doc := &document{jsonDocument: d, body: body, base: base, text: body[base:]}
 	doc.dec = json.NewDecoder(bytes.NewReader(doc.text))
 	return doc
@@ -63,13 +56,13 @@ func (d jsonDocument) reader(body []byte, base int) *document {
 
 // checkStart refuses a body that is empty or holds a value of another kind
 // than d: what is not JSON at all is told as such.
-func (d jsonDocument) checkStart(body []byte, base int) error {
-	i := skipJSONSpace(body, base)
+func (d jsonDocument) checkStart(body []byte) error {
+	i := skipJSONSpace(body, afterBOM(body))
 	if i == len(body) {
 		return badRequest("%s is empty; expected %s.", d.subject, d.expected)
 	}
 	if body[i] != d.open {
-		if err := d.reader(body, base).readValue(); err != nil {
+		if err := d.reader(body).readValue(); err != nil {
 			return err
 		}
 		return badRequest("%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))
@@ -77,14 +70,27 @@ func (d jsonDocument) checkStart(body []byte, base int) error {
 	return nil
 }
 
-// readValue reads the document's first value, and says where it is not JSON.
-func (d *document) readValue() error { return d.syntaxError(d.dec.Decode(&ignored{})) }
+// readValue reads the document's first value, and says where it is not
+// JSON: where a body stops being JSON shows only in decoding its value whole
+// from the start.
+func (d *document) readValue() error {
+	err := d.dec.Decode(&ignored{})
+	var se *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return badRequest("%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))
+	case errors.As(err, &se):
+		// Offset counts the bytes read up to and including the one at fault.
+		return badRequest("%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)
+	}
+	return err
+}
 
 // readError says where body, which json.Unmarshal refused, stops being one
 // JSON value followed by white space. Only a body refused pays for reading
 // it again with a Decoder, which tells where the value breaks or ends.
-func (d jsonDocument) readError(body []byte, base int) error {
-	doc := d.reader(body, base)
+func (d jsonDocument) readError(body []byte) error {
+	doc := d.reader(body)
 	if err := doc.readValue(); err != nil {
 		return err
 	}
@@ -102,24 +108,10 @@ func (d *document) finish() error {
 	return nil
 }
 
-// syntaxError says where the body stops being JSON, from the error (or
-// nil) of decoding its value whole from the start.
-func (d *document) syntaxError(err error) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return badRequest("%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))
-	case errors.As(err, &se):
-		// Offset counts the bytes read up to and including the one at fault.
-		return badRequest("%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)
-	}
-	return err
-}
-
 // pieceError is readError for a value read element by element (Token,
 // More, Decode), whose decoder's positions leave out the separators it
 // read: on this error path only, the body is read again whole.
-func (d *document) pieceError() error { return d.readError(d.body, d.base) }
+func (d *document) pieceError() error { return d.readError(d.body) }
 
 // readFailed tells an error of reading JSON text (it breaks off, or is not
 // JSON) from one of decoding what was read (an unknown property).
@@ -129,14 +121,14 @@ func readFailed(err error) bool {
 }
 
 // eachElement reads the array that is dec's next value one element at a
-// time, so that a large array is never held whole. read gets the byte the
-// element starts with and where it starts in text (what dec reads), and
-// must Decode the element.
-func eachElement(dec *json.Decoder, text []byte, read func(first byte, start int) error) error {
+// time, so that a large array is never held whole. read gets the element's
+// index, the byte it starts with and where it starts in text (what dec
+// reads), and must Decode the element.
+func eachElement(dec *json.Decoder, text []byte, read func(i int, first byte, start int) error) error {
 	if _, err := dec.Token(); err != nil {
 		return err
 	}
-	for dec.More() {
+	for i := 0; dec.More(); i++ {
 		// More looked past the white space; the comma may still be there.
 		start := skipJSONSpace(text, int(dec.InputOffset()))
 		if start < len(text) && text[start] == ',' {
@@ -146,7 +138,7 @@ func eachElement(dec *json.Decoder, text []byte, read func(first byte, start int
 		if start < len(text) {
 			first = text[start]
 		}
-		if err := read(first, start); err != nil {
+		if err := read(i, first, start); err != nil {
 			return err
 		}
 	}
@@ -154,12 +146,7 @@ func eachElement(dec *json.Decoder, text []byte, read func(first byte, start int
 	return err
 }
 
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
-		i++
-	}
-	return i
-}
+func skipJSONSpace(b []byte, i int) int { return len(b) - len(bytes.TrimLeft(b[i:], " \t\r\n")) }
 
 // ignored reads and drops a value: what GET /__admin/resources writes
 // besides the properties, or an element that is not what it should be.
@@ -219,7 +206,8 @@ var resourceJSON = resourceStruct(reflect.TypeFor[rawValue]())
 // json.Unmarshal reads it all when every Types entry names a type.
 var bodyJSON = resourceStruct(reflect.TypeFor[typesJSON]())
 
-// resourceNames are the names resourceJSON reads, for a strict seed.
+// resourceNames are the names resourceJSON reads, for a strict seed, in the
+// order of its fields: each prop at its index, then those read and ignored.
 var resourceNames = func() []string {
 	var names []string
 	for p := range numProps {
@@ -297,15 +285,14 @@ type resourceInput struct {
 // in, ignoring properties it does not know as the real service does. One
 // json.Unmarshal reads it; in's strings are one copy of it.
 func decodeResourceInto(body []byte, in *resourceInput) error {
-	base := afterBOM(body)
-	if err := objectBody.checkStart(body, base); err != nil {
+	if err := objectBody.checkStart(body); err != nil {
 		return err
 	}
-	text := body[base:]
+	text := withoutBOM(body)
 	b := newResourceFields(bodyJSON)
 	err := json.Unmarshal(text, b.target())
 	if err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
-		return objectBody.readError(body, base) // not JSON
+		return objectBody.readError(body) // not JSON
 	}
 	b.fields(in)
 	// Only Types may be of the wrong JSON type: each other property reads any.
@@ -318,9 +305,7 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 	// Types is absent, null, not an array, or holds an entry that names no
 	// type: read as sent, to tell absent from null and to say what is wrong.
 	var sent struct{ Types rawValue }
-	if err := json.Unmarshal(text, &sent); err != nil {
-		return err
-	}
+	_ = json.Unmarshal(text, &sent) // cannot fail: text is a JSON object, and a rawValue takes any value
 	in.seen[propTypes] = sent.Types != nil
 	in.res.types, err = decodeTypes(sent.Types, false, &in.ms)
 	return err
@@ -328,14 +313,13 @@ func decodeResourceInto(body []byte, in *resourceInput) error {
 
 // fields fills in with what b read but Types, its strings in one copy.
 func (b resourceFields) fields(in *resourceInput) {
-	var props [numStringFields]*stringProp
 	var buf [512]byte
 	text := buf[:0]
 	var starts, ends [numStringFields]int
 	for f := range numStringFields {
 		p := propOf[stringProp](b, prop(f))
-		props[f] = p
 		in.seen[f] = p.sent
+		in.res.null[f] = !p.valued
 		if p.kind != 0 {
 			in.ms.add(f.String(), f.String()+" must be a string or null.")
 		}
@@ -349,18 +333,18 @@ func (b resourceFields) fields(in *resourceInput) {
 		ends[f] = len(text)
 	}
 	all := string(text)
-	for f, p := range props {
-		in.res.set(field(f), all[starts[f]:ends[f]], p.valued)
+	for f := range numStringFields {
+		in.res.vals[f] = all[starts[f]:ends[f]] // "" when null
 	}
 	in.names = all[starts[fieldFirstName]:ends[fieldCompany]]
 	in.address = *propOf[rawValue](b, propAddress)
 	in.seen[propAddress] = in.address != nil
 }
 
-// itemInput fills in with what the seed item b read: strict refuses
-// properties a Types entry does not have; memo, when not nil, keeps the
-// Types values read without fault, for the next items of the seed.
-func itemInput(b resourceFields, in *resourceInput, strict bool, memo typesMemo) error {
+// itemInput fills in with what the seed item b read, strictly: a property
+// a Types entry does not have is a fault. memo keeps the Types values read
+// without fault, for the next items of the seed.
+func itemInput(b resourceFields, in *resourceInput, memo typesMemo) error {
 	b.fields(in)
 	sent := *propOf[rawValue](b, propTypes)
 	in.seen[propTypes] = sent != nil
@@ -369,8 +353,8 @@ func itemInput(b resourceFields, in *resourceInput, strict bool, memo typesMemo)
 		return nil
 	}
 	problems := in.ms.problems
-	types, err := decodeTypes(sent, strict, &in.ms)
-	if err == nil && in.ms.problems == problems && memo != nil && len(memo) < maxTypesMemo {
+	types, err := decodeTypes(sent, true, &in.ms)
+	if err == nil && in.ms.problems == problems && len(memo) < maxTypesMemo {
 		memo[string(sent)] = types
 	}
 	in.res.types = slices.Clone(types)
@@ -401,9 +385,7 @@ func decodeTypes(raw []byte, strict bool, ms *modelState) ([]requestorType, erro
 	if strict {
 		dec.DisallowUnknownFields()
 	}
-	k := 0
-	err := eachElement(dec, raw, func(first byte, start int) error {
-		defer func() { k++ }()
+	err := eachElement(dec, raw, func(k int, first byte, start int) error {
 		if first != '{' {
 			ms.add(fmt.Sprintf("Types[%d].Type", k), "Each Types entry must be an object such as {\"Type\": \"Employee\"}.")
 			return dec.Decode(&ignored{})
@@ -509,29 +491,23 @@ func compactJSON(raw []byte) []byte {
 
 // cleanStrings repairs the strings of the compact JSON b: invalid UTF-8
 // becomes U+FFFD, and so does a surrogate escape that is not half of a pair.
+// Outside its strings compact JSON is ASCII without escapes, which the
+// loop copies as it is.
 func cleanStrings(b []byte) []byte {
 	out := make([]byte, 0, len(b))
-	inString := false
 	for i := 0; i < len(b); {
 		c := b[i]
 		switch {
-		case !inString || c == '"':
-			out = append(out, c)
-			inString = inString != (c == '"')
-			i++
-		case c == '\\' && b[i+1] == 'u':
-			size := 6
-			if r := hex4(b[i+2 : i+6]); utf16.IsSurrogate(r) {
-				if i+12 > len(b) || b[i+6] != '\\' || b[i+7] != 'u' || utf16.DecodeRune(r, hex4(b[i+8:i+12])) == utf8.RuneError {
-					out = append(out, `\ufffd`...)
-					i += size
-					continue
-				}
-				size = 12
+		case c == '\\' && b[i+1] == 'u' && utf16.IsSurrogate(hex4(b[i+2:i+6])):
+			if i+12 <= len(b) && b[i+6] == '\\' && b[i+7] == 'u' &&
+				utf16.DecodeRune(hex4(b[i+2:i+6]), hex4(b[i+8:i+12])) != utf8.RuneError {
+				out = append(out, b[i:i+12]...)
+				i += 12
+			} else {
+				out = append(out, `\ufffd`...)
+				i += 6
 			}
-			out = append(out, b[i:i+size]...)
-			i += size
-		case c == '\\':
+		case c == '\\': // another escape: its hexadecimal digits, if any, are ASCII
 			out = append(out, b[i:i+2]...)
 			i += 2
 		default:

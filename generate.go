@@ -24,15 +24,15 @@ import (
 const maxGenerateCount = 100_000
 
 // genItem is one seed item: a value for each string field but Id, which
-// the seed derives (nil is null), Types and Address. MarshalJSON writes
-// every key in the API's order (propTable), null beside "" as the API shows them.
+// the seed derives (nil is null), Types and Address. json writes every key
+// in the API's order (propTable), null beside "" as the API shows them.
 type genItem struct {
 	vals    [numStringFields]*string
 	types   []genType
 	address *genAddress
 }
 
-func (it genItem) MarshalJSON() ([]byte, error) {
+func (it genItem) json() []byte {
 	b := []byte{'{'}
 	for _, s := range propTable {
 		if s.prop == prop(fieldID) || s.prop == propStatusID {
@@ -52,13 +52,10 @@ func (it genItem) MarshalJSON() ([]byte, error) {
 			b = appendJSONString(b, *it.vals[s.prop])
 			continue
 		}
-		text, err := marshalText(v)
-		if err != nil {
-			return nil, err
-		}
+		text, _ := marshalText(v) // strings, in slices and structs: it cannot fail
 		b = append(b, text...)
 	}
-	return append(b, '}'), nil
+	return append(b, '}')
 }
 
 type genType struct{ Type string }
@@ -306,14 +303,7 @@ var genEdges = []func(g *resourceGenerator) genItem{
 func generateItems(w io.Writer, n int, seed uint64) error {
 	// The second PCG word is fixed: the seed alone decides the stream.
 	g := &resourceGenerator{rng: rand.New(rand.NewPCG(seed, 0x7265736f75726365))}
-	err := writeSeedFile(w, n, func(i int) ([]byte, error) {
-		b, err := marshalText(g.next())
-		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", i, err)
-		}
-		return b, nil
-	})
-	if err != nil {
+	if err := writeSeedFile(w, n, func(int) ([]byte, error) { return g.next().json(), nil }); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
 	return nil
@@ -346,9 +336,7 @@ func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var items bytes.Buffer
-	if err := generateItems(&items, count, seed); err != nil {
-		return nil, err
-	}
+	_ = generateItems(&items, count, seed) // into a Buffer: it cannot fail
 	return s.insertSeed(x, items.Bytes())
 }
 

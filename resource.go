@@ -81,23 +81,19 @@ var propTable = []propSpec{
 type resourceFields struct{ v reflect.Value } // the struct, addressable
 
 func resourceStruct(types reflect.Type) reflect.Type {
-	fields := make([]reflect.StructField, numProps, numProps+3)
-	for i := range propTable {
-		p, name := propTable[i].prop, propTable[i].name
-		typ := reflect.TypeFor[stringProp]()
-		switch p {
-		case propStatusID:
-			continue
-		case propTypes:
+	var fields []reflect.StructField
+	for p, name := range resourceNames {
+		typ := reflect.TypeFor[ignored]() // past the props of a body
+		switch {
+		case prop(p) < prop(numStringFields):
+			typ = reflect.TypeFor[stringProp]()
+		case prop(p) == propTypes:
 			typ = types
-		case propAddress:
+		case prop(p) == propAddress:
 			typ = reflect.TypeFor[rawValue]()
 		}
-		fields[p] = reflect.StructField{Name: name, Type: typ}
-	}
-	for _, name := range []string{propStatusID.String(), "_links", "_embedded"} {
-		fields = append(fields, reflect.StructField{Name: "X" + name, Type: reflect.TypeFor[ignored](),
-			Tag: reflect.StructTag(`json:"` + name + `"`)})
+		tag := reflect.StructTag(`json:"` + name + `"`)
+		fields = append(fields, reflect.StructField{Name: "X" + name, Type: typ, Tag: tag})
 	}
 	return reflect.StructOf(fields)
 }
@@ -132,12 +128,8 @@ func (f field) String() string { return fieldNames[f] }
 
 // lookupField finds a field by name, ignoring case as the .NET service does.
 func lookupField(name string) (field, bool) {
-	for f, n := range fieldNames {
-		if strings.EqualFold(n, name) {
-			return field(f), true
-		}
-	}
-	return 0, false
+	f := slices.IndexFunc(fieldNames[:], func(n string) bool { return strings.EqualFold(n, name) })
+	return field(f), f >= 0
 }
 
 // Status values and their ids.
@@ -288,9 +280,7 @@ func appendResource(b []byte, r *resource, links bool) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, '"')
-		b = append(b, propTable[i].name...)
-		b = append(b, '"', ':')
+		b = append(appendJSONString(b, propTable[i].name), ':')
 		switch {
 		case p < prop(numStringFields) && r.null[p]:
 			b = append(b, "null"...)

@@ -138,7 +138,11 @@ func buildResource(in *resourceInput, mode writeMode, pathID string) (*resource,
 		for _, p := range editableProps {
 			if !in.seen[p] {
 				missing = append(missing, p.String())
-				ms.add(p.String(), missingMessage(p))
+				msg := "The " + p.String() + " property is required in an update (its value may be null)."
+				if p == prop(fieldStatus) {
+					msg = "The Status property is required in an update, with the value 'Active' or 'Inactive'."
+				}
+				ms.add(p.String(), msg)
 			}
 		}
 		if len(missing) > 0 {
@@ -162,9 +166,7 @@ func applyStatus(r *resource, mode writeMode, seen bool, ms *modelState) {
 		if seen {
 			ms.add("Status", "Status must be 'Active' or 'Inactive' in an update; null is not allowed.")
 		}
-	case !ok:
-		r.set(fieldStatus, statusActive, true)
-	case strings.EqualFold(status, statusActive):
+	case !ok || strings.EqualFold(status, statusActive):
 		r.set(fieldStatus, statusActive, true)
 	case strings.EqualFold(status, statusInactive):
 		r.set(fieldStatus, statusInactive, true)
@@ -242,11 +244,4 @@ func joinNonEmpty(parts ...string) string {
 		}
 	}
 	return strings.Join(nonEmpty, " ")
-}
-
-func missingMessage(p prop) string {
-	if p == prop(fieldStatus) {
-		return "The Status property is required in an update, with the value 'Active' or 'Inactive'."
-	}
-	return "The " + p.String() + " property is required in an update (its value may be null)."
 }

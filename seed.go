@@ -3,6 +3,7 @@ package resourcedir
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -15,20 +16,17 @@ import (
 // most maxProblems; items are read one at a time, so that a million bad
 // ones take the memory of one.
 func decodeSeed(body []byte) ([]*resource, error) {
-	doc, err := openDocument(body, seedBody)
-	if err != nil {
+	if err := seedBody.checkStart(body); err != nil {
 		return nil, err
 	}
+	doc := seedBody.reader(body)
 	dec := doc.dec
 	dec.DisallowUnknownFields()
 	resources := []*resource{}
 	all := modelState{}
-	item := 0
 	b := newResourceFields(resourceJSON) // one for all items
 	memo := typesMemo{}
-	err = eachElement(dec, doc.text, func(first byte, start int) error {
-		i := item
-		item++
+	err := eachElement(dec, doc.text, func(i int, first byte, start int) error {
 		if first != '{' {
 			all.add(fmt.Sprintf("[%d]", i), fmt.Sprintf("Each item must be a JSON object (a resource), not %s.", jsonKind(first)))
 			resources = nil
@@ -36,7 +34,7 @@ func decodeSeed(body []byte) ([]*resource, error) {
 		}
 		b.v.SetZero() // what b read for the last item is in its input
 		decodeErr := dec.Decode(b.target())
-		if decodeErr != nil && readFailed(decodeErr) {
+		if readFailed(decodeErr) {
 			return decodeErr
 		}
 		raw := doc.text[start:dec.InputOffset()]
@@ -49,20 +47,18 @@ func decodeSeed(body []byte) ([]*resource, error) {
 				return err
 			}
 		}
-		if err := itemInput(b, in, true, memo); err != nil {
+		if err := itemInput(b, in, memo); err != nil {
 			return err
 		}
 		res, err := buildResource(in, modeSeed, "")
-		if err != nil {
-			ve, ok := err.(*apiError)
-			if !ok {
-				return err
-			}
+		var ve *apiError
+		switch {
+		case errors.As(err, &ve):
 			all.merge(fmt.Sprintf("[%d].", i), &ve.ModelState)
 			resources = nil
-			return nil
-		}
-		if all.empty() {
+		case err != nil:
+			return err
+		case all.empty():
 			resources = append(resources, res)
 		}
 		return nil
