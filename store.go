@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	crand "crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -48,7 +49,7 @@ type store struct {
 	// snapshot can tell whether it is stale.
 	changes uint64
 	idSeed  *uint64
-	ids     io.Reader // nil: GUIDs from crypto/rand
+	ids     io.Reader // crypto/rand, or the -id-seed stream
 }
 
 // newStore returns an empty store; an idSeed makes its GUIDs the same every run.
@@ -83,7 +84,7 @@ func (s *store) setSeed(b *base) {
 // by n: 0 for an empty layer, which so creates the same Ids every time; the
 // resources a restored layer holds, so that it does not replay their Ids.
 func (s *store) restartIDsLocked(n int) {
-	s.ids = nil // crypto/rand
+	s.ids = crand.Reader
 	if s.idSeed != nil {
 		var key [32]byte
 		binary.LittleEndian.PutUint64(key[:8], *s.idSeed)
@@ -190,13 +191,7 @@ func (s *store) all() ([]*resource, uint64) {
 // Id a client was given is never a write to a seed resource once reset.
 func (s *store) newIDLocked(also map[string]bool) (string, error) {
 	for {
-		var u uuid.UUID
-		var err error
-		if s.ids == nil {
-			u, err = uuid.NewRandom()
-		} else {
-			u, err = uuid.NewRandomFromReader(s.ids)
-		}
+		u, err := uuid.NewRandomFromReader(s.ids)
 		if err != nil {
 			return "", fmt.Errorf("generate resource id: %w", err)
 		}
@@ -296,13 +291,10 @@ func (s *store) update(r *resource) (*resource, bool) {
 	old := s.at(pos)
 	r.address = old.res.address
 	e := newEntry(r)
+	s.index.remove(old, pos) // nothing for a base row: the layer's index holds the layer's positions only
 	if nb := int32(len(s.base.rows)); pos >= nb {
-		s.index.remove(old, pos)
 		s.own[pos-nb] = e
 	} else {
-		if prev, ok := s.replaced[pos]; ok {
-			s.index.remove(prev, pos) // the base's rows are not in the layer's index
-		}
 		if s.replaced == nil {
 			s.replaced = map[int32]*entry{}
 		}
@@ -534,11 +526,9 @@ func (s *store) state() layerState {
 // restore puts the store on b with a layer of replaced (resources of b)
 // and own; it fails, leaving the store as it was, when an own Id is taken.
 func (s *store) restore(b *base, replaced []replacedResource, own []*resource) error {
-	t := &store{base: b}          // the new layer, built unlocked, then moved in
+	// The new layer, built unlocked, then moved in.
+	t := &store{base: b, replaced: make(map[int32]*entry, len(replaced))}
 	for _, rr := range replaced { // decodeV4 checked that each is in b
-		if t.replaced == nil {
-			t.replaced = map[int32]*entry{}
-		}
 		e := newEntry(rr.res)
 		t.replaced[rr.pos] = e
 		t.index.add(e, rr.pos)
