@@ -65,7 +65,7 @@ func newLayer(seed *base, idSeed *uint64) *store {
 // startLocked drops the layer and puts it on b.
 func (s *store) startLocked(b *base) {
 	s.base = b
-	s.replaced, s.own, s.ownByID, s.index = nil, nil, nil, fieldIndexes{}
+	s.replaced, s.own, s.ownByID, s.index = nil, nil, map[string]int32{}, fieldIndexes{}
 	s.restartIDsLocked(0)
 	s.changes = nextGeneration()
 }
@@ -222,9 +222,6 @@ func (s *store) appendLocked(r *resource) {
 	pos := int32(s.lenLocked())
 	e := newEntry(r)
 	s.own = append(s.own, e)
-	if s.ownByID == nil {
-		s.ownByID = map[string]int32{}
-	}
 	s.ownByID[r.id()] = pos
 	s.index.add(e, pos)
 	s.changes = nextGeneration()
@@ -527,7 +524,7 @@ func (s *store) state() layerState {
 // and own; it fails, leaving the store as it was, when an own Id is taken.
 func (s *store) restore(b *base, replaced []replacedResource, own []*resource) error {
 	// The new layer, built unlocked, then moved in.
-	t := &store{base: b, replaced: make(map[int32]*entry, len(replaced))}
+	t := &store{base: b, replaced: make(map[int32]*entry, len(replaced)), ownByID: make(map[string]int32, len(own))}
 	for _, rr := range replaced { // decodeV4 checked that each is in b
 		e := newEntry(rr.res)
 		t.replaced[rr.pos] = e
