@@ -1,7 +1,6 @@
 package resourcedir
 
 import (
-	crand "crypto/rand"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ type store struct {
 	// snapshot can tell whether it is stale.
 	changes uint64
 	idSeed  *uint64
-	ids     io.Reader // crypto/rand, or the -id-seed stream
+	ids     io.Reader // nil: GUIDs from crypto/rand
 }
 
 // newStore returns an empty store; an idSeed makes its GUIDs the same every run.
@@ -84,7 +83,7 @@ func (s *store) setSeed(b *base) {
 // by n: 0 for an empty layer, which so creates the same Ids every time; the
 // resources a restored layer holds, so that it does not replay their Ids.
 func (s *store) restartIDsLocked(n int) {
-	s.ids = crand.Reader
+	s.ids = nil // crypto/rand
 	if s.idSeed != nil {
 		var key [32]byte
 		binary.LittleEndian.PutUint64(key[:8], *s.idSeed)
@@ -191,7 +190,15 @@ func (s *store) all() ([]*resource, uint64) {
 // Id a client was given is never a write to a seed resource once reset.
 func (s *store) newIDLocked(also map[string]bool) (string, error) {
 	for {
-		u, err := uuid.NewRandomFromReader(s.ids)
+		// Not NewRandomFromReader(crypto/rand.Reader): NewRandom does not
+		// allocate, and a create counts its allocations.
+		var u uuid.UUID
+		var err error
+		if s.ids == nil {
+			u, err = uuid.NewRandom()
+		} else {
+			u, err = uuid.NewRandomFromReader(s.ids)
+		}
 		if err != nil {
 			return "", fmt.Errorf("generate resource id: %w", err)
 		}
