@@ -162,6 +162,9 @@ func newBase(resources []*resource) (*base, error) {
 	for f := range numStringFields {
 		b.freezeField(f)
 	}
+	for i := range b.rows {
+		b.index.add(&b.rows[i], int32(i))
+	}
 	return b, nil
 }
 
@@ -220,10 +223,10 @@ func contentHash(r *resource) [sha256.Size]byte {
 	return sha256.Sum256(b)
 }
 
-// freezeField fills field f's folded values and, for an indexed field, its
-// index. Each field's values are cut out of one string of them all, in
-// order: a scan of a field then reads its text straight through, not from
-// strings spread over the heap (a contains over 100,000 took twice as long).
+// freezeField fills field f's folded values, cut out of one string of them
+// all, in order: a scan of a field then reads its text straight through, not
+// from strings spread over the heap (a contains over 100,000 took twice as
+// long).
 func (b *base) freezeField(f field) {
 	var text []byte
 	ends := make([]int, len(b.rows))
@@ -235,14 +238,4 @@ func (b *base) freezeField(f field) {
 	for i := range b.rows {
 		b.rows[i].fold[f], at = all[at:ends[i]], ends[i]
 	}
-	if !slices.Contains(indexedFields, f) {
-		return
-	}
-	ix := postings{}
-	for i := range b.rows {
-		if e := &b.rows[i]; !e.res.null[f] {
-			ix[e.fold[f]] = append(ix[e.fold[f]], int32(i)) // positions come in order
-		}
-	}
-	b.index[f] = ix
 }

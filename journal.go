@@ -187,6 +187,7 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 		rawQuery: r.URL.RawQuery, host: r.Host, status: x.did, delivered: x.got, faultID: x.faultID,
 		durationMs: float64(now.Sub(x.start).Microseconds()) / 1000, owner: j,
 	}
+	answerBytes := 0
 	if x.refused {
 		// A stranger may send as many of these as it likes: only what
 		// says what was refused is kept, and the entry says what was cut.
@@ -201,16 +202,13 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 			e.respHeader, cut = capHeaders(x.kept.header)
 			e.respBody, e.respTruncated = x.kept.body, x.kept.truncated || cut
 			if x.kept.made {
-				e.answer, e.answerMade = x.answer, true
+				// A made answer is counted whole, not as the 16 KiB copy it
+				// replaces: its resources stay alive through the entry once the
+				// store has let them go (cleared, updated, reset), so the
+				// budget must see them.
+				e.answer, e.answerMade, answerBytes = x.answer, true, x.kept.madeLen
 			}
 		}
-	}
-	// A made answer is counted whole, not as the 16 KiB copy it replaces:
-	// its resources stay alive through the entry once the store has let
-	// them go (cleared, updated, reset), so the budget must see them.
-	answerBytes := 0
-	if e.answerMade {
-		answerBytes = x.kept.madeLen
 	}
 	e.size = journalEntryOverhead + int64(len(e.requestID)+len(e.path)+len(e.route)+len(e.rawQuery)+len(e.host)+
 		len(e.body)+len(e.respBody)+answerBytes+headerBytes(e.header)+headerBytes(e.respHeader))

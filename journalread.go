@@ -2,7 +2,6 @@ package resourcedir
 
 import (
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/url"
@@ -97,7 +96,7 @@ func parseJournalQuery(raw string) (journalQuery, error) {
 }
 
 // readJournal answers GET /__admin/requests, waiting when asked until
-// enough entries match. The answer is streamed entry by entry, so that
+// enough entries match. The answer is streamed (streamList), so that
 // reading a journal of large bodies does not build it whole.
 func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 	q, err := parseJournalQuery(r.URL.RawQuery)
@@ -112,24 +111,10 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 	if q.limit > 0 && len(entries) > q.limit {
 		entries = entries[len(entries)-q.limit:]
 	}
-	return jsonStream(func(w io.Writer) error {
-		if _, err := io.WriteString(w, `{"Requests":[`); err != nil {
-			return err
-		}
-		var b []byte
-		for i, e := range entries {
-			b = b[:0]
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJournalEntry(b, e)
-			if _, err := w.Write(b); err != nil {
-				return err
-			}
-		}
-		_, err := fmt.Fprintf(w, `],"Count":%d,"Journal":%q}`, len(entries), state)
-		return err
-	}), nil
+	tail := fmt.Sprintf(`],"Count":%d,"Journal":%q}`, len(entries), state)
+	return streamList(`{"Requests":[`, len(entries), func(b []byte, i int) ([]byte, error) {
+		return appendJournalEntry(b, entries[i]), nil
+	}, tail), nil
 }
 
 // appendJournalEntry writes one entry as the journal shows it.

@@ -64,7 +64,7 @@ func newLayer(seed *base, idSeed *uint64) *store {
 // startLocked drops the layer and puts it on b.
 func (s *store) startLocked(b *base) {
 	s.base = b
-	s.replaced, s.own, s.ownByID, s.index = nil, nil, nil, fieldIndexes{}
+	s.replaced, s.own, s.ownByID, s.index = nil, nil, map[string]int32{}, fieldIndexes{}
 	s.restartIDsLocked(0)
 	s.changes = nextGeneration()
 }
@@ -190,6 +190,8 @@ func (s *store) all() ([]*resource, uint64) {
 // Id a client was given is never a write to a seed resource once reset.
 func (s *store) newIDLocked(also map[string]bool) (string, error) {
 	for {
+		// Not NewRandomFromReader(crypto/rand.Reader): NewRandom does not
+		// allocate, and a create counts its allocations.
 		var u uuid.UUID
 		var err error
 		if s.ids == nil {
@@ -227,9 +229,6 @@ func (s *store) appendLocked(r *resource) {
 	pos := int32(s.lenLocked())
 	e := newEntry(r)
 	s.own = append(s.own, e)
-	if s.ownByID == nil {
-		s.ownByID = map[string]int32{}
-	}
 	s.ownByID[r.id()] = pos
 	s.index.add(e, pos)
 	s.changes = nextGeneration()
@@ -296,13 +295,10 @@ func (s *store) update(r *resource) (*resource, bool) {
 	old := s.at(pos)
 	r.address = old.res.address
 	e := newEntry(r)
+	s.index.remove(old, pos) // nothing for a base row: the layer's index holds the layer's positions only
 	if nb := int32(len(s.base.rows)); pos >= nb {
-		s.index.remove(old, pos)
 		s.own[pos-nb] = e
 	} else {
-		if prev, ok := s.replaced[pos]; ok {
-			s.index.remove(prev, pos) // the base's rows are not in the layer's index
-		}
 		if s.replaced == nil {
 			s.replaced = map[int32]*entry{}
 		}
@@ -534,11 +530,9 @@ func (s *store) state() layerState {
 // restore puts the store on b with a layer of replaced (resources of b)
 // and own; it fails, leaving the store as it was, when an own Id is taken.
 func (s *store) restore(b *base, replaced []replacedResource, own []*resource) error {
-	t := &store{base: b}          // the new layer, built unlocked, then moved in
+	// The new layer, built unlocked, then moved in.
+	t := &store{base: b, replaced: make(map[int32]*entry, len(replaced)), ownByID: make(map[string]int32, len(own))}
 	for _, rr := range replaced { // decodeV4 checked that each is in b
-		if t.replaced == nil {
-			t.replaced = map[int32]*entry{}
-		}
 		e := newEntry(rr.res)
 		t.replaced[rr.pos] = e
 		t.index.add(e, rr.pos)
