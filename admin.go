@@ -27,8 +27,7 @@ func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 	}
 	var snap *snapshotHealth
 	if s.snap != nil {
-		h := s.snap.health()
-		snap = &h
+		snap = new(s.snap.health())
 	}
 	return struct {
 		Status          string

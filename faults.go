@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -119,10 +120,7 @@ func (f *fault) held() int64 {
 	if len(f.body) > 0 && &f.body[0] != &f.Body[0] {
 		n += len(f.body)
 	}
-	var m faultMatch
-	if f.Match != nil {
-		m = *f.Match
-	}
+	m := cmp.Or(f.Match, &faultMatch{})
 	n += 2 * len(m.Body) // as given, and as bodyText or bodyProps
 	for _, kv := range []map[string]string{f.Headers, m.Query, m.Headers} {
 		for name, value := range kv {
@@ -419,15 +417,14 @@ func (s *Server) applyFault(x *exchange, r *http.Request, f fault) bool {
 			return true
 		}
 	}
-	switch f.Kind {
-	case kindResponse:
-		if f.Status == 0 {
-			return false // a delay only: the real answer follows
-		}
-		s.writeFaultResponse(x, r, f)
-	case kindReset, kindEmpty, kindGarbage, kindHang:
+	switch {
+	case f.Kind != kindResponse:
 		readSentBody(r, s.cfg.MaxBody)
 		s.closeConnection(x, f.Kind)
+	case f.Status == 0:
+		return false // a delay only: the real answer follows
+	default:
+		s.writeFaultResponse(x, r, f)
 	}
 	return true
 }

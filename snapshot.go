@@ -127,8 +127,7 @@ func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
 	}
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
-	bw.WriteString(snapshotMagic)
-	bw.Write(binary.BigEndian.AppendUint32(nil, snapshotVersion))
+	bw.Write(binary.BigEndian.AppendUint32([]byte(snapshotMagic), snapshotVersion))
 	enc := gob.NewEncoder(bw)
 	if err := enc.Encode(header); err != nil {
 		return fmt.Errorf("encode header: %w", err)

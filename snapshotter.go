@@ -133,9 +133,8 @@ func (s *snapshotter) load() error {
 			"duration", time.Since(start))
 		// The file loaded is the last good write, if an earlier run's.
 		if info, err := os.Stat(s.path); err == nil {
-			t := info.ModTime().UTC()
 			s.statusMu.Lock()
-			s.status.LastWrite = &t
+			s.status.LastWrite = new(info.ModTime().UTC())
 			s.statusMu.Unlock()
 		}
 	}
