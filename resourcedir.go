@@ -117,12 +117,10 @@ func (c Config) withDefaults() Config {
 	atLeastOne(&c.MaxRequestBytes, d.MaxRequestBytes)
 	atLeastOne(&c.JournalBudget, d.JournalBudget)
 	atLeastOne(&c.MaxFaultBodies, d.MaxFaultBodies)
-	switch {
-	case c.JournalSize == 0:
+	if c.JournalSize == 0 {
 		c.JournalSize = d.JournalSize
-	case c.JournalSize < 0:
-		c.JournalSize = 0
 	}
+	c.JournalSize = max(c.JournalSize, 0)
 	c.Filters = cmp.Or(c.Filters, d.Filters)
 	atLeastOne(&c.SnapshotInterval, defaultSnapshotInterval)
 	return c
