@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -162,10 +163,7 @@ func namespacePrefixOf(testName string) string {
 			p[i] = '-'
 		}
 	}
-	if len(p) == 0 {
-		return "go"
-	}
-	return string(p)
+	return cmp.Or(string(p), "go")
 }
 
 // logJournal writes the directory's last requests to the test's log, one

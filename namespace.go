@@ -25,7 +25,6 @@ const (
 	defaultNamespace  = "default"
 	namespacePrefix   = "/ns/"
 	maxNamespaceName  = 64
-	defaultMaxSpaces  = 1000
 	namespaceNameHelp = "1 to 64 characters of A-Z a-z 0-9 . _ -"
 	// namespaceSuffixLen is the hex length of the random part of a created
 	// name: 64 bits, so that runs repeated with -count=2, or two test
@@ -228,18 +227,18 @@ func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 	bases := map[*base]*snapshotBase{}
 	for i, ns := range all {
 		st := ns.store.state()
-		sp := snapshotSpace{Name: ns.name, Replaced: st.replaced, Own: st.own}
-		if len(st.base.rows) > 0 {
-			if bases[st.base] == nil {
-				rs := make([]*resource, len(st.base.rows))
-				for k, e := range st.base.rows {
-					rs[k] = e.res
-				}
-				bases[st.base] = &snapshotBase{Resources: rs, frozen: st.base}
-			}
-			sp.Base = bases[st.base]
+		spaces[i] = snapshotSpace{Name: ns.name, Replaced: st.replaced, Own: st.own}
+		if len(st.base.rows) == 0 {
+			continue
 		}
-		spaces[i] = sp
+		if bases[st.base] == nil {
+			rs := make([]*resource, len(st.base.rows))
+			for k := range st.base.rows {
+				rs[k] = st.base.rows[k].res
+			}
+			bases[st.base] = &snapshotBase{Resources: rs, frozen: st.base}
+		}
+		spaces[i].Base = bases[st.base]
 	}
 	return spaces, mark
 }
@@ -264,19 +263,16 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 	restored := map[string]*namespace{defaultNamespace: def}
 	for _, sp := range spaces {
 		b := emptyBase
-		switch {
-		case sp.Base != nil && sp.Base.frozen == nil && sameResources(sp.Base.Resources, s.seed):
-			sp.Base.frozen = s.seed
-		case sp.Base != nil && sp.Base.frozen == nil:
-			frozen, err := newBase(sp.Base.Resources)
-			if err != nil {
-				return fmt.Errorf("namespace %s: %w", sp.Name, err)
-			}
-			sp.Base.frozen = frozen
-		case sp.reseed:
-			b = s.seed
-		}
 		if sp.Base != nil {
+			if sp.Base.frozen == nil && sameResources(sp.Base.Resources, s.seed) {
+				sp.Base.frozen = s.seed
+			} else if sp.Base.frozen == nil {
+				frozen, err := newBase(sp.Base.Resources)
+				if err != nil {
+					return fmt.Errorf("namespace %s: %w", sp.Name, err)
+				}
+				sp.Base.frozen = frozen
+			}
 			b = sp.Base.frozen
 		}
 		store := def.store
@@ -302,16 +298,10 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 
 // sameResources reports whether rs are b's resources, value for value.
 func sameResources(rs []*resource, b *base) bool {
-	if len(rs) != len(b.rows) {
-		return false
-	}
-	for i, r := range rs {
-		o := b.rows[i].res
-		if r.vals != o.vals || r.null != o.null || !slices.Equal(r.types, o.types) || !bytes.Equal(r.address, o.address) {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(rs, b.rows, func(r *resource, e entry) bool {
+		o := e.res
+		return r.vals == o.vals && r.null == o.null && slices.Equal(r.types, o.types) && bytes.Equal(r.address, o.address)
+	})
 }
 
 // createNamespace is POST /__admin/namespaces: a new namespace under a

@@ -98,7 +98,7 @@ type Config struct {
 
 // defaultConfig is the configuration of the binary with no flags.
 func defaultConfig() Config {
-	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: defaultMaxSpaces,
+	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
 		JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic)}
 }
 
@@ -117,23 +117,19 @@ func (c Config) withDefaults() Config {
 	atLeastOne(&c.MaxRequestBytes, d.MaxRequestBytes)
 	atLeastOne(&c.JournalBudget, d.JournalBudget)
 	atLeastOne(&c.MaxFaultBodies, d.MaxFaultBodies)
-	switch {
-	case c.JournalSize == 0:
+	if c.JournalSize == 0 {
 		c.JournalSize = d.JournalSize
-	case c.JournalSize < 0:
-		c.JournalSize = 0
 	}
+	c.JournalSize = max(c.JournalSize, 0)
 	c.Filters = cmp.Or(c.Filters, d.Filters)
-	if c.SnapshotInterval <= 0 {
-		c.SnapshotInterval = defaultSnapshotInterval
-	}
+	atLeastOne(&c.SnapshotInterval, defaultSnapshotInterval)
 	return c
 }
 
 const defaultSnapshotInterval = 10 * time.Second
 
 // atLeastOne gives a limit left below 1 its default.
-func atLeastOne[T int | int64](limit *T, def T) {
+func atLeastOne[T ~int | ~int64](limit *T, def T) {
 	if *limit < 1 {
 		*limit = def
 	}
@@ -199,11 +195,11 @@ func open(ctx context.Context, cfg Config) (*Server, error) {
 // tests that each start a server from one seed decode and index it once
 // (with 1,000 resources, 6 ms of BenchmarkRunT's 7). Frozen seeds never
 // change, so servers share them as namespaces do.
-var frozenSeeds struct {
-	sync.Mutex
-	byKey map[[sha256.Size]byte]*base
-	order [][sha256.Size]byte // oldest first, to bound the map
-}
+var (
+	frozenSeedsMu sync.Mutex
+	frozenSeeds   = map[[sha256.Size]byte]*base{}
+	frozenOrder   [][sha256.Size]byte // oldest first, to bound the map
+)
 
 const maxFrozenSeeds = 16
 
@@ -229,9 +225,9 @@ func (c Config) frozenSeed(ctx context.Context) (*base, error) {
 	// hash alike.
 	key := sha256.Sum256(fmt.Appendf(nil, "%d:%s%d:%sgenerate %d %d",
 		len(file), file, len(values), values, c.Generate, c.RandSeed))
-	frozenSeeds.Lock()
-	got := frozenSeeds.byKey[key]
-	frozenSeeds.Unlock()
+	frozenSeedsMu.Lock()
+	got := frozenSeeds[key]
+	frozenSeedsMu.Unlock()
 	if got != nil {
 		return got, nil
 	}
@@ -262,18 +258,15 @@ func (c Config) frozenSeed(ctx context.Context) (*base, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
-	frozenSeeds.Lock()
-	defer frozenSeeds.Unlock()
-	if frozenSeeds.byKey == nil {
-		frozenSeeds.byKey = map[[sha256.Size]byte]*base{}
-	}
-	if frozenSeeds.byKey[key] == nil {
-		if len(frozenSeeds.order) == maxFrozenSeeds {
-			delete(frozenSeeds.byKey, frozenSeeds.order[0])
-			frozenSeeds.order = frozenSeeds.order[1:]
+	frozenSeedsMu.Lock()
+	defer frozenSeedsMu.Unlock()
+	if frozenSeeds[key] == nil {
+		if len(frozenOrder) == maxFrozenSeeds {
+			delete(frozenSeeds, frozenOrder[0])
+			frozenOrder = frozenOrder[1:]
 		}
-		frozenSeeds.byKey[key] = frozen
-		frozenSeeds.order = append(frozenSeeds.order, key)
+		frozenSeeds[key] = frozen
+		frozenOrder = append(frozenOrder, key)
 	}
 	return frozen, nil
 }
