@@ -181,10 +181,8 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	if err != nil {
 		return err
 	}
-	cfg := o.cfg
-	cfg.IDSeed, cfg.SeedFile, cfg.Logger = idSeed, o.seedFile, logger
-	cfg.Snapshot, cfg.SnapshotInterval = o.snapshotPath, o.snapshotInterval
-	srv, err := open(ctx, cfg)
+	o.cfg.IDSeed, o.cfg.Logger = idSeed, logger
+	srv, err := open(ctx, o.cfg)
 	if err != nil {
 		return err
 	}
