@@ -421,24 +421,22 @@ func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error)
 		// A regular file does not block: read it, or say why not.
 		ctx = context.WithoutCancel(ctx)
 	}
-	type result struct {
-		body []byte
-		err  error
-	}
-	done := make(chan result, 1)
+	var body []byte
+	var err error
+	read := make(chan struct{})
 	go func() {
-		body, err := readLimited(path, limit)
-		done <- result{body, err}
+		body, err = readLimited(path, limit) // left unread when ctx ends first
+		close(read)
 	}()
 	select {
-	case r := <-done:
-		if r.err != nil {
-			return nil, fmt.Errorf("seed %s: %w", path, r.err)
-		}
-		return r.body, nil
+	case <-read:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("seed %s: stopped before the file could be read: %w", path, ctx.Err())
 	}
+	if err != nil {
+		return nil, fmt.Errorf("seed %s: %w", path, err)
+	}
+	return body, nil
 }
 
 func readLimited(path string, limit int64) ([]byte, error) {
