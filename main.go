@@ -417,15 +417,19 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 // being an error; pipes and devices too (-seed <(generate)), abandoned when
 // ctx ends so that a FIFO no one writes to does not stall SIGTERM at boot.
 func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error) {
-	if info, err := os.Stat(path); err != nil || info.Mode().IsRegular() {
+	tooLarge := fmt.Errorf("seed %s: larger than the -max-seed-body limit of %d bytes", path, limit)
+	info, err := os.Stat(path)
+	switch {
+	case err == nil && info.Mode().IsRegular() && info.Size() > limit:
+		return nil, tooLarge
+	case err != nil || info.Mode().IsRegular():
 		// A regular file does not block: read it, or say why not.
 		ctx = context.WithoutCancel(ctx)
 	}
 	var body []byte
-	var err error
 	read := make(chan struct{})
 	go func() {
-		body, err = readLimited(path, limit) // left unread when ctx ends first
+		body, err = readAtMost(path, limit+1) // left unread when ctx ends first
 		close(read)
 	}()
 	select {
@@ -433,30 +437,23 @@ func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error)
 	case <-ctx.Done():
 		return nil, fmt.Errorf("seed %s: stopped before the file could be read: %w", path, ctx.Err())
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("seed %s: %w", path, err)
+	case int64(len(body)) > limit:
+		return nil, tooLarge
 	}
 	return body, nil
 }
 
-func readLimited(path string, limit int64) ([]byte, error) {
+// readAtMost reads the first n bytes of the file at path, or all of a shorter one.
+func readAtMost(path string, n int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	tooLarge := fmt.Errorf("larger than the -max-seed-body limit of %d bytes", limit)
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(body)) > limit {
-		return nil, tooLarge
-	}
-	return body, nil
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // describeError flattens an API error into one line for the terminal.
