@@ -358,6 +358,5 @@ func parseIDSeed(seed string) (*uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-id-seed must be an integer, not %q", seed)
 	}
-	u := uint64(n)
-	return &u, nil
+	return new(uint64(n)), nil
 }

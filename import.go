@@ -305,9 +305,7 @@ func (s *scrubber) text(v string) string { return scrubWord.ReplaceAllStringFunc
 func (s *scrubber) word(w string) string {
 	mac := hmac.New(sha256.New, s.key)
 	mac.Write([]byte(strings.ToLower(w)))
-	var seed [32]byte
-	copy(seed[:], mac.Sum(nil))
-	rng := mrand.New(mrand.NewChaCha8(seed))
+	rng := mrand.New(mrand.NewChaCha8([32]byte(mac.Sum(nil))))
 	var b strings.Builder
 	for _, r := range w {
 		switch {
