@@ -41,7 +41,7 @@ func Main() int {
 	defer signal.Stop(signals)
 	go func() {
 		for sig := range signals {
-			cancel(stopSignal{sig})
+			cancel(fmt.Errorf("%v received", sig))
 			select {
 			case forward <- sig:
 			default: // a command that let eight pass will not heed a ninth
@@ -62,11 +62,6 @@ func Main() int {
 // signalsKey is the context key of the signals a command run after --
 // gets: each SIGINT and SIGTERM that main receives, once.
 type signalsKey struct{}
-
-// stopSignal is the cause of main's context when a signal stops the server.
-type stopSignal struct{ sig os.Signal }
-
-func (s stopSignal) Error() string { return s.sig.String() + " received" }
 
 func exitCode(err error) int {
 	var ee *exitError
@@ -330,8 +325,10 @@ func runCommand(ctx context.Context, command, environ, vars []string, stdout, st
 			forward(sig)
 		case <-done:
 			done = nil
-			if !errors.As(context.Cause(ctx), new(stopSignal)) {
-				forward(syscall.SIGTERM) // a caller's cancellation: no signal comes
+			// A cause of its own is main's signal, which the command got;
+			// a caller's cancellation comes with no signal.
+			if errors.Is(context.Cause(ctx), ctx.Err()) {
+				forward(syscall.SIGTERM)
 			}
 		case err := <-serveErr:
 			serveErr = nil
