@@ -50,8 +50,7 @@ func Main() int {
 	}()
 	ctx = context.WithValue(ctx, signalsKey{}, (<-chan os.Signal)(forward))
 	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
-		var ce *exitError
-		if !errors.Is(err, flag.ErrHelp) && !(errors.As(err, &ce) && ce.err == nil) {
+		if ce, ok := errors.AsType[*exitError](err); !errors.Is(err, flag.ErrHelp) && !(ok && ce.err == nil) {
 			fmt.Fprintln(os.Stderr, "resourcedir:", err)
 		}
 		return exitCode(err)
@@ -296,11 +295,9 @@ func runCommand(ctx context.Context, command, environ, vars []string, stdout, st
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	if err := cmd.Start(); err != nil {
 		// Their text repeats the name.
-		var execErr *exec.Error
-		var pathErr *fs.PathError
-		if errors.As(err, &execErr) {
+		if execErr, ok := errors.AsType[*exec.Error](err); ok {
 			err = execErr.Err
-		} else if errors.As(err, &pathErr) {
+		} else if pathErr, ok := errors.AsType[*fs.PathError](err); ok {
 			err = pathErr.Err
 		}
 		return 127, fmt.Errorf("cannot run %s: %w", command[0], err)
