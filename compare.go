@@ -202,16 +202,15 @@ func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes [
 	accepted := 0
 	for i := range probes {
 		p := &probes[i]
-		ansA, ansB, err := askBoth(ctx, a, b, p.Query)
-		if err != nil {
+		var err error
+		if p.Tenant, p.Resourcedir, err = askBoth(ctx, a, b, p.Query); err != nil {
 			return err
 		}
-		p.Tenant, p.Resourcedir = ansA, ansB
-		p.Accepted = ansA.Status == http.StatusOK
+		p.Accepted = p.Tenant.Status == http.StatusOK
 		if p.Accepted {
 			accepted++
 		}
-		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
+		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, p.Tenant, p.Resourcedir) == ""
 	}
 	rep.Probes = probes
 	// A tenant that takes some of Kendo's constructs is best served by
