@@ -202,16 +202,15 @@ func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes [
 	accepted := 0
 	for i := range probes {
 		p := &probes[i]
-		ansA, ansB, err := askBoth(ctx, a, b, p.Query)
-		if err != nil {
+		var err error
+		if p.Tenant, p.Resourcedir, err = askBoth(ctx, a, b, p.Query); err != nil {
 			return err
 		}
-		p.Tenant, p.Resourcedir = ansA, ansB
-		p.Accepted = ansA.Status == http.StatusOK
+		p.Accepted = p.Tenant.Status == http.StatusOK
 		if p.Accepted {
 			accepted++
 		}
-		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, ansA, ansB) == ""
+		p.SameAnswer = p.Accepted && differRule(cmpQuery{Rule: p.Construct}, p.Tenant, p.Resourcedir) == ""
 	}
 	rep.Probes = probes
 	// A tenant that takes some of Kendo's constructs is best served by
@@ -294,23 +293,19 @@ func localResourcedir(items []map[string]json.RawMessage) (d *directoryReader, s
 	}
 	srv := &http.Server{Handler: newServer(cfg, newStore(nil), nil), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
-	if d, err = newDirectoryReader("http://"+ln.Addr().String(), "", 0); err != nil {
-		srv.Close()
-		return nil, nil, err
-	}
+	// An http URL without credentials, unpaced: it passes every check.
+	d, _ = newDirectoryReader("http://"+ln.Addr().String(), "", 0)
 	return d, func() { srv.Close() }, nil
 }
 
-// compareUsage is what resourcedir compare -help prints before the flags.
-const compareUsage = "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-rand-seed S] [-filters D] [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n" +
-	"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n" +
-	"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n" +
-	"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare."
-
-// runCompare is resourcedir compare: see compareUsage.
+// runCompare is resourcedir compare: see its usage.
 func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	cannot := func(err error) error { return &exitError{2, fmt.Errorf("compare: %w", err)} }
-	fs := newSubcommand("compare", compareUsage)
+	fs := newSubcommand("compare", "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-rand-seed S] [-filters D]"+
+		" [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n"+
+		"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n"+
+		"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n"+
+		"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare.")
 	reader := fromFlags(fs)
 	n := fs.Int("queries", 300, "how many list queries to send to each")
 	seed := fs.Uint64("rand-seed", 1, "the same `seed` and data give the same queries")

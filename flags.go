@@ -19,19 +19,16 @@ import (
 
 // options are the command-line settings.
 type options struct {
-	addr             string
-	addrFile         string
-	tls              bool
-	tlsCert, tlsKey  string
-	tlsCAFile        string
-	snapshotPath     string // "" when snapshots are off
-	snapshotInterval time.Duration
-	seedFile         string
-	idSeed           string
-	logFormat        string
-	version          bool
-	logLevel         slog.Level
-	cfg              Config
+	addr            string
+	addrFile        string
+	tls             bool
+	tlsCert, tlsKey string
+	tlsCAFile       string
+	idSeed          string
+	logFormat       string
+	version         bool
+	logLevel        slog.Level
+	cfg             Config // the flags that are a Config's fields write there
 	// command is what follows --: run it against the server, then stop.
 	command []string
 }
@@ -62,14 +59,14 @@ Flags:
 	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port); \":8080\" listens on every interface, port 0 picks a free one")
 	fs.StringVar(&o.addrFile, "addr-file", "", "`file` to write the served URL to once the server accepts connections (removed at exit)")
-	fs.StringVar(&o.snapshotPath, "snapshot", "resourcedir.gob", "snapshot `file`; \"off\" or \"\" keeps everything in memory only (a file named off is ./off)")
-	o.snapshotInterval = 10 * time.Second
-	fs.Var(durationFlag{&o.snapshotInterval}, "snapshot-interval", "how often to write the snapshot when something changed (a `duration`: 10s, 500ms, 1m)")
+	fs.StringVar(&o.cfg.Snapshot, "snapshot", "resourcedir.gob", "snapshot `file`; \"off\" or \"\" keeps everything in memory only (a file named off is ./off)")
+	o.cfg.SnapshotInterval = defaultSnapshotInterval
+	fs.Var(durationFlag{&o.cfg.SnapshotInterval}, "snapshot-interval", "how often to write the snapshot when something changed (a `duration`: 10s, 500ms, 1m)")
 	fs.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate generated at start for localhost, 127.0.0.1, ::1 and the -allowed-hosts names")
 	fs.StringVar(&o.tlsCAFile, "tls-ca-file", "", "`file` to write the generated certificate's CA to (default: beside the snapshot, else a temporary folder)")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `file` (with -tls-key) instead of a generated one")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key `file` of -tls-cert")
-	fs.StringVar(&o.seedFile, "seed", "", "JSON `file` with an array of resources to load into an empty store at boot (at most -max-seed-body bytes)")
+	fs.StringVar(&o.cfg.SeedFile, "seed", "", "JSON `file` with an array of resources to load into an empty store at boot (at most -max-seed-body bytes)")
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -168,8 +165,8 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	if err := o.check(); err != nil {
 		return nil, err
 	}
-	if o.snapshotPath == snapshotOff {
-		o.snapshotPath = ""
+	if o.cfg.Snapshot == snapshotOff {
+		o.cfg.Snapshot = ""
 	}
 	o.tls = o.tls || o.tlsCert != "" || o.tlsKey != ""
 	if o.cfg.JournalSize == 0 {
@@ -196,8 +193,8 @@ func (o *options) check() error {
 		return errors.New("-auth must be user:token")
 	case o.cfg.NamespaceIdle < 0:
 		return fmt.Errorf("-namespace-idle must be 0 (off) or positive, not %s", o.cfg.NamespaceIdle)
-	case o.snapshotInterval <= 0:
-		return fmt.Errorf("-snapshot-interval must be positive, not %s", o.snapshotInterval)
+	case o.cfg.SnapshotInterval <= 0:
+		return fmt.Errorf("-snapshot-interval must be positive, not %s", o.cfg.SnapshotInterval)
 	case o.logFormat != "text" && o.logFormat != "json":
 		return fmt.Errorf("-log-format must be text or json, not %q", o.logFormat)
 	}
@@ -361,6 +358,5 @@ func parseIDSeed(seed string) (*uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-id-seed must be an integer, not %q", seed)
 	}
-	u := uint64(n)
-	return &u, nil
+	return new(uint64(n)), nil
 }

@@ -125,7 +125,7 @@ func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]ma
 			return nil, err
 		}
 		if status != http.StatusOK {
-			return nil, fmt.Errorf("GET %s/api/v2/resource?%s: status %d%s: %.300s", d.base, query, status, importStatusHint(status), body)
+			return nil, fmt.Errorf("GET %s/api/v2/resource?%s: status %d%s: %.300s", d.base, query, status, importStatusHints[status], body)
 		}
 		var p struct {
 			TotalResults int
@@ -169,16 +169,12 @@ func (d *directoryReader) readAll(ctx context.Context, progress io.Writer) ([]ma
 	return all, nil
 }
 
-func importStatusHint(status int) string {
-	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return " (check -auth or " + fromAuthEnv + ")"
-	case http.StatusNotFound:
-		return " (is -from the base URL, without /api/v2/resource?)"
-	case http.StatusTooManyRequests:
-		return " (lower -rate)"
-	}
-	return ""
+// importStatusHints say what to check when the directory refuses a page.
+var importStatusHints = map[int]string{
+	http.StatusUnauthorized:    " (check -auth or " + fromAuthEnv + ")",
+	http.StatusForbidden:       " (check -auth or " + fromAuthEnv + ")",
+	http.StatusNotFound:        " (is -from the base URL, without /api/v2/resource?)",
+	http.StatusTooManyRequests: " (lower -rate)",
 }
 
 // importType is a Types entry as a seed carries it: no _links, _embedded.
@@ -263,12 +259,10 @@ func importSeedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, er
 // keeps the originals from being guessed.
 type scrubber struct{ key []byte }
 
-func newScrubber() (*scrubber, error) {
+func newScrubber() *scrubber {
 	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return nil, fmt.Errorf("scrub: a random key: %w", err)
-	}
-	return &scrubber{key: key}, nil
+	rand.Read(key) // never fails: crypto/rand crashes the program first
+	return &scrubber{key: key}
 }
 
 // value scrubs the strings and numbers (an Address's house number) of a
@@ -311,9 +305,7 @@ func (s *scrubber) text(v string) string { return scrubWord.ReplaceAllStringFunc
 func (s *scrubber) word(w string) string {
 	mac := hmac.New(sha256.New, s.key)
 	mac.Write([]byte(strings.ToLower(w)))
-	var seed [32]byte
-	copy(seed[:], mac.Sum(nil))
-	rng := mrand.New(mrand.NewChaCha8(seed))
+	rng := mrand.New(mrand.NewChaCha8([32]byte(mac.Sum(nil))))
 	var b strings.Builder
 	for _, r := range w {
 		switch {
@@ -363,9 +355,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	}
 	var s *scrubber
 	if *scrub {
-		if s, err = newScrubber(); err != nil {
-			return fmt.Errorf("import: %w", err)
-		}
+		s = newScrubber()
 	}
 	file, err := importSeedFile(items, s)
 	if err != nil {

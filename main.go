@@ -41,7 +41,7 @@ func Main() int {
 	defer signal.Stop(signals)
 	go func() {
 		for sig := range signals {
-			cancel(stopSignal{sig})
+			cancel(fmt.Errorf("%v received", sig))
 			select {
 			case forward <- sig:
 			default: // a command that let eight pass will not heed a ninth
@@ -50,8 +50,7 @@ func Main() int {
 	}()
 	ctx = context.WithValue(ctx, signalsKey{}, (<-chan os.Signal)(forward))
 	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
-		var ce *exitError
-		if !errors.Is(err, flag.ErrHelp) && !(errors.As(err, &ce) && ce.err == nil) {
+		if ce, ok := errors.AsType[*exitError](err); !errors.Is(err, flag.ErrHelp) && !(ok && ce.err == nil) {
 			fmt.Fprintln(os.Stderr, "resourcedir:", err)
 		}
 		return exitCode(err)
@@ -62,11 +61,6 @@ func Main() int {
 // signalsKey is the context key of the signals a command run after --
 // gets: each SIGINT and SIGTERM that main receives, once.
 type signalsKey struct{}
-
-// stopSignal is the cause of main's context when a signal stops the server.
-type stopSignal struct{ sig os.Signal }
-
-func (s stopSignal) Error() string { return s.sig.String() + " received" }
 
 func exitCode(err error) int {
 	var ee *exitError
@@ -181,10 +175,8 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	if err != nil {
 		return err
 	}
-	cfg := o.cfg
-	cfg.IDSeed, cfg.SeedFile, cfg.Logger = idSeed, o.seedFile, logger
-	cfg.Snapshot, cfg.SnapshotInterval = o.snapshotPath, o.snapshotInterval
-	srv, err := open(ctx, cfg)
+	o.cfg.IDSeed, o.cfg.Logger = idSeed, logger
+	srv, err := open(ctx, o.cfg)
 	if err != nil {
 		return err
 	}
@@ -303,11 +295,9 @@ func runCommand(ctx context.Context, command, environ, vars []string, stdout, st
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	if err := cmd.Start(); err != nil {
 		// Their text repeats the name.
-		var execErr *exec.Error
-		var pathErr *fs.PathError
-		if errors.As(err, &execErr) {
+		if execErr, ok := errors.AsType[*exec.Error](err); ok {
 			err = execErr.Err
-		} else if errors.As(err, &pathErr) {
+		} else if pathErr, ok := errors.AsType[*fs.PathError](err); ok {
 			err = pathErr.Err
 		}
 		return 127, fmt.Errorf("cannot run %s: %w", command[0], err)
@@ -332,8 +322,10 @@ func runCommand(ctx context.Context, command, environ, vars []string, stdout, st
 			forward(sig)
 		case <-done:
 			done = nil
-			if !errors.As(context.Cause(ctx), new(stopSignal)) {
-				forward(syscall.SIGTERM) // a caller's cancellation: no signal comes
+			// A cause of its own is main's signal, which the command got;
+			// a caller's cancellation comes with no signal.
+			if errors.Is(context.Cause(ctx), ctx.Err()) {
+				forward(syscall.SIGTERM)
 			}
 		case err := <-serveErr:
 			serveErr = nil
@@ -419,48 +411,43 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 // being an error; pipes and devices too (-seed <(generate)), abandoned when
 // ctx ends so that a FIFO no one writes to does not stall SIGTERM at boot.
 func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error) {
-	if info, err := os.Stat(path); err != nil || info.Mode().IsRegular() {
+	tooLarge := fmt.Errorf("seed %s: larger than the -max-seed-body limit of %d bytes", path, limit)
+	info, err := os.Stat(path)
+	switch {
+	case err == nil && info.Mode().IsRegular() && info.Size() > limit:
+		return nil, tooLarge
+	case err != nil || info.Mode().IsRegular():
 		// A regular file does not block: read it, or say why not.
 		ctx = context.WithoutCancel(ctx)
 	}
-	type result struct {
-		body []byte
-		err  error
-	}
-	done := make(chan result, 1)
+	var body []byte
+	read := make(chan struct{})
 	go func() {
-		body, err := readLimited(path, limit)
-		done <- result{body, err}
+		body, err = readAtMost(path, limit+1) // left unread when ctx ends first
+		close(read)
 	}()
 	select {
-	case r := <-done:
-		if r.err != nil {
-			return nil, fmt.Errorf("seed %s: %w", path, r.err)
-		}
-		return r.body, nil
+	case <-read:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("seed %s: stopped before the file could be read: %w", path, ctx.Err())
 	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("seed %s: %w", path, err)
+	case int64(len(body)) > limit:
+		return nil, tooLarge
+	}
+	return body, nil
 }
 
-func readLimited(path string, limit int64) ([]byte, error) {
+// readAtMost reads the first n bytes of the file at path, or all of a shorter one.
+func readAtMost(path string, n int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	tooLarge := fmt.Errorf("larger than the -max-seed-body limit of %d bytes", limit)
-	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && info.Size() > limit {
-		return nil, tooLarge
-	}
-	body, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(body)) > limit {
-		return nil, tooLarge
-	}
-	return body, nil
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // describeError flattens an API error into one line for the terminal.

@@ -262,9 +262,9 @@ var runFlagCases = []runFlagCase{
 	{"addr", "127.0.0.1:9", "0.0.0.0:10", func(o *options) any { return o.addr }, "127.0.0.1:9", "0.0.0.0:10"},
 	{"addr-file", "a.url", "b.url", func(o *options) any { return o.addrFile }, "a.url", "b.url"},
 	{"version", "true", "false", func(o *options) any { return o.version }, true, false},
-	{"snapshot", "a.gob", "b.gob", func(o *options) any { return o.snapshotPath }, "a.gob", "b.gob"},
-	{"snapshot-interval", "3s", "1m", func(o *options) any { return o.snapshotInterval }, 3 * time.Second, time.Minute},
-	{"seed", "a.json", "b.json", func(o *options) any { return o.seedFile }, "a.json", "b.json"},
+	{"snapshot", "a.gob", "b.gob", func(o *options) any { return o.cfg.Snapshot }, "a.gob", "b.gob"},
+	{"snapshot-interval", "3s", "1m", func(o *options) any { return o.cfg.SnapshotInterval }, 3 * time.Second, time.Minute},
+	{"seed", "a.json", "b.json", func(o *options) any { return o.cfg.SeedFile }, "a.json", "b.json"},
 	{"id-seed", "42", "-3", func(o *options) any { return o.idSeed }, "42", "-3"},
 	{"log-format", "json", "text", func(o *options) any { return o.logFormat }, "json", "text"},
 	{"log-level", "warn", "debug", func(o *options) any { return o.logLevel }, slog.LevelWarn, slog.LevelDebug},
@@ -344,14 +344,17 @@ func TestMainDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := options{
-		addr: "127.0.0.1:8080", snapshotPath: "resourcedir.gob", snapshotInterval: 10 * time.Second, logFormat: "text",
+		addr: "127.0.0.1:8080", logFormat: "text",
 		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
 			JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic)},
 	}
 	want.cfg.loopbackOnly = true
+	want.cfg.Snapshot, want.cfg.SnapshotInterval = "resourcedir.gob", 10*time.Second
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults %+v, want %+v", *o, want)
 	}
+	// The server's flags alone have a snapshot by default; a Config has none.
+	want.cfg.Snapshot, want.cfg.SnapshotInterval = "", 0
 	if want.cfg.loopbackOnly = false; !reflect.DeepEqual(defaultConfig(), want.cfg) {
 		t.Errorf("DefaultConfig %+v", defaultConfig())
 	}

@@ -50,8 +50,8 @@ func (l *listening) useTLS(o *options) error {
 	l.tls.Certificates, l.caFile = []tls.Certificate{cert}, o.tlsCAFile
 	switch {
 	case l.caFile != "":
-	case o.snapshotPath != "":
-		l.caFile = filepath.Join(filepath.Dir(o.snapshotPath), "resourcedir-ca.pem")
+	case o.cfg.Snapshot != "":
+		l.caFile = filepath.Join(filepath.Dir(o.cfg.Snapshot), "resourcedir-ca.pem")
 	default:
 		dir, err := os.MkdirTemp("", "resourcedir-tls-")
 		if err != nil {
