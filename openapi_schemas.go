@@ -40,8 +40,8 @@ func openAPISchemas(cfg openAPILimits) obj {
 			"TotalPages":   obj{"type": "integer", "minimum": 0, "description": "ceil(TotalResults / pageSize); 0 when nothing matches."},
 			"Page":         obj{"type": "integer", "minimum": 1},
 			"ResourceList": obj{"type": "array", "items": ref("Resource"), "maxItems": cfg.MaxPageSize},
-			"_links":       halLinks(),
-			"_embedded":    halEmbedded(),
+			"_links":       halLinks,
+			"_embedded":    halEmbedded,
 		}, "TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"),
 		"Health": closed(obj{
 			"Status":          obj{"type": "string", "enum": []string{"ok"}},
@@ -90,15 +90,12 @@ func openAPISchemas(cfg openAPILimits) obj {
 // open object, not {"type": "null"}: generated TypeScript types drop a key
 // whose only value is null (openapi-fetch's Readable), and then a listed
 // resource would not be a Resource.
-func halLinks() obj {
-	return obj{"type": "array", "maxItems": 0, "items": obj{"type": "object", "additionalProperties": true},
+var (
+	halLinks = obj{"type": "array", "maxItems": 0, "items": obj{"type": "object", "additionalProperties": true},
 		"description": "HAL links: always empty here."}
-}
-
-func halEmbedded() obj {
-	return obj{"type": []string{"object", "null"}, "additionalProperties": true,
+	halEmbedded = obj{"type": []string{"object", "null"}, "additionalProperties": true,
 		"description": "HAL embedded resources: always null here."}
-}
+)
 
 // requestorTypeSchemas are a requestor type as answers carry it and as
 // requests give it. One object for the type, whichever answer carries it,
@@ -118,8 +115,8 @@ func requestorTypeSchemas() (out, in obj) {
 		"properties": obj{
 			"Id":        obj{"type": "integer", "enum": typeIDs, "description": "The table's Id of Type."},
 			"Type":      obj{"type": "string", "enum": requestorTypeNames},
-			"_links":    halLinks(),
-			"_embedded": halEmbedded(),
+			"_links":    halLinks,
+			"_embedded": halEmbedded,
 		}}
 	in = obj{"type": "object", "required": []string{"Type"},
 		"description": "A requestor type in a request: only Type is read; unknown properties are ignored.",
@@ -175,8 +172,8 @@ func resourceSchema(hal bool) obj {
 	required := append(slices.Clone(fieldNames[:numStringFields]), "StatusId", "Types", "Address")
 	desc := "A resource as create responses and the admin listing write it (no _links/_embedded)."
 	if hal {
-		props["_links"] = halLinks()
-		props["_embedded"] = halEmbedded()
+		props["_links"] = halLinks
+		props["_embedded"] = halEmbedded
 		required = append(required, "_links", "_embedded")
 		desc = "A resource as update and list responses write it."
 	}
