@@ -106,9 +106,10 @@ func hostName(host string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 }
 
+// hostAllowed: a loopback name (as isLoopbackAddr has it) or an -allowed-hosts one.
 func (s *Server) hostAllowed(host string) bool {
 	name := hostName(host)
-	if ip := net.ParseIP(name); strings.EqualFold(name, "localhost") || ip != nil && ip.IsLoopback() {
+	if isLoopbackAddr(net.JoinHostPort(name, "0")) {
 		return true
 	}
 	return slices.ContainsFunc(s.cfg.AllowedHosts, func(allowed string) bool {

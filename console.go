@@ -83,8 +83,8 @@ var consolePages = func() map[filterDialect]*consoleAsset {
 // the dialect's.
 const consoleFilterHelp = "Kendo filter syntax: <code>Field~op~'value'</code> joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply."
 
-// consoleKindLabels say in the fault form what each kind does; a kind
-// without one is offered by its name alone.
+// consoleKindLabels say in the fault form what each kind does
+// (TestConsoleFaultKinds wants one for every kind).
 var consoleKindLabels = map[string]string{
 	kindResponse: "an HTTP answer, or a delay",
 	kindReset:    "a TCP reset, nothing written",
@@ -181,10 +181,7 @@ const (
 func consolePageFills() []string {
 	var kinds, columns, props, form []string
 	for _, kind := range faultKinds {
-		text := kind
-		if label, ok := consoleKindLabels[kind]; ok {
-			text += ": " + label
-		}
+		text := kind + ": " + consoleKindLabels[kind]
 		kinds = append(kinds, fmt.Sprintf(`<option value="%s">%s</option>`, html.EscapeString(kind), html.EscapeString(text)))
 	}
 	for _, s := range propTable {

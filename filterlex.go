@@ -143,7 +143,8 @@ func lexString(s string, off int) token {
 	for {
 		j := strings.IndexByte(s[seg:], '\'')
 		if j < 0 {
-			return unterminated(s, off)
+			return token{kind: tErr, off: len(s), end: len(s),
+				text: fmt.Sprintf("expected ' to close the value that starts at character %d", charAtByte(s, off))}
 		}
 		j += seg
 		k := j
@@ -164,9 +165,4 @@ func lexString(s string, off int) token {
 		}
 		seg = k // at the end, the search finds no closing quote
 	}
-}
-
-func unterminated(s string, off int) token {
-	return token{kind: tErr, off: len(s), end: len(s),
-		text: fmt.Sprintf("expected ' to close the value that starts at character %d", charAtByte(s, off))}
 }

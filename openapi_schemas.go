@@ -31,19 +31,19 @@ func openAPISchemas(cfg openAPILimits) obj {
 		"CreateRequest":   writeSchema("create"),
 		"UpdateRequest":   writeSchema("update"),
 		"SeedResource":    writeSchema("seed"),
-		"CreateResponse": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
+		"CreateResponse": closed(obj{
 			"Data":  obj{"type": "array", "items": ref("ResourceCreated"), "minItems": 1, "maxItems": 1},
 			"Total": obj{"type": "integer", "enum": []int{1}},
-		}},
+		}, "Data", "Total"),
 		"ResourcePage": closed(obj{
 			"TotalResults": obj{"type": "integer", "minimum": 0},
 			"TotalPages":   obj{"type": "integer", "minimum": 0, "description": "ceil(TotalResults / pageSize); 0 when nothing matches."},
 			"Page":         obj{"type": "integer", "minimum": 1},
 			"ResourceList": obj{"type": "array", "items": ref("Resource"), "maxItems": cfg.MaxPageSize},
-			"_links":       halLinks(),
-			"_embedded":    halEmbedded(),
+			"_links":       halLinks,
+			"_embedded":    halEmbedded,
 		}, "TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"),
-		"Health": obj{"type": "object", "required": []string{"Status"}, "additionalProperties": false, "properties": obj{
+		"Health": closed(obj{
 			"Status":          obj{"type": "string", "enum": []string{"ok"}},
 			"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},
 			"DroppedLogLines": obj{"type": "integer", "minimum": 0, "description": "Present once a log line was dropped."},
@@ -56,21 +56,21 @@ func openAPISchemas(cfg openAPILimits) obj {
 					"LastErrorTime":       obj{"type": "string", "format": "date-time", "description": "Present while writes fail: when the last one failed."},
 					"FailedWrites":        obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
 				}},
-		}},
-		"ResourceSet": obj{"type": "object", "required": []string{"Data", "Total"}, "additionalProperties": false, "properties": obj{
-			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}},
+		}, "Status"),
+		"ResourceSet": closed(obj{
+			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}, "Data", "Total"),
 		"GenerateRequest": closed(obj{
 			"Count": obj{"type": "integer", "minimum": 1, "maximum": maxGenerateCount},
 			"Seed":  obj{"type": "integer", "description": "The same Seed gives the same resources."}}, "Count"),
-		"SeedResponse": obj{"type": "object", "required": []string{"Total", "Ids"}, "additionalProperties": false, "properties": obj{
+		"SeedResponse": closed(obj{
 			"Total": obj{"type": "integer", "minimum": 0},
-			"Ids":   obj{"type": "array", "items": obj{"type": "string", "format": "uuid"}, "description": "The new Ids, in the order given."}}},
+			"Ids":   obj{"type": "array", "items": obj{"type": "string", "format": "uuid"}, "description": "The new Ids, in the order given."}}, "Total", "Ids"),
 		"JournalEntry": journalEntrySchema(),
-		"Journal": obj{"type": "object", "required": []string{"Requests", "Count", "Journal"}, "additionalProperties": false, "properties": obj{
+		"Journal": closed(obj{
 			"Requests": obj{"type": "array", "items": ref("JournalEntry")},
 			"Count":    obj{"type": "integer", "minimum": 0},
 			"Journal":  obj{"type": "string", "enum": []string{"on", "off"}},
-		}},
+		}, "Requests", "Count", "Journal"),
 		"FaultSpec": obj{"type": "object", "required": []string{"Path"}, "properties": fault, "additionalProperties": false,
 			"description": "Property names match in any case; an unknown property is a 400."},
 		"Fault": obj{"type": "object", "properties": faultOut, "additionalProperties": false,
@@ -78,9 +78,10 @@ func openAPISchemas(cfg openAPILimits) obj {
 			"description": "A fault as listed: Status, Headers and Body appear when the fault has them."},
 		"FaultList": obj{"type": "object", "required": []string{"Faults"}, "properties": obj{
 			"Faults": obj{"type": "array", "items": ref("Fault")}}},
-		"SnapshotResult": obj{"type": "object", "required": []string{"Path", "Resources", "Bytes", "DurationMs"}, "additionalProperties": false, "properties": obj{
+		"SnapshotResult": closed(obj{
 			"Path": obj{"type": "string"}, "Resources": obj{"type": "integer", "minimum": 0},
-			"Bytes": obj{"type": "integer", "minimum": 0}, "DurationMs": obj{"type": "number", "minimum": 0}}},
+			"Bytes": obj{"type": "integer", "minimum": 0}, "DurationMs": obj{"type": "number", "minimum": 0},
+		}, "Path", "Resources", "Bytes", "DurationMs"),
 	}
 }
 
@@ -89,15 +90,12 @@ func openAPISchemas(cfg openAPILimits) obj {
 // open object, not {"type": "null"}: generated TypeScript types drop a key
 // whose only value is null (openapi-fetch's Readable), and then a listed
 // resource would not be a Resource.
-func halLinks() obj {
-	return obj{"type": "array", "maxItems": 0, "items": obj{"type": "object", "additionalProperties": true},
+var (
+	halLinks = obj{"type": "array", "maxItems": 0, "items": obj{"type": "object", "additionalProperties": true},
 		"description": "HAL links: always empty here."}
-}
-
-func halEmbedded() obj {
-	return obj{"type": []string{"object", "null"}, "additionalProperties": true,
+	halEmbedded = obj{"type": []string{"object", "null"}, "additionalProperties": true,
 		"description": "HAL embedded resources: always null here."}
-}
+)
 
 // requestorTypeSchemas are a requestor type as answers carry it and as
 // requests give it. One object for the type, whichever answer carries it,
@@ -106,7 +104,6 @@ func halEmbedded() obj {
 func requestorTypeSchemas() (out, in obj) {
 	var table []string
 	var typeIDs []any
-	typeNames := requestorTypeNames
 	for _, rt := range requestorTypeTable {
 		typeIDs = append(typeIDs, int(rt.id))
 		table = append(table, fmt.Sprintf("%d %s", rt.id, rt.name))
@@ -117,15 +114,15 @@ func requestorTypeSchemas() (out, in obj) {
 		"required": []string{"Id", "Type"},
 		"properties": obj{
 			"Id":        obj{"type": "integer", "enum": typeIDs, "description": "The table's Id of Type."},
-			"Type":      obj{"type": "string", "enum": typeNames},
-			"_links":    halLinks(),
-			"_embedded": halEmbedded(),
+			"Type":      obj{"type": "string", "enum": requestorTypeNames},
+			"_links":    halLinks,
+			"_embedded": halEmbedded,
 		}}
 	in = obj{"type": "object", "required": []string{"Type"},
 		"description": "A requestor type in a request: only Type is read; unknown properties are ignored.",
 		"properties": obj{
-			"Type": obj{"type": "string", "enum": typeNames,
-				"description": "One of " + strings.Join(typeNames, ", ") + ". Matched case-insensitively on the wire (\"team\" is Team) and stored canonical."},
+			"Type": obj{"type": "string", "enum": requestorTypeNames,
+				"description": "One of " + strings.Join(requestorTypeNames, ", ") + ". Matched case-insensitively on the wire (\"team\" is Team) and stored canonical."},
 			"Id": obj{"type": []string{"integer", "null"}, "description": "Ignored: the table's Id of Type is used."},
 		}}
 	return out, in
@@ -175,8 +172,8 @@ func resourceSchema(hal bool) obj {
 	required := append(slices.Clone(fieldNames[:numStringFields]), "StatusId", "Types", "Address")
 	desc := "A resource as create responses and the admin listing write it (no _links/_embedded)."
 	if hal {
-		props["_links"] = halLinks()
-		props["_embedded"] = halEmbedded()
+		props["_links"] = halLinks
+		props["_embedded"] = halEmbedded
 		required = append(required, "_links", "_embedded")
 		desc = "A resource as update and list responses write it."
 	}
