@@ -70,11 +70,6 @@ func streamList(head string, n int, item func(b []byte, i int) ([]byte, error), 
 	}
 }
 
-// adminBody is an admin request's body; a query parameter is a 400, as the admin API is strict.
-func adminBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
-	return readBody(x, r, limit)
-}
-
 // adminObject reads an admin request's body as one JSON object; ok is false when it is not one,
 // and the map nil when the body is empty (a byte-order mark and white space aside).
 func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
@@ -107,7 +102,7 @@ func adminProps(spec map[string]json.RawMessage, props []string, prefix, what st
 }
 
 func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
-	body, err := adminBody(x, r, s.cfg.MaxSeedBody)
+	body, err := readBody(x, r, s.cfg.MaxSeedBody)
 	if err != nil {
 		return nil, err
 	}

@@ -83,16 +83,6 @@ var consolePages = func() map[filterDialect]*consoleAsset {
 // the dialect's.
 const consoleFilterHelp = "Kendo filter syntax: <code>Field~op~'value'</code> joined by <code>~and~</code>, <code>~or~</code>; parentheses group. Press Enter or pause to apply."
 
-// consoleKindLabels say in the fault form what each kind does
-// (TestConsoleFaultKinds wants one for every kind).
-var consoleKindLabels = map[string]string{
-	kindResponse: "an HTTP answer, or a delay",
-	kindReset:    "a TCP reset, nothing written",
-	kindEmpty:    "closed, nothing written",
-	kindGarbage:  "bytes that are not HTTP",
-	kindHang:     "no answer (closed after DelayMs)",
-}
-
 // consolePolicy keeps the page to its own origin: no inline script, no
 // third-party fetch, no framing (a page cannot click the Reset button for
 // someone).
@@ -180,9 +170,9 @@ const (
 // the server has, and no other. The list shows Types, a row of chips, last.
 func consolePageFills() []string {
 	var kinds, columns, props, form []string
-	for _, kind := range faultKinds {
-		text := kind + ": " + consoleKindLabels[kind]
-		kinds = append(kinds, fmt.Sprintf(`<option value="%s">%s</option>`, html.EscapeString(kind), html.EscapeString(text)))
+	for _, k := range faultKindTable {
+		kinds = append(kinds, fmt.Sprintf(`<option value="%s">%s</option>`, html.EscapeString(k.kind),
+			html.EscapeString(k.kind+": "+k.does)))
 	}
 	for _, s := range propTable {
 		if s.column && s.prop != propTypes {

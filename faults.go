@@ -29,16 +29,32 @@ const (
 	statusClientClosed = 499
 )
 
-// The kinds of fault.
+// The kinds of fault; faultKindTable says what each does.
 const (
-	kindResponse = "response" // an HTTP answer: a status, or a delay before the real one
-	kindReset    = "reset"    // the connection closed with a TCP reset, nothing written
-	kindEmpty    = "empty"    // the connection closed with nothing written
-	kindGarbage  = "garbage"  // bytes that are not HTTP, then closed
-	kindHang     = "hang"     // no answer until the client gives up (or DelayMs, or the write timeout, passes)
+	kindResponse = "response"
+	kindReset    = "reset"
+	kindEmpty    = "empty"
+	kindGarbage  = "garbage"
+	kindHang     = "hang"
 )
 
-var faultKinds = []string{kindResponse, kindReset, kindEmpty, kindGarbage, kindHang}
+// faultKindTable is every kind, in the order the console offers them, with
+// what it does as the console's fault form says it.
+var faultKindTable = []struct{ kind, does string }{
+	{kindResponse, "an HTTP answer, or a delay"},
+	{kindReset, "a TCP reset, nothing written"},
+	{kindEmpty, "closed, nothing written"},
+	{kindGarbage, "bytes that are not HTTP"},
+	{kindHang, "no answer (closed after DelayMs)"},
+}
+
+// faultKinds are the kinds' names, in the table's order.
+var faultKinds = func() (kinds []string) {
+	for _, k := range faultKindTable {
+		kinds = append(kinds, k.kind)
+	}
+	return kinds
+}()
 
 // faultProps are the properties a fault may have, as the wire spells them.
 var faultProps = []string{"Method", "Path", "Match", "Skip", "Times", "Chance", "Seed", "Kind", "Status", "Headers", "Body", "DelayMs", "After"}
@@ -83,7 +99,7 @@ func (s *Server) listFaults(x *exchange, r *http.Request) (any, error) {
 }
 
 func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
-	body, err := adminBody(x, r, s.cfg.MaxBody)
+	body, err := readBody(x, r, s.cfg.MaxBody)
 	if err != nil {
 		return nil, err
 	}

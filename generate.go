@@ -327,7 +327,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 // generateResources is POST /__admin/generate: {"Count": n, "Seed": s}
 // adds n generated resources as a seed of them would, and answers alike.
 func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
-	body, err := adminBody(x, r, s.cfg.MaxBody)
+	body, err := readBody(x, r, s.cfg.MaxBody)
 	if err != nil {
 		return nil, err
 	}

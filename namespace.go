@@ -308,7 +308,7 @@ func sameResources(rs []*resource, b *base) bool {
 // name nobody has used, for a test that wants a fresh directory without
 // inventing a unique name.
 func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
-	body, err := adminBody(x, r, s.cfg.MaxBody)
+	body, err := readBody(x, r, s.cfg.MaxBody)
 	if err != nil {
 		return nil, err
 	}

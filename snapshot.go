@@ -54,7 +54,6 @@ type snapshotSpace struct {
 	Base     *snapshotBase
 	Replaced []replacedResource
 	Own      []*resource
-	reseed   bool // start from the seed: only formats 2 and 3 (refused) set it; restore reads it
 }
 
 // resourceCount is the number of resources the namespaces show.
