@@ -1,17 +1,12 @@
 package resourcedir
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
-	"time"
 )
 
 // The test-double controls but the journal and faults. Nothing here exists
@@ -43,62 +38,6 @@ func (s *Server) adminResources(x *exchange, r *http.Request) (any, error) {
 	return streamList(`{"Data":[`, len(all), func(b []byte, i int) ([]byte, error) {
 		return appendResource(b, all[i], false), nil
 	}, fmt.Sprintf(`],"Total":%d}`, len(all))), nil
-}
-
-// streamList answers head, n items that item appends joined by commas, then
-// tail, some 32 KiB at a time: a million items are never one buffer.
-func streamList(head string, n int, item func(b []byte, i int) ([]byte, error), tail string) jsonStream {
-	return func(w io.Writer) error {
-		b := []byte(head)
-		for i := range n {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = item(b, i); err != nil {
-				return err
-			}
-			if len(b) > 32<<10 {
-				if _, err := w.Write(b); err != nil {
-					return err
-				}
-				b = b[:0]
-			}
-		}
-		_, err := w.Write(append(b, tail...))
-		return err
-	}
-}
-
-// adminObject reads an admin request's body as one JSON object; ok is false when it is not one,
-// and the map nil when the body is empty (a byte-order mark and white space aside).
-func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
-	body = bytes.TrimSpace(withoutBOM(body))
-	if len(body) == 0 {
-		return nil, true
-	}
-	if json.Unmarshal(body, &props) != nil || props == nil {
-		return nil, false
-	}
-	return props, true
-}
-
-// adminProps keys an admin request's object by the canonical spelling of
-// the props it may have, matched in any case. An unknown one is a problem
-// in ms naming the closest, as for a flag (prefix places it, what names the
-// object: "A fault").
-func adminProps(spec map[string]json.RawMessage, props []string, prefix, what string, ms *modelState) map[string]json.RawMessage {
-	out := make(map[string]json.RawMessage, len(spec))
-	for _, key := range slices.Sorted(maps.Keys(spec)) {
-		i := slices.IndexFunc(props, func(p string) bool { return strings.EqualFold(p, key) })
-		if i < 0 {
-			closest, _ := closestName(key, props)
-			ms.add(prefix+key, fmt.Sprintf("Unknown property %q; did you mean %s? %s has %s.", key, closest, what, strings.Join(props, ", ")))
-			continue
-		}
-		out[props[i]] = spec[key]
-	}
-	return out
 }
 
 func (s *Server) seedResources(x *exchange, r *http.Request) (any, error) {
@@ -152,9 +91,6 @@ func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 	}
 	return res, nil
 }
-
-// durationMs is d in milliseconds, to the microsecond, as the admin API gives durations.
-func durationMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // reset puts resources, journal and faults back to the start: empty, or the -seed file's.
 func (s *Server) reset(x *exchange, r *http.Request) (any, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -15,8 +16,9 @@ import (
 )
 
 // The JSON of request bodies, read with encoding/json: a create or update
-// body is one resource object (decodeResourceInto), a seed an array of them
-// (decodeSeed). A body that encoding/json refuses is a 400 without a
+// body is one resource object (decodeResourceInto, into the struct
+// resourceStruct makes from propTable), a seed an array of them
+// (decodeSeed), a control's body one strict object (adminProps). A body that encoding/json refuses is a 400 without a
 // ModelState that says where it broke; a property of the wrong JSON type is
 // a fault in the ModelState, beside those of the rules (rules.go).
 
@@ -528,3 +530,69 @@ func hex4(b []byte) rune {
 	r, _ := strconv.ParseUint(string(b), 16, 32)
 	return rune(r)
 }
+
+// adminObject reads an admin request's body as one JSON object; ok is false when it is not one,
+// and the map nil when the body is empty (a byte-order mark and white space aside).
+func adminObject(body []byte) (props map[string]json.RawMessage, ok bool) {
+	body = bytes.TrimSpace(withoutBOM(body))
+	if len(body) == 0 {
+		return nil, true
+	}
+	if json.Unmarshal(body, &props) != nil || props == nil {
+		return nil, false
+	}
+	return props, true
+}
+
+// adminProps keys an admin request's object by the canonical spelling of
+// the props it may have, matched in any case. An unknown one is a problem
+// in ms naming the closest, as for a flag (prefix places it, what names the
+// object: "A fault").
+func adminProps(spec map[string]json.RawMessage, props []string, prefix, what string, ms *modelState) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(spec))
+	for _, key := range slices.Sorted(maps.Keys(spec)) {
+		i := slices.IndexFunc(props, func(p string) bool { return strings.EqualFold(p, key) })
+		if i < 0 {
+			closest, _ := closestName(key, props)
+			ms.add(prefix+key, fmt.Sprintf("Unknown property %q; did you mean %s? %s has %s.", key, closest, what, strings.Join(props, ", ")))
+			continue
+		}
+		out[props[i]] = spec[key]
+	}
+	return out
+}
+
+// resourceFields is a resource as encoding/json reads it: a struct made
+// from propTable (resourceStruct), a field per property at the index of its
+// prop, matched by name in any case, the last of duplicate keys winning, as
+// ASP.NET's model binding reads them. StatusId, _links and _embedded, which
+// GET /__admin/resources writes too, are read and ignored, so that its
+// output is a seed as it is.
+type resourceFields struct{ v reflect.Value } // the struct, addressable
+
+func resourceStruct(types reflect.Type) reflect.Type {
+	var fields []reflect.StructField
+	for p, name := range resourceNames {
+		typ := reflect.TypeFor[ignored]() // past the props of a body
+		switch {
+		case prop(p) < prop(numStringFields):
+			typ = reflect.TypeFor[stringProp]()
+		case prop(p) == propTypes:
+			typ = types
+		case prop(p) == propAddress:
+			typ = reflect.TypeFor[rawValue]()
+		}
+		tag := reflect.StructTag(`json:"` + name + `"`)
+		fields = append(fields, reflect.StructField{Name: "X" + name, Type: typ, Tag: tag})
+	}
+	return reflect.StructOf(fields)
+}
+
+// newResourceFields returns an empty value of a struct resourceStruct made.
+func newResourceFields(t reflect.Type) resourceFields { return resourceFields{reflect.New(t).Elem()} }
+
+// target is what json.Unmarshal reads into.
+func (b resourceFields) target() any { return b.v.Addr().Interface() }
+
+// propOf is the field that reads property p; T is its type.
+func propOf[T any](b resourceFields, p prop) *T { return b.v.Field(int(p)).Addr().Interface().(*T) }

@@ -70,44 +70,6 @@ func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 	return &x.answer, nil
 }
 
-// madeAnswer is an answer of stored resources, which never change: a
-// create's, an update's or a list's. The journal makes its bytes again
-// when it is read, rather than keep a copy of them that most entries never
-// show.
-type madeAnswer struct {
-	created *resource   // a create's resource
-	updated *resource   // an update's resource
-	page    []*resource // a list's page, when neither is set
-	total   int
-	pages   int
-	pageNo  int
-}
-
-func (a *madeAnswer) appendTo(b []byte) []byte {
-	if a.updated != nil {
-		return appendResource(b, a.updated, true)
-	}
-	if a.created != nil {
-		b = append(b, `{"Data":[`...)
-		b = appendResource(b, a.created, false)
-		return append(b, `],"Total":1}`...)
-	}
-	b = append(b, `{"TotalResults":`...)
-	b = strconv.AppendInt(b, int64(a.total), 10)
-	b = append(b, `,"TotalPages":`...)
-	b = strconv.AppendInt(b, int64(a.pages), 10)
-	b = append(b, `,"Page":`...)
-	b = strconv.AppendInt(b, int64(a.pageNo), 10)
-	b = append(b, `,"ResourceList":[`...)
-	for i, res := range a.page {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendResource(b, res, true)
-	}
-	return append(b, `],"_links":[],"_embedded":null}`...)
-}
-
 // parseListQuery reads the list parameters; it returns the page size in
 // effect after clamping.
 func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {

@@ -441,3 +441,32 @@ func (j *journal) clear() int {
 	j.next, j.count = 0, 0
 	return n
 }
+
+// journalQuery is what GET /__admin/requests asks for; zero values select
+// everything.
+type journalQuery struct {
+	journalFilter
+	limit int
+	count int
+	wait  time.Duration
+}
+
+// journalFilter selects entries; comparable, so that waiters share it.
+type journalFilter struct {
+	method    string
+	path      string // a route pattern, {name} segments allowed
+	status    int
+	hasStatus bool // status 0 is what a request closed without an answer shows
+	since     uint64
+}
+
+func (f journalFilter) matches(e *journalEntry) bool {
+	return e.seq > f.since &&
+		(f.method == "" || f.method == e.method) &&
+		(!f.hasStatus || f.status == e.status) &&
+		(f.path == "" || pathMatches(f.path, e.route))
+}
+
+// isAPIPath reports whether p is on the emulated API, which the journal
+// records and faults may target.
+func isAPIPath(p string) bool { return strings.HasPrefix(p, "/api/v2/") || p == "/api/v2" }

@@ -14,31 +14,6 @@ import (
 // The journal as the admin API reads it: GET /__admin/requests, its
 // filters and waits, the JSON of an entry, and clearing it.
 
-// journalQuery is what GET /__admin/requests asks for; zero values select
-// everything.
-type journalQuery struct {
-	journalFilter
-	limit int
-	count int
-	wait  time.Duration
-}
-
-// journalFilter selects entries; comparable, so that waiters share it.
-type journalFilter struct {
-	method    string
-	path      string // a route pattern, {name} segments allowed
-	status    int
-	hasStatus bool // status 0 is what a request closed without an answer shows
-	since     uint64
-}
-
-func (f journalFilter) matches(e *journalEntry) bool {
-	return e.seq > f.since &&
-		(f.method == "" || f.method == e.method) &&
-		(!f.hasStatus || f.status == e.status) &&
-		(f.path == "" || pathMatches(f.path, e.route))
-}
-
 // parseJournalQuery reads the filters; the admin API is strict, so an
 // unknown parameter or a bad value is a 400 that names it.
 func parseJournalQuery(raw string) (journalQuery, error) {

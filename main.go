@@ -2,14 +2,12 @@ package resourcedir
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -225,45 +223,6 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	return stopServer(httpSrv, srv, logger)
 }
 
-// listening is where the server listens: the listener, the URL a client
-// on this machine reaches it by, and with -tls what it serves with.
-type listening struct {
-	ln     net.Listener
-	served string
-	tls    *tls.Config // nil: plain HTTP
-	caFile string      // the generated certificate's CA; "" without one
-	close  func()      // removes a temporary CA file
-}
-
-// listen makes o's certificate when -tls asks for one, listens on o's
-// address, and writes the -addr-file once connections queue.
-func listen(o *options) (*listening, error) {
-	l := &listening{close: func() {}}
-	scheme := "http"
-	if o.tls {
-		if err := l.useTLS(o); err != nil {
-			return nil, err
-		}
-		scheme = "https"
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		l.close()
-		return nil, listenError(o.addr, err)
-	}
-	l.ln, l.served = ln, servedURL(scheme, ln.Addr().String())
-	if o.addrFile != "" {
-		// The listener queues connections from now on, so the URL is
-		// good as soon as the file appears.
-		if err := writeBytesAtomic(o.addrFile, []byte(l.served+"\n")); err != nil {
-			ln.Close()
-			l.close()
-			return nil, fmt.Errorf("-addr-file: %w", err)
-		}
-	}
-	return l, nil
-}
-
 // stopServer drains in-flight requests and closes srv (writing the snapshot).
 func stopServer(httpSrv *http.Server, srv *Server, logger *slog.Logger) error {
 	logger.Info("shutting down: draining in-flight requests")
@@ -343,40 +302,6 @@ func exitStatus(state *os.ProcessState) int {
 	return state.ExitCode()
 }
 
-// listenError says what to do about the commonest failure to listen: a
-// port another process holds.
-func listenError(addr string, err error) error {
-	host, port, splitErr := net.SplitHostPort(addr)
-	if !errors.Is(err, syscall.EADDRINUSE) || splitErr != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	return fmt.Errorf("listen on %s: port %s is already in use; choose another with -addr %s, or -addr %s for a free one",
-		addr, port, net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "0"))
-}
-
-// servedURL is the URL a client on this machine reaches addr (host:port)
-// by: a listener on every interface is reached on the loopback address.
-func servedURL(scheme, addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return scheme + "://" + addr
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return scheme + "://" + net.JoinHostPort(host, port)
-}
-
-// writeBytesAtomic writes b to path as writeFileAtomic does: a reader sees
-// no file or the whole of b, never a part.
-func writeBytesAtomic(path string, b []byte) error {
-	_, err := writeFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
-	return err
-}
-
 // removeAddrFile removes the -addr-file at exit, so that its presence means
 // a server is serving there, unless another server has written it since.
 func removeAddrFile(path, served string, logger *slog.Logger) {
@@ -385,25 +310,6 @@ func removeAddrFile(path, served string, logger *slog.Logger) {
 	}
 	if err := os.Remove(path); err != nil {
 		logger.Warn("could not remove the -addr-file", "path", path, "error", err)
-	}
-}
-
-// writeTimeout stays above the longest injected fault delay; a hang fault
-// without DelayMs lets its connection go then.
-const writeTimeout = maxFaultDelay + time.Minute
-
-// newHTTPServer serves h with the production settings.
-func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second, // cuts off a client that trickles headers byte by byte
-		ReadTimeout:       time.Minute,      // leaves time for a large seed
-		WriteTimeout:      writeTimeout,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		// OPTIONS * is answered like every other request, not by net/http.
-		DisableGeneralOptionsHandler: true,
-		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }
 

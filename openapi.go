@@ -376,3 +376,35 @@ const (
 
 // namespacePattern is validNamespaceName as a pattern.
 var namespacePattern = fmt.Sprintf("^[A-Za-z0-9._-]{1,%d}$", maxNamespaceName)
+
+// A route's handler answers with a value that writeValue writes (JSON text,
+// a pooled buffer, a stream, or anything encoding/json encodes), or with an
+// error that writeError maps to a status and the error shape. doc is the
+// route's OpenAPI operation.
+type route struct {
+	method, pattern string
+	handle          func(s *Server, x *exchange, r *http.Request) (any, error)
+	doc             func(d docContext) operation
+}
+
+// operation is a route's entry in the OpenAPI document, less what the
+// document adds to every one: the answers any request can get, the tag
+// (Resources on /api/v2, else Admin), HEAD beside a GET and the
+// /ns/{namespace} twin.
+type operation struct {
+	id, summary, description string
+	params                   []any // query parameters
+	body                     obj   // the request body; nil when none is read
+	answers                  obj   // by status
+	// pathNote and pathParams belong to the path, which every method on it
+	// shares: one route of the path declares them.
+	pathNote   string
+	pathParams []any
+}
+
+// docContext is what a route's documentation is written from: the limits
+// of the server serving the document and the code's tables.
+type docContext struct {
+	limits openAPILimits
+	tables openAPITables
+}

@@ -224,10 +224,6 @@ func cleanPath(p string) string {
 	return cleaned
 }
 
-// isAPIPath reports whether p is on the emulated API, which the journal
-// records and faults may target.
-func isAPIPath(p string) bool { return strings.HasPrefix(p, "/api/v2/") || p == "/api/v2" }
-
 // validRequestID accepts a caller's request id only when it is short and
 // printable, so that it is safe to echo and log.
 func validRequestID(id string) bool {

@@ -1,7 +1,6 @@
 package resourcedir
 
 import (
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,41 +70,6 @@ var propTable = []propSpec{
 	{prop: prop(fieldAddressComment), name: "AddressComment", nullable: true, update: 11, scrubbed: true, form: 12},
 	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
 }
-
-// resourceFields is a resource as encoding/json reads it: a struct made
-// from propTable (resourceStruct), a field per property at the index of its
-// prop, matched by name in any case, the last of duplicate keys winning, as
-// ASP.NET's model binding reads them. StatusId, _links and _embedded, which
-// GET /__admin/resources writes too, are read and ignored, so that its
-// output is a seed as it is.
-type resourceFields struct{ v reflect.Value } // the struct, addressable
-
-func resourceStruct(types reflect.Type) reflect.Type {
-	var fields []reflect.StructField
-	for p, name := range resourceNames {
-		typ := reflect.TypeFor[ignored]() // past the props of a body
-		switch {
-		case prop(p) < prop(numStringFields):
-			typ = reflect.TypeFor[stringProp]()
-		case prop(p) == propTypes:
-			typ = types
-		case prop(p) == propAddress:
-			typ = reflect.TypeFor[rawValue]()
-		}
-		tag := reflect.StructTag(`json:"` + name + `"`)
-		fields = append(fields, reflect.StructField{Name: "X" + name, Type: typ, Tag: tag})
-	}
-	return reflect.StructOf(fields)
-}
-
-// newResourceFields returns an empty value of a struct resourceStruct made.
-func newResourceFields(t reflect.Type) resourceFields { return resourceFields{reflect.New(t).Elem()} }
-
-// target is what json.Unmarshal reads into.
-func (b resourceFields) target() any { return b.v.Addr().Interface() }
-
-// propOf is the field that reads property p; T is its type.
-func propOf[T any](b resourceFields, p prop) *T { return b.v.Field(int(p)).Addr().Interface().(*T) }
 
 // specOf is propTable by prop, propStatusID included.
 var specOf = func() (specs [numProps + 1]*propSpec) {

@@ -4,42 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"sync"
 )
-
-// apiError is the one error that handlers and pipeline steps return: an
-// answer in the ASP.NET Web API error shape. Message is the whole sentence a
-// client (or, for a seed, the terminal) is told. ModelState names every
-// fault of a body or query that breaks the rules; location is a redirect's
-// Location; cause, when set, is logged and never shown to the client.
-type apiError struct {
-	Status     int `json:"-"`
-	Message    string
-	ModelState modelState `json:",omitzero"` // zero when empty: add counts every problem
-	location   string
-	cause      error
-}
-
-func (e *apiError) Error() string { return e.Message }
-
-// invalidAs is the 400 for a body or query that breaks the rules, naming
-// every fault in ms.
-func invalidAs(message string, ms modelState) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Message: message, ModelState: ms}
-}
-
-func errInternal(requestID string) *apiError {
-	return &apiError{Status: http.StatusInternalServerError, Message: fmt.Sprintf(
-		"An unexpected error occurred; quote request id %s when reporting it.", requestID)}
-}
-
-func badRequest(format string, args ...any) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
-}
 
 // writeError answers err in the error shape, the one place an error
 // becomes a status and a body: an *apiError says its status, and anything
@@ -142,4 +111,67 @@ func contentLength(w http.ResponseWriter, n int) []string {
 		return x.contentLength[:]
 	}
 	return []string{v}
+}
+
+// madeAnswer is an answer of stored resources, which never change: a
+// create's, an update's or a list's. The journal makes its bytes again
+// when it is read, rather than keep a copy of them that most entries never
+// show.
+type madeAnswer struct {
+	created *resource   // a create's resource
+	updated *resource   // an update's resource
+	page    []*resource // a list's page, when neither is set
+	total   int
+	pages   int
+	pageNo  int
+}
+
+func (a *madeAnswer) appendTo(b []byte) []byte {
+	if a.updated != nil {
+		return appendResource(b, a.updated, true)
+	}
+	if a.created != nil {
+		b = append(b, `{"Data":[`...)
+		b = appendResource(b, a.created, false)
+		return append(b, `],"Total":1}`...)
+	}
+	b = append(b, `{"TotalResults":`...)
+	b = strconv.AppendInt(b, int64(a.total), 10)
+	b = append(b, `,"TotalPages":`...)
+	b = strconv.AppendInt(b, int64(a.pages), 10)
+	b = append(b, `,"Page":`...)
+	b = strconv.AppendInt(b, int64(a.pageNo), 10)
+	b = append(b, `,"ResourceList":[`...)
+	for i, res := range a.page {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendResource(b, res, true)
+	}
+	return append(b, `],"_links":[],"_embedded":null}`...)
+}
+
+// streamList answers head, n items that item appends joined by commas, then
+// tail, some 32 KiB at a time: a million items are never one buffer.
+func streamList(head string, n int, item func(b []byte, i int) ([]byte, error), tail string) jsonStream {
+	return func(w io.Writer) error {
+		b := []byte(head)
+		for i := range n {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = item(b, i); err != nil {
+				return err
+			}
+			if len(b) > 32<<10 {
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+				b = b[:0]
+			}
+		}
+		_, err := w.Write(append(b, tail...))
+		return err
+	}
 }

@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"strings"
 	"unicode/utf8"
 )
 
 // The rules for what a client may write, each in one place:
 // buildResource is the whole of create (section 2), update (3) and a seed
-// item (7), on top of what decodeResource read.
+// item (7), on top of what decodeResourceInto read. Their verdicts, and every
+// handler's, are one error type, apiError, which respond.go writes.
 
 // writeMode says which request a body came from; the rules differ slightly.
 type writeMode int
@@ -244,4 +246,34 @@ func joinNonEmpty(parts ...string) string {
 		}
 	}
 	return strings.Join(nonEmpty, " ")
+}
+
+// apiError is the one error that handlers and pipeline steps return: an
+// answer in the ASP.NET Web API error shape. Message is the whole sentence a
+// client (or, for a seed, the terminal) is told. ModelState names every
+// fault of a body or query that breaks the rules; location is a redirect's
+// Location; cause, when set, is logged and never shown to the client.
+type apiError struct {
+	Status     int `json:"-"`
+	Message    string
+	ModelState modelState `json:",omitzero"` // zero when empty: add counts every problem
+	location   string
+	cause      error
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+// invalidAs is the 400 for a body or query that breaks the rules, naming
+// every fault in ms.
+func invalidAs(message string, ms modelState) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Message: message, ModelState: ms}
+}
+
+func errInternal(requestID string) *apiError {
+	return &apiError{Status: http.StatusInternalServerError, Message: fmt.Sprintf(
+		"An unexpected error occurred; quote request id %s when reporting it.", requestID)}
+}
+
+func badRequest(format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
 }

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/google/uuid"
+	"time"
 )
 
 // adminPrefix is where the test-double controls live, apart from the API.
@@ -59,82 +56,6 @@ type Server struct {
 	droppedLogLines func() uint64
 }
 
-// newServer returns a Server whose default namespace is store; other
-// namespaces get stores of their own. A nil logger discards logs.
-func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.IDSeed == nil {
-		cfg.IDSeed = store.idSeed
-	}
-	s := &Server{
-		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(), routes: routes,
-		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
-	}
-	s.journals.limit = s.cfg.JournalBudget
-	s.requestBytes.limit = s.cfg.MaxRequestBytes
-	// The seed is frozen once and shared by every namespace.
-	seed, err := cfg.seedBase, error(nil)
-	if seed == nil {
-		seed, err = newBase(cfg.seedResources)
-	}
-	if err != nil {
-		// Each source of the seed was checked when it was read
-		// (decodeSeed): only an Id given by two of them gets here.
-		s.log.Error("the seed could not be loaded; namespaces start empty", "error", err)
-		seed = emptyBase
-	}
-	s.seed = seed
-	store.setSeed(seed)
-	def := s.newNamespace(defaultNamespace, store)
-	s.spaces.byName = map[string]*namespace{defaultNamespace: def}
-	allowed := map[string][]string{}
-	d := docContext{openAPILimitsOf(s.cfg), currentOpenAPITables()}
-	for _, rt := range s.routes {
-		// A control that documents no query parameter refuses any, so that
-		// a typo does not pass silently; the API ignores unknown ones.
-		strict := strings.HasPrefix(rt.pattern, "/__admin/") && len(rt.doc(d).params) == 0
-		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
-			x := w.(*exchange) // the pipeline passes its exchange to every handler
-			var v any
-			var err error
-			if strict {
-				err = noQuery(r)
-			}
-			if err == nil {
-				v, err = rt.handle(s, x, r)
-			}
-			switch {
-			case err != nil:
-				s.writeError(x, err)
-			case v != nil: // nil: the handler wrote its own answer (a console file)
-				writeValue(x, v)
-			}
-		})
-		allowed[rt.pattern] = append(allowed[rt.pattern], rt.method)
-		if rt.method == http.MethodGet {
-			allowed[rt.pattern] = append(allowed[rt.pattern], http.MethodHead)
-		}
-	}
-	// ServeMux's own 405 and 404 are plain text; these are JSON.
-	for pattern, methods := range allowed {
-		slices.Sort(methods)
-		allow := strings.Join(methods, ", ")
-		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			x := w.(*exchange)
-			x.Header().Set("Allow", allow)
-			s.writeError(x, &apiError{Status: http.StatusMethodNotAllowed, Message: fmt.Sprintf(
-				"The method %s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)})
-		})
-	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		x := w.(*exchange)
-		s.writeError(x, errNoRoute(x.path))
-	})
-	return s
-}
-
 func errNoRoute(path string) *apiError {
 	return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource matches the path %s.", path)}
 }
@@ -145,3 +66,22 @@ func (s *Server) defaultNS() *namespace { return s.lookupNamespace(defaultNamesp
 // beginShutdown ends pending injected delays; main registers it with
 // http.Server.RegisterOnShutdown.
 func (s *Server) beginShutdown() { s.closeClosing.Do(func() { close(s.closing) }) }
+
+// writeTimeout stays above the longest injected fault delay; a hang fault
+// without DelayMs lets its connection go then.
+const writeTimeout = maxFaultDelay + time.Minute
+
+// newHTTPServer serves h with the production settings.
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second, // cuts off a client that trickles headers byte by byte
+		ReadTimeout:       time.Minute,      // leaves time for a large seed
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		// OPTIONS * is answered like every other request, not by net/http.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}

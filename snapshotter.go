@@ -244,3 +244,6 @@ func (s *snapshotter) run(ctx context.Context, interval time.Duration) {
 		}
 	}
 }
+
+// durationMs is d in milliseconds, to the microsecond, as the admin API gives durations.
+func durationMs(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

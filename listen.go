@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -156,3 +157,66 @@ func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) 
 
 // trustingTransports are clientTrusting's transports by the CA's PEM text.
 var trustingTransports sync.Map
+
+// listening is where the server listens: the listener, the URL a client
+// on this machine reaches it by, and with -tls what it serves with.
+type listening struct {
+	ln     net.Listener
+	served string
+	tls    *tls.Config // nil: plain HTTP
+	caFile string      // the generated certificate's CA; "" without one
+	close  func()      // removes a temporary CA file
+}
+
+// listen makes o's certificate when -tls asks for one, listens on o's
+// address, and writes the -addr-file once connections queue.
+func listen(o *options) (*listening, error) {
+	l := &listening{close: func() {}}
+	scheme := "http"
+	if o.tls {
+		if err := l.useTLS(o); err != nil {
+			return nil, err
+		}
+		scheme = "https"
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		l.close()
+		return nil, listenError(o.addr, err)
+	}
+	l.ln, l.served = ln, servedURL(scheme, ln.Addr().String())
+	if o.addrFile != "" {
+		// The listener queues connections from now on, so the URL is
+		// good as soon as the file appears.
+		if err := writeBytesAtomic(o.addrFile, []byte(l.served+"\n")); err != nil {
+			ln.Close()
+			l.close()
+			return nil, fmt.Errorf("-addr-file: %w", err)
+		}
+	}
+	return l, nil
+}
+
+// listenError says what to do about the commonest failure to listen: a
+// port another process holds.
+func listenError(addr string, err error) error {
+	host, port, splitErr := net.SplitHostPort(addr)
+	if !errors.Is(err, syscall.EADDRINUSE) || splitErr != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return fmt.Errorf("listen on %s: port %s is already in use; choose another with -addr %s, or -addr %s for a free one",
+		addr, port, net.JoinHostPort(host, "PORT"), net.JoinHostPort(host, "0"))
+}
+
+// servedURL is the URL a client on this machine reaches addr (host:port)
+// by: a listener on every interface is reached on the loopback address.
+func servedURL(scheme, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
