@@ -200,3 +200,11 @@ func pathMatches(pattern, path string) bool {
 	}
 	return true
 }
+
+// validHeaderName reports whether name is an HTTP token (RFC 9110 5.6.2).
+func validHeaderName(name string) bool {
+	return name != "" && !strings.ContainsFunc(name, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') &&
+			!strings.ContainsRune("!#$%&'*+-.^_`|~", c)
+	})
+}
