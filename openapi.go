@@ -132,7 +132,7 @@ func queryParam(name, desc string, schema obj) obj {
 // the controls, with the answers any request can get: credentials, the
 // host and origin checks, the namespace limit and a server fault; on
 // /api/v2 also what an injected fault answers.
-func (o operation) render(api bool) obj {
+func (o operation) render(api, strict bool) obj {
 	tag := "Admin"
 	answers := obj{
 		"401": respRef("Unauthorized"),
@@ -147,6 +147,9 @@ func (o operation) render(api bool) obj {
 		answers["429"], answers["default"] = respRef("TooManyRequests"), respRef("InjectedFault")
 	}
 	maps.Copy(answers, o.answers)
+	if _, ok := answers["400"]; strict && !ok {
+		answers["400"] = errAnswer("An unknown query parameter.")
+	}
 	out := obj{"operationId": o.id, "summary": o.summary, "description": o.description, "tags": []string{tag},
 		"responses": answers}
 	if o.params != nil {
@@ -235,7 +238,7 @@ func openAPIPaths(d docContext, rs []route, responses obj) obj {
 			item = obj{}
 			paths[p] = item
 		}
-		item[strings.ToLower(rt.method)] = o.render(isAPIPath(p))
+		item[strings.ToLower(rt.method)] = o.render(isAPIPath(p), rt.strict(o))
 		if o.pathNote != "" {
 			item["description"] = o.pathNote
 		}
@@ -385,6 +388,13 @@ type route struct {
 	method, pattern string
 	handle          func(s *Server, x *exchange, r *http.Request) (any, error)
 	doc             func(d docContext) operation
+}
+
+// strict reports whether the route refuses every query parameter with a 400:
+// a control that documents none. The API ignores unknown ones, as the real
+// service does.
+func (rt route) strict(o operation) bool {
+	return strings.HasPrefix(rt.pattern, adminPrefix) && len(o.params) == 0
 }
 
 // operation is a route's entry in the OpenAPI document, less what the

@@ -233,9 +233,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 	allowed := map[string][]string{}
 	d := docContext{openAPILimitsOf(s.cfg), currentOpenAPITables()}
 	for _, rt := range s.routes {
-		// A control that documents no query parameter refuses any, so that
-		// a typo does not pass silently; the API ignores unknown ones.
-		strict := strings.HasPrefix(rt.pattern, "/__admin/") && len(rt.doc(d).params) == 0
+		strict := rt.strict(rt.doc(d))
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			x := w.(*exchange) // the pipeline passes its exchange to every handler
 			var v any

@@ -51,10 +51,10 @@ var routes = []route{
 
 	{http.MethodGet, "/__admin/health", (*Server).health, fixed(operation{
 		id: "health", summary: "Health", description: "Answers without credentials too under -auth, then with Status alone.",
-		answers: obj{"200": okAnswer("Healthy.", ref("Health")), "400": errAnswer("An unknown query parameter.")}})},
+		answers: obj{"200": okAnswer("Healthy.", ref("Health"))}})},
 	{http.MethodGet, "/__admin/resources", (*Server).adminResources, fixed(operation{
 		id: "adminListResources", summary: "Every resource", description: "Every resource, in creation order.",
-		answers: obj{"200": okAnswer("Every resource.", ref("ResourceSet")), "400": errAnswer("An unknown query parameter.")}})},
+		answers: obj{"200": okAnswer("Every resource.", ref("ResourceSet"))}})},
 	{http.MethodPost, "/__admin/resources", (*Server).seedResources, func(d docContext) operation {
 		return operation{id: "seedResources", summary: "Seed resources",
 			description: fmt.Sprintf("Adds an array of resources under the create rules, all or nothing; an Id may be given and must be a unique GUID. At most %d bytes (-max-seed-body).", d.limits.MaxSeedBody),
@@ -70,7 +70,7 @@ var routes = []route{
 			"400": errAnswer("A Count out of range, or an unknown property.")}})},
 	{http.MethodDelete, "/__admin/resources", (*Server).deleteResources, fixed(operation{
 		id: "deleteResources", summary: "Remove every resource",
-		answers: obj{"200": okAnswer("Removed; Deleted is how many there were.", counter("Deleted")), "400": errAnswer("An unknown query parameter.")}})},
+		answers: obj{"200": okAnswer("Removed; Deleted is how many there were.", counter("Deleted"))}})},
 	{http.MethodGet, "/__admin/requests", (*Server).readJournal, func(d docContext) operation {
 		return operation{id: "listRequests", summary: "The request journal",
 			description: fmt.Sprintf("Every /api/v2 request, newest last, up to -journal-size (%d here). Filters combine.", d.limits.JournalSize),
@@ -89,10 +89,10 @@ var routes = []route{
 	}},
 	{http.MethodDelete, "/__admin/requests", (*Server).clearJournal, fixed(operation{
 		id: "clearRequests", summary: "Clear the journal", description: "Seq numbers are not reused afterwards.",
-		answers: obj{"200": okAnswer("Cleared; Cleared is how many entries there were.", counter("Cleared")), "400": errAnswer("An unknown query parameter.")}})},
+		answers: obj{"200": okAnswer("Cleared; Cleared is how many entries there were.", counter("Cleared"))}})},
 	{http.MethodGet, "/__admin/faults", (*Server).listFaults, fixed(operation{
 		id: "listFaults", summary: "Faults in force", description: "In the order they are tried, each with how often it Fired.",
-		answers: obj{"200": okAnswer("The faults.", ref("FaultList")), "400": errAnswer("An unknown query parameter.")}})},
+		answers: obj{"200": okAnswer("The faults.", ref("FaultList"))}})},
 	{http.MethodPost, "/__admin/faults", (*Server).addFaults, fixed(operation{id: "addFaults", summary: "Add faults",
 		description: fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room), "+
 			"and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (%d MiB by default). ", maxFaults, defaultConfig().MaxFaultBodies>>20) +
@@ -103,7 +103,7 @@ var routes = []route{
 			"413": respRef("PayloadTooLarge")}})},
 	{http.MethodDelete, "/__admin/faults", (*Server).clearFaults, fixed(operation{
 		id: "clearFaults", summary: "Clear every fault",
-		answers: obj{"200": okAnswer("Cleared; Cleared is how many faults there were.", counter("Cleared")), "400": errAnswer("An unknown query parameter.")}})},
+		answers: obj{"200": okAnswer("Cleared; Cleared is how many faults there were.", counter("Cleared"))}})},
 	{http.MethodDelete, "/__admin/faults/{id}", (*Server).deleteFault, fixed(operation{
 		id: "removeFault", summary: "Remove one fault",
 		pathParams: []any{obj{"name": "id", "in": "path", "required": true, "schema": obj{"type": "integer", "minimum": 1}, "example": 1}},
@@ -164,7 +164,7 @@ var routes = []route{
 			"404": errAnswer("No such file.")}})},
 	{http.MethodGet, "/__admin/openapi.json", (*Server).handleOpenAPI, fixed(operation{
 		id: "openapi", summary: "This document",
-		answers: obj{"200": okAnswer("The OpenAPI document.", obj{"type": "object", "additionalProperties": true}), "400": errAnswer("An unknown query parameter.")}})},
+		answers: obj{"200": okAnswer("The OpenAPI document.", obj{"type": "object", "additionalProperties": true})}})},
 }
 
 // fixed is the documentation of a route that the server's limits do not
