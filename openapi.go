@@ -14,29 +14,26 @@ import (
 // (propTable, requestorTypeTable, the limits, the filter operators), so
 // that it cannot describe a field or a limit the code does not have.
 
-// openAPITables are the filter operators as the document groups them: the
+// filterOpGroups are the filter operators as the document groups them: the
 // one code table the document cannot read as it is.
-type openAPITables struct {
+var filterOpGroups = func() (g struct {
 	ops      []string // binary filter operators both dialects take (plus the alias)
 	kendoOps []string // binary filter operators only -filters kendo takes
 	unaryOps []string
-}
-
-func currentOpenAPITables() openAPITables {
-	var t openAPITables
+}) {
 	for o := range numFilterOps {
 		switch {
 		case o.unary():
-			t.unaryOps = append(t.unaryOps, opNames[o])
+			g.unaryOps = append(g.unaryOps, opNames[o])
 		case o.kendoOnly():
-			t.kendoOps = append(t.kendoOps, opNames[o])
+			g.kendoOps = append(g.kendoOps, opNames[o])
 		default:
-			t.ops = append(t.ops, opNames[o])
+			g.ops = append(g.ops, opNames[o])
 		}
 	}
-	t.ops = append(t.ops, "notsubstringof")
-	return t
-}
+	g.ops = append(g.ops, "notsubstringof")
+	return g
+}()
 
 // lengthLimits are the character limits as a sentence's list, in the order
 // the rules check them: buildResource checks DisplayName last (applyNames),
@@ -57,7 +54,7 @@ func (s *Server) handleOpenAPI(x *exchange, r *http.Request) (any, error) {
 	limits := openAPILimitsOf(s.cfg)
 	body, ok := openAPIDocs.Load(limits)
 	if !ok {
-		b, _ := json.Marshal(openAPIDocument(limits, currentOpenAPITables(), s.routes)) // plain maps and slices: cannot fail
+		b, _ := json.Marshal(openAPIDocument(limits, s.routes)) // plain maps and slices: cannot fail
 		body, _ = openAPIDocs.LoadOrStore(limits, b)
 	}
 	x.Header().Set("Cache-Control", "no-cache")
@@ -163,7 +160,7 @@ func (o operation) render(api, strict bool) obj {
 
 // openAPIDocument is the OpenAPI 3.1 description of a server with these
 // limits that serves rs.
-func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
+func openAPIDocument(cfg openAPILimits, rs []route) obj {
 	responses := openAPIResponses()
 	return obj{
 		"openapi": "3.1.0",
@@ -186,7 +183,7 @@ func openAPIDocument(cfg openAPILimits, t openAPITables, rs []route) obj {
 			obj{"name": "Resources", "description": "The emulated Resource Directory API."},
 			obj{"name": "Admin", "description": "Test-double controls; strict: an unknown property or query parameter is a 400."},
 		},
-		"paths": openAPIPaths(docContext{cfg, t}, rs, responses),
+		"paths": openAPIPaths(cfg, rs, responses),
 		"components": obj{
 			"schemas": openAPISchemas(cfg),
 			"securitySchemes": obj{"basic": obj{"type": "http", "scheme": "basic",
@@ -227,11 +224,11 @@ func openAPIResponses() obj {
 
 // openAPIPaths lists every route of rs under its path, then the paths'
 // /ns/{namespace} twins, then HEAD beside every GET.
-func openAPIPaths(d docContext, rs []route, responses obj) obj {
+func openAPIPaths(limits openAPILimits, rs []route, responses obj) obj {
 	paths := obj{}
 	for _, rt := range rs {
 		// Never nil: newServer calls every route's doc too.
-		o := rt.doc(d)
+		o := rt.doc(limits)
 		p := strings.TrimSuffix(rt.pattern, "{$}") // "/{$}" is the path "/" alone
 		item, _ := paths[p].(obj)
 		if item == nil {
@@ -324,7 +321,7 @@ func addHeads(paths, responses obj) {
 // filterDescription is the requestParams.filters description for the
 // dialect in force: a client generated from the document must learn from
 // it what this server accepts, not what the other dialect would.
-func filterDescription(dialect filterDialect, t openAPITables) string {
+func filterDescription(dialect filterDialect) string {
 	commonEnd := "Fields (any case): " + strings.Join(fieldNames[:], ", ") + ".\n\n" +
 		"String comparisons are case-insensitive. Positive operators never match null; each negative operator is the exact negation " +
 		"of its positive twin. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
@@ -346,8 +343,8 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 			"symbol    = \"=\" | \"<\" | \"<=\" | \">\" | \">=\"\n" +
 			"value     = \"'\" { any character, '' for one ' } \"'\" | integer | null\n" +
 			"```\n\n" +
-			"Operators (any case): " + strings.Join(slices.Concat(t.ops, t.kendoOps), ", ") + " (notsubstringof is doesnotcontain); unary: " +
-			strings.Join(t.unaryOps, ", ") + ".\n\n" +
+			"Operators (any case): " + strings.Join(slices.Concat(filterOpGroups.ops, filterOpGroups.kendoOps), ", ") + " (notsubstringof is doesnotcontain); unary: " +
+			strings.Join(filterOpGroups.unaryOps, ", ") + ".\n\n" +
 			"`~and~` binds tighter than `~or~`; parentheses group. `Fax~eq~null` means isnull. " + commonEnd +
 			"`(Company~contains~'eng'~or~Email~endswith~'.org')~and~Status~eq~'Active'`, `Email~isnull~undefined`."
 	}
@@ -362,9 +359,9 @@ func filterDescription(dialect filterDialect, t openAPITables) string {
 		"symbol    = \"=\" | \"<\" | \"<=\" | \">\" | \">=\"\n" +
 		"value     = \"'\" { any character, '' for one ' } \"'\" | integer   (integers for StatusId)\n" +
 		"```\n\n" +
-		"Operators (any case): " + strings.Join(t.ops, ", ") + " (notsubstringof is doesnotcontain).\n\n" +
+		"Operators (any case): " + strings.Join(filterOpGroups.ops, ", ") + " (notsubstringof is doesnotcontain).\n\n" +
 		"Not accepted here, each a 400 whose message names the construct and its position and says that `-filters kendo` accepts it: " +
-		"the operators " + strings.Join(slices.Concat(t.kendoOps, t.unaryOps), ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
+		"the operators " + strings.Join(slices.Concat(filterOpGroups.kendoOps, filterOpGroups.unaryOps), ", ") + "; a null value; a filter that joins with both `~and~` and `~or~` " +
 		"(the real service cannot combine them).\n\n" + commonEnd +
 		"`Company~contains~'eng'~or~Email~endswith~'.org'`."
 }
@@ -387,7 +384,7 @@ var namespacePattern = fmt.Sprintf("^[A-Za-z0-9._-]{1,%d}$", maxNamespaceName)
 type route struct {
 	method, pattern string
 	handle          func(s *Server, x *exchange, r *http.Request) (any, error)
-	doc             func(d docContext) operation
+	doc             func(limits openAPILimits) operation
 }
 
 // strict reports whether the route refuses every query parameter with a 400:
@@ -410,11 +407,4 @@ type operation struct {
 	// shares: one route of the path declares them.
 	pathNote   string
 	pathParams []any
-}
-
-// docContext is what a route's documentation is written from: the limits
-// of the server serving the document and the code's tables.
-type docContext struct {
-	limits openAPILimits
-	tables openAPITables
 }

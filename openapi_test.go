@@ -472,9 +472,8 @@ func TestOpenAPITextJSON(t *testing.T) {
 // force accepts.
 func TestOpenAPIFilterDialect(t *testing.T) {
 	t.Parallel()
-	tables := currentOpenAPITables()
 	filters := func(dialect filterDialect) string {
-		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, tables, routes)
+		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, routes)
 		for _, p := range at(t, doc, "paths", "/api/v2/resource", "get", "parameters").([]any) {
 			if p.(obj)["name"] == paramFilters {
 				return p.(obj)["description"].(string)

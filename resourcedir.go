@@ -231,9 +231,9 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 	def := s.newNamespace(defaultNamespace, store)
 	s.spaces.byName = map[string]*namespace{defaultNamespace: def}
 	allowed := map[string][]string{}
-	d := docContext{openAPILimitsOf(s.cfg), currentOpenAPITables()}
+	limits := openAPILimitsOf(s.cfg)
 	for _, rt := range s.routes {
-		strict := rt.strict(rt.doc(d))
+		strict := rt.strict(rt.doc(limits))
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			x := w.(*exchange) // the pipeline passes its exchange to every handler
 			var v any

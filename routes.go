@@ -12,15 +12,15 @@ import (
 // so a new control is one entry here and one handler (a control of the
 // whole server rather than of a namespace also names its path in serverWide).
 var routes = []route{
-	{http.MethodGet, "/api/v2/resource", (*Server).list, func(d docContext) operation {
+	{http.MethodGet, "/api/v2/resource", (*Server).list, func(l openAPILimits) operation {
 		return operation{id: "listResources", summary: "List resources",
 			description: "A page of resources, filtered and sorted. Query parameter names match in any case; others are ignored.",
 			pathNote:    "The directory. Fixed path segments match in any case and one trailing slash is tolerated. Other methods: 405 with Allow.",
 			params: []any{
-				queryParam(paramFilters, filterDescription(d.limits.Filters, d.tables), obj{"type": "string", "maxLength": maxFilterBytes}),
+				queryParam(paramFilters, filterDescription(l.Filters), obj{"type": "string", "maxLength": maxFilterBytes}),
 				queryParam(paramPage, "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals.",
 					obj{"type": "integer", "minimum": 1, "default": 1}),
-				queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", defaultPageSize, d.limits.MaxPageSize),
+				queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", defaultPageSize, l.MaxPageSize),
 					obj{"type": "integer", "minimum": 1, "default": defaultPageSize}),
 				queryParam(paramSorts, "`Field-asc~Field-desc…`; the direction is optional (asc by default) and field names are matched in any case. "+
 					"Fields: "+strings.Join(fieldNames[:], ", ")+". Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400.",
@@ -29,9 +29,9 @@ var routes = []route{
 			answers: obj{"200": okAnswer("A page.", ref("ResourcePage")),
 				"400": errAnswer("A filter, sort, page or pageSize that is not valid; ModelState names the parameter.")}}
 	}},
-	{http.MethodPost, "/api/v2/resource", (*Server).create, func(d docContext) operation {
+	{http.MethodPost, "/api/v2/resource", (*Server).create, func(l openAPILimits) operation {
 		return operation{id: "createResource", summary: "Create a resource",
-			description: fmt.Sprintf("Creates one resource. The body must be declared as JSON and be at most %d bytes.", d.limits.MaxBody),
+			description: fmt.Sprintf("Creates one resource. The body must be declared as JSON and be at most %d bytes.", l.MaxBody),
 			body:        jsonBody(ref("CreateRequest"), "The new resource."),
 			answers: obj{"200": okAnswer("Created.", ref("CreateResponse")),
 				"400": errAnswer("The body is not a JSON object, or breaks a rule; ModelState names every offending property."),
@@ -55,9 +55,9 @@ var routes = []route{
 	{http.MethodGet, "/__admin/resources", (*Server).adminResources, fixed(operation{
 		id: "adminListResources", summary: "Every resource", description: "Every resource, in creation order.",
 		answers: obj{"200": okAnswer("Every resource.", ref("ResourceSet"))}})},
-	{http.MethodPost, "/__admin/resources", (*Server).seedResources, func(d docContext) operation {
+	{http.MethodPost, "/__admin/resources", (*Server).seedResources, func(l openAPILimits) operation {
 		return operation{id: "seedResources", summary: "Seed resources",
-			description: fmt.Sprintf("Adds an array of resources under the create rules, all or nothing; an Id may be given and must be a unique GUID. At most %d bytes (-max-seed-body).", d.limits.MaxSeedBody),
+			description: fmt.Sprintf("Adds an array of resources under the create rules, all or nothing; an Id may be given and must be a unique GUID. At most %d bytes (-max-seed-body).", l.MaxSeedBody),
 			body:        jsonBody(obj{"type": "array", "items": ref("SeedResource")}, "The resources, in order."),
 			answers: obj{"200": okAnswer("Seeded.", ref("SeedResponse")),
 				"400": errAnswer("Not an array of objects, or an item breaks a rule; ModelState keys are \"[i].Property\"."), "413": respRef("PayloadTooLarge")}}
@@ -71,9 +71,9 @@ var routes = []route{
 	{http.MethodDelete, "/__admin/resources", (*Server).deleteResources, fixed(operation{
 		id: "deleteResources", summary: "Remove every resource",
 		answers: obj{"200": okAnswer("Removed; Deleted is how many there were.", counter("Deleted"))}})},
-	{http.MethodGet, "/__admin/requests", (*Server).readJournal, func(d docContext) operation {
+	{http.MethodGet, "/__admin/requests", (*Server).readJournal, func(l openAPILimits) operation {
 		return operation{id: "listRequests", summary: "The request journal",
-			description: fmt.Sprintf("Every /api/v2 request, newest last, up to -journal-size (%d here). Filters combine.", d.limits.JournalSize),
+			description: fmt.Sprintf("Every /api/v2 request, newest last, up to -journal-size (%d here). Filters combine.", l.JournalSize),
 			params: []any{
 				queryParam("method", "Only entries with this method.", obj{"type": "string"}),
 				queryParam("path", "Only entries with this path: exact, or a pattern with {name} segments as in faults.", obj{"type": "string"}),
@@ -169,6 +169,6 @@ var routes = []route{
 
 // fixed is the documentation of a route that the server's limits do not
 // change: one value serves every document, which only copies from it.
-func fixed(o operation) func(docContext) operation {
-	return func(docContext) operation { return o }
+func fixed(o operation) func(openAPILimits) operation {
+	return func(openAPILimits) operation { return o }
 }

@@ -17,7 +17,7 @@ import (
 // summary and a success, and names every parameter of its path.
 func TestRoutesDocumented(t *testing.T) {
 	t.Parallel()
-	d := docContext{openAPILimitsOf(defaultConfig()), currentOpenAPITables()}
+	d := openAPILimitsOf(defaultConfig())
 	ids := map[string]string{}
 	pathParams := map[string][]string{} // by pattern, from the routes that declare them
 	for _, rt := range routes {
@@ -58,7 +58,7 @@ func TestOpenAPIPathsAreRoutes(t *testing.T) {
 	t.Parallel()
 	doc := openAPIDoc(t)
 	paths := doc["paths"].(map[string]any)
-	d := docContext{openAPILimitsOf(defaultConfig()), currentOpenAPITables()}
+	d := openAPILimitsOf(defaultConfig())
 	served := map[string]route{} // "method path" as the document spells it
 	for _, rt := range routes {
 		p := strings.TrimSuffix(rt.pattern, "{$}")
@@ -108,12 +108,12 @@ func TestOpenAPIPathsAreRoutes(t *testing.T) {
 // entry, its HEAD and its /ns/{namespace} twin with no other change.
 func TestRouteDocumentsItself(t *testing.T) {
 	t.Parallel()
-	extra := route{http.MethodGet, "/__admin/example/{n}", (*Server).health, func(docContext) operation {
+	extra := route{http.MethodGet, "/__admin/example/{n}", (*Server).health, func(openAPILimits) operation {
 		return operation{id: "example", summary: "An example control",
 			pathParams: []any{obj{"name": "n", "in": "path", "required": true, "schema": obj{"type": "integer"}, "example": 1}},
 			answers:    obj{"200": okAnswer("Fine.", counter("N"))}}
 	}}
-	doc := openAPIDocument(openAPILimitsOf(defaultConfig()), currentOpenAPITables(), append(slices.Clone(routes), extra))
+	doc := openAPIDocument(openAPILimitsOf(defaultConfig()), append(slices.Clone(routes), extra))
 	raw, _ := json.Marshal(doc)
 	var decoded map[string]any
 	if err := json.Unmarshal(raw, &decoded); err != nil {
@@ -152,7 +152,7 @@ func TestRouteDocumentsItself(t *testing.T) {
 func TestControlsRefuseUnknownQuery(t *testing.T) {
 	t.Parallel()
 	c := startServer(t, defaultConfig(), nil)
-	d := docContext{openAPILimitsOf(defaultConfig()), currentOpenAPITables()}
+	d := openAPILimitsOf(defaultConfig())
 	fill := strings.NewReplacer("{id}", "0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f60", "{name}", "no-such-space",
 		"{file}", consoleAssetNames()[0], "{$}", "")
 	strict := 0
