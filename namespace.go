@@ -247,9 +247,13 @@ func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 // or a namespace added or removed): any later change has a larger one.
 func (s *Server) changeMark() uint64 {
 	s.spaces.mu.RLock()
-	defer s.spaces.mu.RUnlock()
 	mark := s.spaces.changed
-	for _, ns := range s.spaces.byName {
+	all := slices.Collect(maps.Values(s.spaces.byName))
+	s.spaces.mu.RUnlock()
+	// Each store is read outside the namespaces' lock: a store held by a
+	// long write (a large seed) must not keep a namespace from being added,
+	// nor, behind that, every request from finding its namespace.
+	for _, ns := range all {
 		mark = max(mark, ns.store.generation())
 	}
 	return mark

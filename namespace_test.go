@@ -901,3 +901,51 @@ func TestNamespaceIdleSparesRequestsInFlight(t *testing.T) {
 		t.Error("an idle namespace was kept")
 	}
 }
+
+// TestChangeMarkWaitsOutsideTheNamespaces: the snapshotter's change mark
+// waits for a store held by a long write (a large seed) without holding the
+// namespaces' lock, so that meanwhile a namespace can still be added and
+// every request still find its own. Holding it stalled every namespace for
+// as long as one write ran (found in review).
+func TestChangeMarkWaitsOutsideTheNamespaces(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, defaultConfig(), nil).srv
+	if _, _, err := srv.addNamespace("other"); err != nil {
+		t.Fatal(err)
+	}
+	busy := srv.defaultNS().store
+	busy.mu.Lock() // a long write in the default namespace
+	marked := make(chan uint64)
+	go func() { marked <- srv.changeMark() }()
+	// Let the change mark take what it takes: a bounded number of yields,
+	// ended early once the namespaces' lock is held across the wait.
+	for range 1000 {
+		if !srv.spaces.mu.TryLock() {
+			break
+		}
+		srv.spaces.mu.Unlock()
+		runtime.Gosched()
+	}
+	added := make(chan error, 1)
+	go func() {
+		_, _, err := srv.addNamespace("fresh")
+		added <- err
+	}()
+	var err error
+	select {
+	case err = <-added:
+	case <-time.After(10 * time.Second):
+		t.Error("adding a namespace waited for a write in another while the change mark was read")
+		busy.mu.Unlock()
+		err = <-added
+		busy.mu.Lock()
+	}
+	if err != nil {
+		t.Error(err)
+	}
+	if srv.lookupNamespace("other") == nil {
+		t.Error("namespace other is gone")
+	}
+	busy.mu.Unlock()
+	<-marked
+}
