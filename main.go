@@ -39,7 +39,7 @@ func Main() int {
 	defer signal.Stop(signals)
 	go func() {
 		for sig := range signals {
-			cancel(fmt.Errorf("%v received", sig))
+			cancel(stopSignal{sig})
 			select {
 			case forward <- sig:
 			default: // a command that let eight pass will not heed a ninth
@@ -59,6 +59,12 @@ func Main() int {
 // signalsKey is the context key of the signals a command run after --
 // gets: each SIGINT and SIGTERM that main receives, once.
 type signalsKey struct{}
+
+// stopSignal is the cause of main's context when a signal stops the server:
+// the command run after -- has that signal already.
+type stopSignal struct{ sig os.Signal }
+
+func (s stopSignal) Error() string { return s.sig.String() + " received" }
 
 func exitCode(err error) int {
 	var ee *exitError
@@ -281,9 +287,9 @@ func runCommand(ctx context.Context, command, environ, vars []string, stdout, st
 			forward(sig)
 		case <-done:
 			done = nil
-			// A cause of its own is main's signal, which the command got;
-			// a caller's cancellation comes with no signal.
-			if errors.Is(context.Cause(ctx), ctx.Err()) {
+			// Main's signal reached the command already; any other end of
+			// the server, whatever its cause, is told to it as a SIGTERM.
+			if _, bySignal := errors.AsType[stopSignal](context.Cause(ctx)); !bySignal {
 				forward(syscall.SIGTERM)
 			}
 		case err := <-serveErr:

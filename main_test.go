@@ -1613,3 +1613,32 @@ func TestHelpListsSubcommands(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCommandToldWhenServerStops: when the server stops for any reason
+// but main's own signal (which the command has already), the command run
+// after -- is sent a SIGTERM, whatever the context's cause says (found in
+// review: a cause of the caller's own let the command run on).
+func TestRunCommandToldWhenServerStops(t *testing.T) {
+	t.Parallel()
+	for _, cause := range []error{nil, errors.New("the caller stopped the server")} {
+		t.Run(fmt.Sprint(cause), func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			up, w := io.Pipe()
+			go func() {
+				// The command says it is up; then the server stops.
+				buf := make([]byte, 3)
+				if _, err := io.ReadFull(up, buf); err == nil {
+					cancel(cause)
+				}
+				io.Copy(io.Discard, up) //nolint:errcheck // draining
+			}()
+			status, err := runCommand(ctx, []string{"sh", "-c", "echo up; exec sleep 60"}, os.Environ(), nil, w, io.Discard, nil)
+			w.Close()
+			if err != nil || status != 128+int(syscall.SIGTERM) {
+				t.Errorf("status %d, err %v; want %d (SIGTERM), nil", status, err, 128+int(syscall.SIGTERM))
+			}
+		})
+	}
+}
