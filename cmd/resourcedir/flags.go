@@ -28,6 +28,7 @@ type options struct {
 	idSeed          string
 	logFormat       string
 	version         bool
+	exitWithParent  bool
 	logLevel        slog.Level
 	cfg             resourcedir.Config // the flags that are a Config's fields write there
 	// command is what follows --: run it against the server, then stop.
@@ -70,6 +71,7 @@ Flags:
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.exitWithParent, "exit-with-parent", false, "stop as at SIGTERM when the process that started this one dies (Linux, macOS): what a test harness's launcher passes")
 	fs.Func("log-level", "least severe `level` logged: debug, info (the default: one line per request), warn (problems only) or error", func(s string) error {
 		level, ok := logLevels[s]
 		if !ok {

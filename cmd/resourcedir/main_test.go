@@ -262,6 +262,7 @@ var runFlagCases = []runFlagCase{
 	{"addr", "127.0.0.1:9", "0.0.0.0:10", func(o *options) any { return o.addr }, "127.0.0.1:9", "0.0.0.0:10"},
 	{"addr-file", "a.url", "b.url", func(o *options) any { return o.addrFile }, "a.url", "b.url"},
 	{"version", "true", "false", func(o *options) any { return o.version }, true, false},
+	{"exit-with-parent", "true", "false", func(o *options) any { return o.exitWithParent }, true, false},
 	{"snapshot", "a.gob", "b.gob", func(o *options) any { return o.cfg.Snapshot }, "a.gob", "b.gob"},
 	{"snapshot-interval", "3s", "1m", func(o *options) any { return o.cfg.SnapshotInterval }, 3 * time.Second, time.Minute},
 	{"seed", "a.json", "b.json", func(o *options) any { return o.cfg.SeedFile }, "a.json", "b.json"},

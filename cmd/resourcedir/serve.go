@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/resourcedir/resourcedir"
 )
@@ -29,6 +30,12 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	// the destination is not the stop's (the lines count as dropped).
 	defer logs.Close() //nolint:errcheck // see above
 	logger := newLogger(o.logFormat, o.logLevel, logs)
+	if o.exitWithParent {
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		go watchParent(ctx, os.Getppid(), parentPoll, stop, logger)
+	}
 	idSeed, err := parseIDSeed(o.idSeed)
 	if err != nil {
 		return err
@@ -83,6 +90,33 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 		return err // nil, or an error of the server's: status 1
 	}
 	return &exitError{code: code, err: err}
+}
+
+// parentPoll is how often -exit-with-parent looks at its parent: a stop
+// within a second of the parent's death, for one getppid call.
+const parentPoll = 500 * time.Millisecond
+
+// errParentExited is the cause of the stop that -exit-with-parent makes.
+var errParentExited = errors.New("the process that started resourcedir exited (-exit-with-parent)")
+
+// watchParent stops the server (cancel) once the process that started it
+// has died, which the kernel tells by giving it a new parent (init or a
+// subreaper): a launcher killed with SIGKILL cannot stop it itself.
+func watchParent(ctx context.Context, parent int, every time.Duration, cancel context.CancelCauseFunc, logger *slog.Logger) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if os.Getppid() != parent {
+				logger.Warn("stopping: the process that started resourcedir exited", "parent_pid", parent)
+				cancel(errParentExited)
+				return
+			}
+		}
+	}
 }
 
 // removeAddrFile removes the -addr-file at exit, so that its presence means
