@@ -5,6 +5,7 @@ package main
 // pages short), checked fast; readme_test.go runs the marked blocks.
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -87,8 +88,8 @@ var docsFence = regexp.MustCompile("^ *```")
 var docsMarker = regexp.MustCompile(`^<!-- (readme-test|ship-test|not run|example): ([^ ].*?) -->$`)
 
 // TestDocsBlocksAreMarked: every fenced block in the documentation is
-// either run by a test or says why not, and every block a test runs is
-// marked exactly once.
+// either run by a test or says why not, every block a test runs is marked
+// exactly once, and every json block (an example body included) is JSON.
 func TestDocsBlocksAreMarked(t *testing.T) {
 	ship := docsRead(t, ".ci/ship")
 	marked := map[string]int{}
@@ -104,6 +105,12 @@ func TestDocsBlocksAreMarked(t *testing.T) {
 				continue
 			}
 			inside = true
+			if strings.TrimSpace(line) == "```json" {
+				body, _, _ := strings.Cut(strings.Join(lines[i+1:], "\n"), "```")
+				if !json.Valid([]byte(body)) {
+					t.Errorf("%s:%d: a json block that is not valid JSON", file, i+1)
+				}
+			}
 			prev := ""
 			if i > 0 {
 				prev = strings.TrimSpace(lines[i-1])
