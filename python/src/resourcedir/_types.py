@@ -22,7 +22,7 @@ class FaultMatch:
     Query: Optional[Dict[str, str]] = None  # parameters present with these values
     Headers: Optional[Dict[str, str]] = None  # request headers present with these values
     # A string the request body must contain, or JSON properties it must have.
-    Body: Any = None
+    Body: Optional[Union[str, Dict[str, Any]]] = None
 
 
 @dataclasses.dataclass
