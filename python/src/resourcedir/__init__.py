@@ -14,6 +14,9 @@ from ._errors import ResourcedirError
 from ._server import Server, connect, start
 from ._types import Fault, FaultMatch, Request, RequestorType, Resource, Response
 
+# Tracebacks name the class where users import it from.
+ResourcedirError.__module__ = __name__
+
 __all__ = [
     "Directory",
     "Fault",

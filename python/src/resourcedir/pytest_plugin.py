@@ -84,6 +84,9 @@ class _Session:
         try:
             if url:
                 client = attach(url)
+                # Asked once here, so that a server that is not there is
+                # one clear error rather than each test's own.
+                client.call("GET", client.root + "/__admin/health", 200)
                 if self.seed_file:
                     with open(self.seed_file, "rb") as f:
                         self._seed_body = f.read()
