@@ -172,3 +172,15 @@ def test_pip_picks_each_platforms_wheel(platform: str, six: Dict[str, Path], tmp
 def test_pip_refuses_a_macos_older_than_go_supports(six: Dict[str, Path], tmp_path: Path) -> None:
     folder = next(iter(six.values())).parent
     assert pip_picks(folder, ["macosx_11_0_arm64"], tmp_path) is None
+
+
+def test_the_sources_are_python_3_9() -> None:
+    """Python 3.9's grammar (the package supports it; CI has 3.11): a
+    newer construct fails here rather than on a user's 3.9."""
+    import ast
+
+    python = BUILD_PY.parent
+    sources = sorted(python.glob("src/resourcedir/*.py")) + sorted(python.glob("*.py")) + sorted(python.glob("*/*.py"))
+    assert len(sources) > 10
+    for source in sources:
+        ast.parse(source.read_text(encoding="utf-8"), str(source), feature_version=(3, 9))

@@ -200,15 +200,19 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
         return
     if session.server is not None:
         terminalreporter.write_line(
-            "resourcedir: {} (the bundled server, started in {:.0f} ms), {} namespaces".format(
-                session.server.url, session.server.start_seconds * 1000, session.made
+            "resourcedir: {} (the bundled server, started in {:.0f} ms), {}".format(
+                session.server.url, session.server.start_seconds * 1000, _namespaces(session.made)
             )
         )
     elif session.shared_url:
         terminalreporter.write_line(
-            "resourcedir: the server at {}={}, {} namespaces".format(URL_VAR, session.shared_url, session.made)
+            "resourcedir: the server at {}={}, {}".format(URL_VAR, session.shared_url, _namespaces(session.made))
         )
     for directory in session.kept:
         terminalreporter.write_line(
             "resourcedir: kept {} of a failed test: console {}".format(directory.name, directory.console_url)
         )
+
+
+def _namespaces(n: int) -> str:
+    return "1 namespace" if n == 1 else "{} namespaces".format(n)
