@@ -7,7 +7,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from ._errors import ResourcedirError
 
@@ -29,7 +29,7 @@ class Client:
     def __init__(self, root: str, ca_file: Optional[str] = None) -> None:
         self.root = root
         parts = urllib.parse.urlsplit(root)
-        handlers = []  # type: list
+        handlers = []  # type: List[urllib.request.BaseHandler]
         if parts.scheme == "https":
             handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=ca_file)))
         if _loopback(parts.hostname or ""):

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
@@ -123,13 +124,17 @@ def _start(folder: str, seed: Any, args: List[str], timeout: float) -> Server:
     log_path = os.path.join(folder, "server.log")
     began = time.monotonic()
     with open(log_path, "wb") as log:
-        if os.name == "nt":
-            group = {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+        # Its own process group: a Ctrl-C at the terminal reaches this
+        # process, which closes the server, not the server itself.
+        if sys.platform == "win32":
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,
+            )
         else:
-            # Its own session and group: a Ctrl-C at the terminal reaches
-            # this process, which closes the server, not the server itself.
-            group = {"start_new_session": True}
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, **group)  # type: ignore[call-overload]
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
     deadline = began + timeout
     while True:
         url = _read(addr_file)

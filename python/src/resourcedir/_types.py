@@ -124,7 +124,7 @@ def from_wire(cls: Type[T], data: Dict[str, Any]) -> T:
     if hints is None:
         hints = _hints[cls] = typing.get_type_hints(cls)
     values = {f.name: _value(hints[f.name], data.get(f.name)) for f in dataclasses.fields(cls)}
-    return cls(**values)  # type: ignore[call-arg]
+    return cls(**values)
 
 
 def _value(tp: Any, value: Any) -> Any:
