@@ -137,22 +137,22 @@ def test_the_command_line(binary: Path, tmp_path: Path) -> None:
 
 # What pip on each platform accepts, as its own tags for that platform
 # say: pip expands macOS versions itself; for Linux the tags are those a
-# pip on such a system lists.
+# pip on such a system lists (glibc x86-64 is this machine's: CI installs
+# the wheel natively there).
 ACCEPTED = {
-    "linux/amd64": [["manylinux_2_36_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"],
-                    ["musllinux_1_2_x86_64", "musllinux_1_1_x86_64"]],
-    "linux/arm64": [["manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64"],
-                    ["musllinux_1_2_aarch64", "musllinux_1_1_aarch64"]],
-    "darwin/amd64": [["macosx_12_0_x86_64"], ["macosx_14_0_x86_64"]],
-    "darwin/arm64": [["macosx_12_0_arm64"], ["macosx_15_0_arm64"]],
-    "windows/amd64": [["win_amd64"]],
-    "windows/arm64": [["win_arm64"]],
+    "linux/amd64": ["musllinux_1_2_x86_64", "musllinux_1_1_x86_64"],
+    "linux/arm64": ["manylinux_2_28_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64"],
+    "darwin/amd64": ["macosx_14_0_x86_64"],
+    "darwin/arm64": ["macosx_15_0_arm64"],
+    "windows/amd64": ["win_amd64"],
+    "windows/arm64": ["win_arm64"],
 }
 
 
 def pip_picks(folder: Path, platforms: List[str], target: Path) -> Any:
     args = [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", str(folder),
-            "--only-binary=:all:", "--python-version", "3.9", "--dry-run", "--target", str(target),
+            "--only-binary=:all:", "--python-version", "3.9", "--dry-run", "--no-cache-dir",
+            "--disable-pip-version-check", "--target", str(target),
             "--report", "-", "resourcedir"]
     for platform in platforms:
         args[4:4] = ["--platform", platform]
@@ -165,8 +165,7 @@ def pip_picks(folder: Path, platforms: List[str], target: Path) -> Any:
 @pytest.mark.parametrize("platform", sorted(ACCEPTED))
 def test_pip_picks_each_platforms_wheel(platform: str, six: Dict[str, Path], tmp_path: Path) -> None:
     folder = next(iter(six.values())).parent
-    for tags in ACCEPTED[platform]:
-        assert pip_picks(folder, tags, tmp_path) == [six[platform].name], tags
+    assert pip_picks(folder, ACCEPTED[platform], tmp_path) == [six[platform].name]
 
 
 def test_pip_refuses_a_macos_older_than_go_supports(six: Dict[str, Path], tmp_path: Path) -> None:
