@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -69,6 +70,19 @@ def test_a_server_that_cannot_start_says_why() -> None:
         rd.start(args=["-no-such-flag"])
     with pytest.raises(ResourcedirError, match=r"before serving: .*not-there\.json"):
         rd.start(seed="not-there.json")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_start_that_times_out_leaves_no_server() -> None:
+    with pytest.raises(ResourcedirError, match=r"wrote no URL to (\S+)/addr within 0.0001s") as late:
+        rd.start(timeout=0.0001)
+    folder = re.search(r"to (\S+)/addr", str(late.value)).group(1)  # type: ignore[union-attr]
+    assert not os.path.exists(folder)
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            assert folder.encode() not in cmdline.read_bytes(), cmdline
+        except OSError:
+            pass  # a process that ended meanwhile
 
 
 def test_tls_is_trusted_through_the_ca_it_wrote() -> None:

@@ -135,24 +135,30 @@ def _start(folder: str, seed: Any, args: List[str], timeout: float) -> Server:
             proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
-    deadline = began + timeout
+    try:
+        url = _wait_for_url(proc, addr_file, began, timeout)
+    except BaseException as err:
+        # A Ctrl-C while waiting, too: no server is left behind.
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if isinstance(err, ResourcedirError):
+            raise ResourcedirError("{}: {} ({})".format(err.message, _tail(log_path), " ".join(cmd))) from None
+        raise
+    return Server(proc, url, folder, ca_file, time.monotonic() - began)
+
+
+def _wait_for_url(proc: "subprocess.Popen[bytes]", addr_file: str, began: float, timeout: float) -> str:
     while True:
         url = _read(addr_file)
         if url:
-            break
+            return url
         status = proc.poll()
         if status is not None:
-            raise ResourcedirError(
-                "the server exited with status {} before serving: {} ({})".format(status, _tail(log_path), " ".join(cmd))
-            )
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            raise ResourcedirError(
-                "the server wrote no URL to {} within {}s: {} ({})".format(addr_file, timeout, _tail(log_path), " ".join(cmd))
-            )
+            raise ResourcedirError("the server exited with status {} before serving".format(status))
+        if time.monotonic() > began + timeout:
+            raise ResourcedirError("the server wrote no URL to {} within {}s".format(addr_file, timeout))
         time.sleep(0.005)
-    return Server(proc, url, folder, ca_file, time.monotonic() - began)
 
 
 def _read(path: str) -> str:
