@@ -82,16 +82,16 @@ func docsSnippet(t *testing.T, name string) string {
 var docsFence = regexp.MustCompile("^ *```")
 
 // docsMarker is the line that must come right before every opening fence:
-// a block run by TestReadmeExamples (readme-test) or by .ci/ship
-// (ship-test), one that cannot run here (not run: why), or one that is no
+// a block run by TestReadmeExamples (readme-test), by .ci/ship
+// (ship-test) or by .ci/python (python-test), one that cannot run here (not run: why), or one that is no
 // command at all (example: what it is).
-var docsMarker = regexp.MustCompile(`^<!-- (readme-test|ship-test|not run|example): ([^ ].*?) -->$`)
+var docsMarker = regexp.MustCompile(`^<!-- (readme-test|ship-test|python-test|not run|example): ([^ ].*?) -->$`)
 
 // TestDocsBlocksAreMarked: every fenced block in the documentation is
 // either run by a test or says why not, every block a test runs is marked
 // exactly once, and every json block (an example body included) is JSON.
 func TestDocsBlocksAreMarked(t *testing.T) {
-	ship := docsRead(t, ".ci/ship")
+	ship, python := docsRead(t, ".ci/ship"), docsRead(t, ".ci/python")
 	marked := map[string]int{}
 	for _, file := range docsFiles(t) {
 		lines := strings.Split(docsRead(t, file), "\n")
@@ -117,7 +117,7 @@ func TestDocsBlocksAreMarked(t *testing.T) {
 			}
 			m := docsMarker.FindStringSubmatch(prev)
 			if m == nil {
-				t.Errorf("%s:%d: a fenced block without a marker on the line before it (readme-test, ship-test, not run or example: see CONTRIBUTING.md)", file, i+1)
+				t.Errorf("%s:%d: a fenced block without a marker on the line before it (readme-test, ship-test, python-test, not run or example: see CONTRIBUTING.md)", file, i+1)
 				continue
 			}
 			switch m[1] {
@@ -125,6 +125,12 @@ func TestDocsBlocksAreMarked(t *testing.T) {
 				marked[m[2]]++
 				if !slices.Contains(docsRunSnippets, m[2]) {
 					t.Errorf("%s:%d: readme-test %q is not among the snippets TestReadmeExamples runs (docsRunSnippets)", file, i+1, m[2])
+				}
+			case "python-test":
+				// .ci/python writes a page's python-test blocks to files
+				// (python/ci/doc_recipes.py) and runs them.
+				if !strings.Contains(python, file) {
+					t.Errorf("%s:%d: python-test %q, but .ci/python does not run the recipes of %s", file, i+1, m[2], file)
 				}
 			case "ship-test":
 				if !strings.Contains(ship, "same_as_readme "+m[2]+" ") && !strings.Contains(ship, "readme_block "+m[2]+" ") {
