@@ -25,7 +25,7 @@ const docsRoot = "../.."
 // on a marked block missing from this list, so a new recipe cannot be
 // documented without being run.
 var docsRunSnippets = []string{
-	"go-setup", "go-quick", "python-quick", "node-quick", "seed", "run", "cors", "install",
+	"go-setup", "go-quick", "python-install", "python-quick", "node-quick", "seed", "run", "cors", "install",
 	"go", "go-remote", "go-parallel", "node", "python", "shell", "retries", "tls", "tls-go",
 	"walk", "generate",
 }

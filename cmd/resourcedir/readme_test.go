@@ -4,12 +4,14 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -141,6 +143,9 @@ func TestReadmeExamples(t *testing.T) {
 		return readmeCommand(t, part)
 	}
 	defer func() {
+		if strings.Contains(flag.Lookup("test.run").Value.String(), "/") {
+			return // some subtests were chosen with -run: the others read theirs
+		}
 		for _, name := range docsRunSnippets {
 			if !read[name] {
 				t.Errorf("the snippet %q was never run", name)
@@ -349,12 +354,36 @@ func TestOverTLS(t *testing.T) {
 	})
 
 	t.Run("PythonQuickStart", func(t *testing.T) {
-		dir := filepath.Join(tmp, "python-quick")
-		readmeWrite(t, filepath.Join(dir, "test_quick.py"), snippet(t, "python-quick"))
-		line := "resourcedir -- python3 -m unittest"
-		wantIn(t, "README.md", "`test_quick.py`, run with `"+line+"`")
-		if out := run(t, dir, line); !strings.Contains(out, "Ran 1 test") || !strings.HasSuffix(out, "\nOK\n") {
-			t.Errorf("python3 -m unittest did not pass 1 test:\n%s", out)
+		// The wheel of this checkout, wrapping the binary installed above,
+		// in a fresh venv: the install line runs as written with the
+		// wheel's path for the package's name (no index is asked).
+		work := filepath.Join(tmp, "python-quick")
+		build := exec.CommandContext(ctx, "python3", "python/build.py", "--binary", filepath.Join(bin, "resourcedir"),
+			"--goos", runtime.GOOS, "--goarch", runtime.GOARCH, "--out", filepath.Join(work, "dist"))
+		build.Dir, build.Env = checkout, env
+		out, err := build.Output()
+		if err != nil {
+			t.Fatalf("python/build.py: %v\n%s", err, out)
+		}
+		wheel := strings.TrimSpace(string(out))
+		venv := filepath.Join(work, "venv")
+		run(t, work, "python3 -m venv "+venv)
+		venvPath := "PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH")
+		line := strings.TrimSpace(snippet(t, "python-install"))
+		if line != "pip install resourcedir" {
+			t.Fatalf("the README's Python install line is %q; this test substitutes the wheel in pip install resourcedir", line)
+		}
+		run(t, work, "pip install --no-index --disable-pip-version-check "+wheel, venvPath)
+		project := filepath.Join(work, "project")
+		readmeWrite(t, filepath.Join(project, "test_quick.py"), snippet(t, "python-quick"))
+		wantIn(t, "README.md", "`test_quick.py`, run with `python -m unittest`")
+		// The binary installed above is not on this PATH: the test runs
+		// the wheel's own.
+		cmd := exec.CommandContext(ctx, "sh", "-c", "python -m unittest")
+		cmd.Dir, cmd.Env = project, append(binaryEnv(), venvPath, "PYTHONDONTWRITEBYTECODE=1")
+		got, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(got), "Ran 1 test") || !strings.HasSuffix(string(got), "\nOK\n") {
+			t.Errorf("python -m unittest did not pass 1 test: %v\n%s", err, got)
 		}
 	})
 
