@@ -1387,3 +1387,23 @@ func TestFiltersFlag(t *testing.T) {
 		}
 	}
 }
+
+// -journal-size 0 kept a journal of 1000: the program turned 0 into "off"
+// (-1), and the library's defaults, applied twice, turned that back into
+// the default. The journal is off through the binary's own flags.
+func TestRunJournalSizeZeroTurnsTheJournalOff(t *testing.T) {
+	t.Parallel()
+	p := runStart(t, runArgs("-journal-size", "0"), nil)
+	c := clientAt(t, p.url)
+	c.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	var j struct {
+		Requests []wireEntry
+		Count    int
+		Journal  string
+	}
+	c.getJSON("/__admin/requests", &j)
+	if j.Journal != "off" || j.Count != 0 || len(j.Requests) != 0 {
+		t.Errorf("-journal-size 0: Journal %q, Count %d, %d entries; want off and none", j.Journal, j.Count, len(j.Requests))
+	}
+	p.stopClean()
+}
