@@ -37,6 +37,10 @@ func (l *listening) useTLS(o *options) error {
 		if err != nil {
 			return fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.tlsCert, o.tlsKey, err)
 		}
+		// Served anyway, it fails every client's handshake, far from here.
+		if err := checkValidity(cert.Leaf, time.Now()); err != nil {
+			return fmt.Errorf("-tls-cert %s: %w", o.tlsCert, err)
+		}
 		l.tls.Certificates = []tls.Certificate{cert}
 		return nil
 	}
@@ -60,6 +64,22 @@ func (l *listening) useTLS(o *options) error {
 	if err := resourcedir.WriteFileAtomic(l.caFile, caPEM); err != nil {
 		l.close()
 		return fmt.Errorf("-tls: write the CA file: %w", err)
+	}
+	return nil
+}
+
+// checkValidity refuses a certificate that is out of its dates at now.
+func checkValidity(leaf *x509.Certificate, now time.Time) error {
+	const layout = time.RFC3339
+	switch {
+	case leaf == nil:
+		return nil
+	case now.After(leaf.NotAfter):
+		return fmt.Errorf("the certificate expired: NotAfter %s (NotBefore %s); renew it, or use -tls for a generated one",
+			leaf.NotAfter.UTC().Format(layout), leaf.NotBefore.UTC().Format(layout))
+	case now.Before(leaf.NotBefore):
+		return fmt.Errorf("the certificate is not valid yet: NotBefore %s (NotAfter %s); check this machine's clock",
+			leaf.NotBefore.UTC().Format(layout), leaf.NotAfter.UTC().Format(layout))
 	}
 	return nil
 }

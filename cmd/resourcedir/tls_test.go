@@ -1,10 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // -tls as a client meets it: a certificate it can trust through the CA
@@ -148,4 +158,66 @@ func TestTLSCAFileBesideTheSnapshot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "data", "resourcedir-ca.pem")); err != nil {
 		t.Errorf("the CA file: %v", err)
 	}
+}
+
+// An expired (or not yet valid) -tls-cert started silently, and every
+// client then failed its handshake; the start refuses it, naming its dates.
+func TestTLSOwnCertificateOutOfDateRefused(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	for _, tt := range []struct {
+		name                string
+		notBefore, notAfter time.Time
+		want                string
+	}{
+		{"expired", now.Add(-48 * time.Hour), now.Add(-24 * time.Hour), "expired: NotAfter " + now.Add(-24*time.Hour).UTC().Format(time.RFC3339)},
+		{"not yet valid", now.Add(24 * time.Hour), now.Add(48 * time.Hour), "is not valid yet: NotBefore " + now.Add(24*time.Hour).UTC().Format(time.RFC3339)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			certFile, keyFile := writeCertificate(t, tt.notBefore, tt.notAfter)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // should the certificate be accepted, run returns at once
+			var stdout bytes.Buffer
+			err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", "off", "-tls-cert", certFile, "-tls-key", keyFile}, nil, &stdout, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "-tls-cert "+certFile+": the certificate "+tt.want) {
+				t.Errorf("error %v, want one naming %s and saying %q", err, certFile, tt.want)
+			}
+			if strings.Contains(stdout.String(), "serving") {
+				t.Error("served with it")
+			}
+		})
+	}
+}
+
+// writeCertificate writes a self-signed certificate for 127.0.0.1, valid
+// from notBefore to notAfter, and its key; it returns their files.
+func writeCertificate(t *testing.T, notBefore, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test"},
+		NotBefore: notBefore.Truncate(time.Second), NotAfter: notAfter.Truncate(time.Second),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
