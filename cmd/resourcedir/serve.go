@@ -47,7 +47,7 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	}
 	// Serve closes it; this is for the returns before Serve.
 	defer srv.Close() //nolint:errcheck // Serve reports the last write's error
-	l, err := listen(o)
+	l, err := listen(o, environ, logger)
 	if err != nil {
 		return err
 	}
