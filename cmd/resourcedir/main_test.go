@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -320,6 +321,14 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 				t.Errorf("-%s %s: got %v, want %v", c.name, c.value, got, c.want)
 			}
 			env := map[string]string{runEnvName(c.name): c.value}
+			if actionFlags[c.name] {
+				// An action has no variable: RESOURCEDIR_VERSION=v0.3.0
+				// in a CI job's environment must not print and exit.
+				if _, err := parseOptions(nil, runEnviron(env), io.Discard); err == nil || !strings.Contains(err.Error(), "is an action, given on the command line only") {
+					t.Errorf("%s=%s: %v, want a refusal", runEnvName(c.name), c.value, err)
+				}
+				return
+			}
 			o, err = parseOptions(nil, runEnviron(env), io.Discard)
 			if err != nil {
 				t.Fatalf("%s=%s: %v", runEnvName(c.name), c.value, err)
@@ -349,7 +358,7 @@ func TestMainDefaults(t *testing.T) {
 		cfg: resourcedir.Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
 			JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: "assetic"},
 	}
-	want.cfg.Snapshot, want.cfg.SnapshotInterval = "resourcedir.gob", 10*time.Second
+	want.cfg.Snapshot, want.cfg.SnapshotInterval, want.snapshotDefault = "resourcedir.gob", 10*time.Second, true
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults %+v, want %+v", *o, want)
 	}
@@ -1223,6 +1232,16 @@ func TestMainStartupErrors(t *testing.T) {
 			"unknown flag -adr; did you mean -addr? (resourcedir -help lists every flag)"},
 		{"unknown flag with a command", nil, append([]string{"--snapshot-intervall", "5s"}, ran...),
 			"unknown flag -snapshot-intervall; did you mean -snapshot-interval? (resourcedir -help lists every flag)"},
+		{"-port", nil, []string{"-port", "8080"},
+			"unknown flag -port; did you mean -addr 127.0.0.1:8080? (resourcedir -help lists every flag)"},
+		{"-port=", nil, []string{"-snapshot", "off", "--port=9000"},
+			"unknown flag -port; did you mean -addr 127.0.0.1:9000? (resourcedir -help lists every flag)"},
+		{"RESOURCEDIR_VERSION", []string{"RESOURCEDIR_VERSION=v0.3.0"}, []string{"-snapshot", "off"},
+			"environment RESOURCEDIR_VERSION names no flag: -version is an action, given on the command line only (resourcedir -version)"},
+		{"RESOURCEDIR_VERSION=1", []string{"RESOURCEDIR_VERSION=1"}, ran,
+			"environment RESOURCEDIR_VERSION names no flag: -version is an action, given on the command line only (resourcedir -version)"},
+		{"RESOURCEDIR_HELP", []string{"RESOURCEDIR_HELP=true"}, []string{"-snapshot", "off"},
+			"environment RESOURCEDIR_HELP names no flag: -help is an action, given on the command line only (resourcedir -help)"},
 		{"unknown flag=value", nil, []string{"-max-namespace=5"},
 			"unknown flag -max-namespace; did you mean -max-namespaces? (resourcedir -help lists every flag)"},
 		{"duration without a unit", nil, []string{"-snapshot-interval", "5"},
@@ -1406,4 +1425,39 @@ func TestRunJournalSizeZeroTurnsTheJournalOff(t *testing.T) {
 		t.Errorf("-journal-size 0: Journal %q, Count %d, %d entries; want off and none", j.Journal, j.Count, len(j.Requests))
 	}
 	p.stopClean()
+}
+
+// A newcomer's first start in a folder they cannot write was refused
+// naming a path they never chose; it says it is the default and the way
+// out.
+func TestMainDefaultSnapshotUnwritable(t *testing.T) {
+	t.Parallel()
+	// sysfs takes no new files, even from root.
+	got := runBinary(t, "/sys", nil, "", "-addr", "127.0.0.1:0")
+	want := "resourcedir: snapshot resourcedir.gob: the folder /sys cannot be written (permission denied); " +
+		"resourcedir.gob in the working directory is the default snapshot: run with -snapshot off to keep everything in memory, or -snapshot PATH to write it elsewhere\n"
+	if got.code != 1 || got.stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and:\n%s", got.code, got.stderr, want)
+	}
+}
+
+// In the image, a /data that the container's user cannot write (a bind
+// mount of a folder of the host's user) says whom the image runs as and
+// how to give it the folder.
+func TestMainImageDataUnwritable(t *testing.T) {
+	t.Parallel()
+	denied := func(string) error { return fs.ErrPermission }
+	err := checkSnapshotFolder("/data/resourcedir.gob", false, denied)
+	want := "snapshot /data/resourcedir.gob: the folder /data cannot be written (permission denied) by uid " + strconv.Itoa(os.Getuid()) +
+		"; the image runs as 65532:65532: give it the folder, as in podman run -v DIR:/data:U, or chown 65532:65532 DIR (or run with -snapshot off)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	// Elsewhere, a path of one's own is the library's to check.
+	if err := checkSnapshotFolder("/srv/x.gob", false, denied); err != nil {
+		t.Errorf("a chosen path outside /data: %v", err)
+	}
+	if err := checkSnapshotFolder("/data/x.gob", false, func(string) error { return nil }); err != nil {
+		t.Errorf("a writable /data: %v", err)
+	}
 }
