@@ -29,6 +29,7 @@ type options struct {
 	logFormat       string
 	version         bool
 	exitWithParent  bool
+	linger          bool // after the command after --, serve until a signal
 	// snapshotDefault: -snapshot is the default, chosen by neither a flag
 	// nor a variable, which a refusal of its folder says.
 	snapshotDefault bool
@@ -75,6 +76,7 @@ Flags:
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.linger, "linger", false, "with -- COMMAND: keep serving, console included, after COMMAND exits, until SIGINT or SIGTERM; then exit with COMMAND's status")
 	fs.BoolVar(&o.exitWithParent, "exit-with-parent", false, "stop as at SIGTERM when the process that started this one dies (Linux, macOS): what a test harness's launcher passes")
 	fs.Func("log-level", "least severe `level` logged: debug, info (the default: one line per request), warn (problems only) or error", func(s string) error {
 		level, ok := logLevels[s]

@@ -92,6 +92,21 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	}
 	fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", l.served, o.command[0], l.served, trust)
 	code, cmdErr := runCommand(ctx, o.command, environ, vars, stdout, stderr, served)
+	// A stop asked of the server (a signal, -exit-with-parent) ended the
+	// command: no failure of its own to explain, and nothing to linger for.
+	if ctx.Err() == nil && !isClosed(served) {
+		if code != 0 && cmdErr == nil {
+			writeLastRequests(stderr, srv, o.cfg.Auth, l.served, fmt.Sprintf("%s exited with status %d", o.command[0], code))
+		}
+		if o.linger {
+			fmt.Fprintf(stderr, "resourcedir: %s exited with status %d; lingering: serving %s, console %s/, until interrupted (Ctrl-C, or kill -TERM %d)\n",
+				o.command[0], code, l.served, l.served, os.Getpid())
+			select {
+			case <-ctx.Done():
+			case <-served:
+			}
+		}
+	}
 	stop()
 	<-served
 	err = errors.Join(cmdErr, serveErr)
@@ -140,6 +155,16 @@ func writableFolder(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// isClosed tells whether c is closed, without waiting.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // parentPoll is how often -exit-with-parent looks at its parent: a stop
