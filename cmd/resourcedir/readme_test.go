@@ -172,7 +172,8 @@ func TestReadmeExamples(t *testing.T) {
 	// at this checkout. Two packages of the README's tests and 32 parallel
 	// ones each.
 	mod := filepath.Join(tmp, "go")
-	checkout, err := os.Getwd()
+	// The module's root, two folders up from this package's.
+	checkout, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
