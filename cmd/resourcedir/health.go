@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // defaultHealthURL is the server that resourcedir serves by default.
@@ -39,7 +41,7 @@ func runHealth(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	if strings.HasPrefix(base, "https://") {
 		caFile = env[caFileVar]
 	}
-	client, err := clientTrusting(caFile, timeout)
+	client, err := resourcedir.TrustingClient(caFile, timeout)
 	if err != nil {
 		return fmt.Errorf("health: %s=%s: %w", caFileVar, caFile, err)
 	}

@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 import (
 	"bytes"
@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // import reads a real directory into a seed file, so that a team can run
@@ -183,16 +185,16 @@ type importType struct {
 	Type string
 }
 
-// importSeedItem turns a list item into a seed item: propTable's properties
+// importSeedItem turns a list item into a seed item: the resource's properties
 // but the derived StatusId, in order, Types as {"Id", "Type"}, values as the
 // service sent them, personal ones scrubbed when s is not nil.
 func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
-	for _, spec := range propTable {
-		prop := spec.name
+	for _, p := range resourcedir.Properties() {
+		prop := p.Name
 		raw, ok := importLookup(item, prop)
-		if !ok || spec.prop == propStatusID {
+		if !ok || p.Derived {
 			continue
 		}
 		if prop == "Types" {
@@ -202,7 +204,7 @@ func importSeedItem(item map[string]json.RawMessage, s *scrubber) ([]byte, error
 			}
 			// [] for null too; ints and strings: Marshal cannot fail.
 			raw, _ = json.Marshal(append([]importType{}, types...))
-		} else if s != nil && spec.scrubbed {
+		} else if s != nil && p.Personal {
 			var v any
 			if err := json.Unmarshal(raw, &v); err != nil {
 				return nil, fmt.Errorf("%s: %w", prop, err)
@@ -237,17 +239,33 @@ func importLookup(item map[string]json.RawMessage, name string) (json.RawMessage
 	return nil, false
 }
 
-// importSeedFile writes items as a seed file.
+// importSeedFile writes items as a seed file, one a line as generate
+// writes them, so that a diff reads well.
 func importSeedFile(items []map[string]json.RawMessage, s *scrubber) ([]byte, error) {
-	var b bytes.Buffer
-	err := writeSeedFile(&b, len(items), func(i int) ([]byte, error) {
-		line, err := importSeedItem(items[i], s)
+	b := []byte{'['}
+	for i, item := range items {
+		line, err := importSeedItem(item, s)
 		if err != nil {
 			return nil, fmt.Errorf("resource %d: %w", i+1, err)
 		}
-		return line, nil
-	})
-	return b.Bytes(), err
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(b, '\n'), line...)
+	}
+	return append(b, "\n]\n"...), nil
+}
+
+// marshalText is json.Marshal without HTML escaping: & stays &, as a seed
+// file's names have it.
+func marshalText(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // scrubber replaces personal values with made-up ones of the same shape:
@@ -369,7 +387,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	}
 	// The snapshot's atomic write: the file is never seen half written, and
 	// it is readable by its owner only, as it may hold personal data.
-	if err := writeBytesAtomic(*out, file); err != nil {
+	if err := resourcedir.WriteFileAtomic(*out, file); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	fmt.Fprintf(stderr, "import: wrote %d resources to %s\n", len(items), *out)

@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // impNormal is a resource as GET /__admin/resources or a seed file holds
@@ -51,7 +53,7 @@ func impAll(t *testing.T, c *testClient, hdr ...string) []map[string]any {
 // order, and that nothing but GETs was sent.
 func TestImport(t *testing.T) {
 	t.Parallel()
-	src := startServer(t, defaultConfig(), nil)
+	src := startServer(t, resourcedir.DefaultConfig(), nil)
 	src.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "2501", "-rand-seed", "5")))
 	src.expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
 	want := impAll(t, src)
@@ -89,7 +91,7 @@ func TestImport(t *testing.T) {
 
 	// The file seeds another server into the same directory, Ids and order
 	// included.
-	dst := startServer(t, defaultConfig(), nil)
+	dst := startServer(t, resourcedir.DefaultConfig(), nil)
 	dst.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(out))
 	if again := impAll(t, dst); !reflect.DeepEqual(again, want) {
 		t.Errorf("the imported file does not seed the same directory")
@@ -116,7 +118,7 @@ func TestImport(t *testing.T) {
 // text, and gives a file a server accepts.
 func TestImportScrub(t *testing.T) {
 	t.Parallel()
-	src := startServer(t, defaultConfig(), nil)
+	src := startServer(t, resourcedir.DefaultConfig(), nil)
 	src.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "600", "-rand-seed", "6")))
 	src.seed(`[{"FirstName":"Ada","Surname":"Lovelace","DisplayName":"ADA LOVELACE","Email":"ada.lovelace@example.org","Phone":"+44 (0)20 7946-0000","Company":"Analytical Engines","Address":{"Line1":"12 St. James's Square","Number":12,"Flat":null}}]`)
 	want := impAll(t, src)
@@ -135,7 +137,7 @@ func TestImportScrub(t *testing.T) {
 			if !ok {
 				t.Fatalf("resource %d lost %s", i, key)
 			}
-			if !slices.ContainsFunc(propTable, func(s propSpec) bool { return s.name == key && s.scrubbed }) {
+			if !slices.ContainsFunc(resourcedir.Properties(), func(p resourcedir.Property) bool { return p.Name == key && p.Personal }) {
 				if !reflect.DeepEqual(g, w) {
 					t.Errorf("resource %d: %s %v became %v, but it is not personal", i, key, w, g)
 				}
@@ -161,7 +163,7 @@ func TestImportScrub(t *testing.T) {
 	if email := ada["Email"].(string); !strings.HasPrefix(email, strings.ToLower(ada["FirstName"].(string))+".") {
 		t.Errorf("scrubbed Email %q does not start with the scrubbed FirstName %q", email, ada["FirstName"])
 	}
-	dst := startServer(t, defaultConfig(), nil)
+	dst := startServer(t, resourcedir.DefaultConfig(), nil)
 	dst.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(out))
 
 	// A new run has a new key: the same directory scrubs differently.
@@ -234,7 +236,7 @@ func impSameShape(w, g any) string {
 func TestImportAuth(t *testing.T) {
 	t.Parallel()
 	const token = "s3cret-Token"
-	cfg := defaultConfig()
+	cfg := resourcedir.DefaultConfig()
 	cfg.Auth = "svc:" + token
 	src := startServer(t, cfg, nil)
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("svc:"+token))
@@ -364,13 +366,15 @@ func FuzzSeedItem(f *testing.F) {
 // nothing and writes an empty seed file, which seeds an empty directory.
 func TestImportEmptyTenant(t *testing.T) {
 	t.Parallel()
-	tenant := startServer(t, defaultConfig(), nil)
+	tenant := startServer(t, resourcedir.DefaultConfig(), nil)
 	out, stderr, err := impRun(t, nil, "-from", tenant.base, "-rate", "0")
 	if err != nil || string(out) != "[\n]\n" || stderr != "import: the directory holds no resources\n" {
 		t.Errorf("import: %v, stdout %q, stderr %q", err, out, stderr)
 	}
-	if rs, err := decodeSeed(out); err != nil || len(rs) != 0 {
-		t.Errorf("the file does not seed an empty directory: %d %v", len(rs), err)
+	if srv, err := resourcedir.New(resourcedir.Config{Seed: out}); err != nil {
+		t.Errorf("the file does not seed an empty directory: %v", err)
+	} else {
+		srv.Close()
 	}
 }
 

@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 import (
 	"bytes"
@@ -10,10 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // cmpRun runs `resourcedir compare args...`.
@@ -47,7 +50,7 @@ func cmpDiffering(rep cmpReport) []string {
 
 // cmpTenant is a resourcedir holding 150 generated resources, standing in
 // for a tenant.
-func cmpTenant(t *testing.T, cfg Config) *testClient {
+func cmpTenant(t *testing.T, cfg resourcedir.Config) *testClient {
 	t.Helper()
 	idSeed := uint64(8) // the same Ids at every run, so the same queries
 	c := startServer(t, cfg, &idSeed)
@@ -57,7 +60,7 @@ func cmpTenant(t *testing.T, cfg Config) *testClient {
 
 func TestCompareSameData(t *testing.T) {
 	t.Parallel()
-	tenant := cmpTenant(t, defaultConfig())
+	tenant := cmpTenant(t, resourcedir.DefaultConfig())
 	rep, err := cmpJSON(t, "-from", tenant.base)
 	if err != nil {
 		t.Fatalf("compare: %v; differing: %v", err, cmpDiffering(rep))
@@ -108,7 +111,7 @@ func TestCompareSameData(t *testing.T) {
 // run with assetic, as it once passed with exit 0.
 func TestCompareKendoTenant(t *testing.T) {
 	t.Parallel()
-	tenant := cmpTenant(t, kendoConfig())
+	tenant := cmpTenant(t, resourcedir.Config{Filters: "kendo"})
 	rep, err := cmpJSON(t, "-from", tenant.base, "-queries", "40")
 	want := "compare: the tenant's filter dialect is kendo, not the -filters assetic you run resourcedir with (see the report)"
 	if exitCode(err) != 1 || err.Error() != want {
@@ -131,12 +134,12 @@ func TestCompareKendoTenant(t *testing.T) {
 // directory.
 func TestCompareWithB(t *testing.T) {
 	t.Parallel()
-	tenant := cmpTenant(t, defaultConfig())
+	tenant := cmpTenant(t, resourcedir.DefaultConfig())
 	file, stderr, err := impRun(t, nil, "-from", tenant.base, "-rate", "0")
 	if err != nil {
 		t.Fatalf("import: %v; %s", err, stderr)
 	}
-	b := startServer(t, defaultConfig(), nil)
+	b := startServer(t, resourcedir.DefaultConfig(), nil)
 	b.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(file))
 	rep, err := cmpJSON(t, "-from", tenant.base, "-b", b.base, "-queries", "100")
 	if err != nil || rep.Against != b.base {
@@ -144,7 +147,7 @@ func TestCompareWithB(t *testing.T) {
 	}
 	// A -b that runs with -auth is reached with -b-auth; without it,
 	// every query is refused and nothing agrees.
-	cfg := defaultConfig()
+	cfg := resourcedir.DefaultConfig()
 	cfg.Auth = "ci:tok"
 	locked := startServer(t, cfg, nil)
 	locked.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(file), "Authorization", "Basic Y2k6dG9r") // ci:tok
@@ -155,7 +158,7 @@ func TestCompareWithB(t *testing.T) {
 		t.Errorf("compare -b without -b-auth against an -auth server: %v, want a failure", err)
 	}
 	// Another directory differs, and compare says so.
-	other := startServer(t, defaultConfig(), nil)
+	other := startServer(t, resourcedir.DefaultConfig(), nil)
 	other.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "150", "-rand-seed", "8")))
 	_, err = cmpJSON(t, "-from", tenant.base, "-b", other.base, "-queries", "50")
 	if exitCode(err) != 1 {
@@ -171,13 +174,24 @@ type cmpAlteration struct {
 	refuseOp        string
 }
 
+// cmpEqFilter and cmpAscSort read one condition with eq and one ascending
+// sort, as compare writes them.
+var (
+	cmpEqFilter = regexp.MustCompile(`^(\w+)~eq~'((?:[^']|'')*)'$`)
+	cmpAscSort  = regexp.MustCompile(`^(\w+)-asc$`)
+)
+
 // alteredTenant serves a resourcedir holding 150 resources whose list
 // answers break one rule: it asks the real handler for every match (one
 // page of 500), changes them, and pages them itself.
 func alteredTenant(t *testing.T, alt cmpAlteration) string {
 	t.Helper()
 	idSeed := uint64(8) // the same Ids at every run, so the same queries
-	inner := newServer(defaultConfig(), newStore(&idSeed), nil)
+	inner, err := resourcedir.New(resourcedir.Config{IDSeed: &idSeed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inner.Close() })
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/__admin/resources", bytes.NewReader(genRun(t, "-n", "150", "-rand-seed", "8")))
 	req.Header.Set("Content-Type", "application/json")
@@ -191,15 +205,15 @@ func alteredTenant(t *testing.T, alt cmpAlteration) string {
 			return
 		}
 		q := r.URL.Query()
-		filter := q.Get(paramFilters)
+		filter := q.Get("requestParams.filters")
 		if alt.refuseOp != "" && strings.Contains(strings.ToLower(filter), "~"+alt.refuseOp+"~") {
 			w.Header().Set("Content-Type", jsonContentType)
 			w.WriteHeader(http.StatusBadRequest)
 			w.Write([]byte(`{"Message":"The operator is not supported."}`))
 			return
 		}
-		page, size := 1, defaultPageSize
-		for name, dst := range map[string]*int{paramPage: &page, paramPageSize: &size} {
+		page, size := 1, 20 // the default pageSize
+		for name, dst := range map[string]*int{"requestParams.page": &page, "requestParams.pageSize": &size} {
 			if v, ok := q[name]; ok {
 				n, err := strconv.Atoi(v[0])
 				if err != nil || n < 1 || n > 1000000 {
@@ -214,8 +228,8 @@ func alteredTenant(t *testing.T, alt cmpAlteration) string {
 		for k, v := range q {
 			all[k] = v
 		}
-		all.Set(paramPage, "1")
-		all.Set(paramPageSize, "500")
+		all.Set("requestParams.page", "1")
+		all.Set("requestParams.pageSize", "500")
 		rec := httptest.NewRecorder()
 		inner.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v2/resource?"+all.Encode(), nil))
 		if rec.Code != http.StatusOK {
@@ -227,13 +241,13 @@ func alteredTenant(t *testing.T, alt cmpAlteration) string {
 			t.Errorf("inner answer: %v", err)
 		}
 		items := ans.ResourceList
-		if n, err := parseFilter(filter, dialectKendo); err == nil && alt.caseSensitiveEq {
-			if c, ok := n.(*filterCond); ok && c.Op == opEq && c.Kind == valueString {
-				items = slices.DeleteFunc(items, func(it map[string]any) bool { return it[c.Field.String()] != c.Str })
-			}
+		// The queries compare sends are canonical: Field~eq~'value', Field-asc.
+		if m := cmpEqFilter.FindStringSubmatch(filter); m != nil && alt.caseSensitiveEq {
+			value := strings.ReplaceAll(m[2], "''", "'")
+			items = slices.DeleteFunc(items, func(it map[string]any) bool { return it[m[1]] != value })
 		}
-		if keys, err := parseSorts(q.Get(paramSorts)); err == nil && alt.nullLastAsc && len(keys) == 1 && !keys[0].Desc {
-			f := keys[0].Field.String()
+		if m := cmpAscSort.FindStringSubmatch(q.Get("requestParams.sorts")); m != nil && alt.nullLastAsc {
+			f := m[1]
 			slices.SortStableFunc(items, func(a, b map[string]any) int {
 				an, bn := a[f] == nil, b[f] == nil
 				switch {
@@ -363,7 +377,7 @@ func FuzzReadAnswer(f *testing.F) {
 func TestCompareAuth(t *testing.T) {
 	t.Parallel()
 	const token = "s3cret-Token"
-	cfg := defaultConfig()
+	cfg := resourcedir.DefaultConfig()
 	cfg.Auth = "svc:" + token
 	tenant := startServer(t, cfg, nil)
 	tenant.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "60", "-rand-seed", "3")),

@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 // The command line: flags, each also a RESOURCEDIR_ variable, and the
 // messages that say what a mistyped one meant.
@@ -10,11 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // options are the command-line settings.
@@ -27,8 +28,9 @@ type options struct {
 	idSeed          string
 	logFormat       string
 	version         bool
+	exitWithParent  bool
 	logLevel        slog.Level
-	cfg             Config // the flags that are a Config's fields write there
+	cfg             resourcedir.Config // the flags that are a Config's fields write there
 	// command is what follows --: run it against the server, then stop.
 	command []string
 }
@@ -60,7 +62,6 @@ Flags:
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "`address` to listen on (host:port); \":8080\" listens on every interface, port 0 picks a free one")
 	fs.StringVar(&o.addrFile, "addr-file", "", "`file` to write the served URL to once the server accepts connections (removed at exit)")
 	fs.StringVar(&o.cfg.Snapshot, "snapshot", "resourcedir.gob", "snapshot `file`; \"off\" or \"\" keeps everything in memory only (a file named off is ./off)")
-	o.cfg.SnapshotInterval = defaultSnapshotInterval
 	fs.Var(durationFlag{&o.cfg.SnapshotInterval}, "snapshot-interval", "how often to write the snapshot when something changed (a `duration`: 10s, 500ms, 1m)")
 	fs.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate generated at start for localhost, 127.0.0.1, ::1 and the -allowed-hosts names")
 	fs.StringVar(&o.tlsCAFile, "tls-ca-file", "", "`file` to write the generated certificate's CA to (default: beside the snapshot, else a temporary folder)")
@@ -70,6 +71,7 @@ Flags:
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.exitWithParent, "exit-with-parent", false, "stop as at SIGTERM when the process that started this one dies (Linux, macOS): what a test harness's launcher passes")
 	fs.Func("log-level", "least severe `level` logged: debug, info (the default: one line per request), warn (problems only) or error", func(s string) error {
 		level, ok := logLevels[s]
 		if !ok {
@@ -86,7 +88,7 @@ Flags:
 	fs.Int64Var(&o.cfg.JournalBudget, "journal-budget", o.cfg.JournalBudget, "`bytes` the journals of all namespaces may hold together; the oldest entries go first")
 	fs.StringVar(&o.cfg.Auth, "auth", "", "`user:token` required as HTTP Basic credentials on every path")
 	fs.Func("cors", "comma-separated `origins` (scheme://host[:port]) allowed to call from a browser (\"*\" for any); off when empty", func(v string) error {
-		origins, err := parseOrigins(v)
+		origins, err := resourcedir.ParseOrigins(v)
 		o.cfg.CORSOrigins = origins
 		return err
 	})
@@ -103,8 +105,8 @@ Flags:
 	fs.Int64Var(&o.cfg.MaxFaultBodies, "max-fault-bodies", o.cfg.MaxFaultBodies, "`bytes` the bodies and headers of all faults (every namespace's) may hold together")
 	fs.IntVar(&o.cfg.MaxNamespaces, "max-namespaces", o.cfg.MaxNamespaces, "how many namespaces (/ns/{name}) may exist at once")
 	fs.Func("filters", "filter `dialect`: assetic (the default: only what the real service documents) or kendo (Kendo's whole grammar: unary operators, null, mixed ~and~ and ~or~)", func(v string) error {
-		d, err := parseDialect(v) // on an error, o is dropped, as with -cors
-		o.cfg.Filters = string(d)
+		d, err := resourcedir.ParseDialect(v) // on an error, o is dropped, as with -cors
+		o.cfg.Filters = d
 		return err
 	})
 	return fs
@@ -118,7 +120,7 @@ func envName(flagName string) string {
 // parseOptions reads flags, each also RESOURCEDIR_<FLAG> in environ (as
 // os.Environ gives it); the command line wins.
 func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
-	o := &options{cfg: defaultConfig()}
+	o := &options{cfg: resourcedir.DefaultConfig()}
 	fs := newFlagSet(o)
 	if err := parseSubcommand(fs, args, len(args), stderr); err != nil {
 		return nil, err
@@ -170,9 +172,8 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	}
 	o.tls = o.tls || o.tlsCert != "" || o.tlsKey != ""
 	if o.cfg.JournalSize == 0 {
-		o.cfg.JournalSize = journalOff // 0 is Config's default
+		o.cfg.JournalSize = -1 // off: 0 is Config's default
 	}
-	o.cfg.loopbackOnly = isLoopbackAddr(o.addr)
 	return o, nil
 }
 
@@ -213,7 +214,7 @@ func flagError(fs *flag.FlagSet, err error) error {
 	if name == "seed" && slices.Contains(names, "rand-seed") {
 		return errors.New("-seed is the server's seed file; this subcommand's integer seed is -rand-seed")
 	}
-	closest, _ := closestName(name, names)
+	closest, _ := resourcedir.ClosestName(name, names)
 	return fmt.Errorf("unknown flag -%s; did you mean -%s? (%s -help lists every flag)", name, closest, fs.Name())
 }
 
@@ -270,14 +271,6 @@ func (f durationFlag) Set(s string) error {
 	return errors.New("want a duration such as 10s, 500ms or 1m")
 }
 
-// isLoopbackAddr reports whether addr listens on loopback only, where the
-// Host checks against DNS rebinding apply.
-func isLoopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	ip := net.ParseIP(host)
-	return err == nil && (strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback())
-}
-
 // environMap indexes environ by name, the first of two winning as in os.Getenv.
 func environMap(environ []string) map[string]string {
 	m := make(map[string]string, len(environ))
@@ -305,43 +298,10 @@ func unknownEnvVars(environ []string) []string {
 		if ok || !strings.HasPrefix(name, "RESOURCEDIR_") || slices.Contains([]string{urlVar, caFileVar, fromAuthEnv}, name) {
 			continue
 		}
-		closest, _ := closestName(name, names)
+		closest, _ := resourcedir.ClosestName(name, names)
 		warnings = append(warnings, fmt.Sprintf("environment %s names no flag; did you mean %s (-%s)?", name, closest, known[closest]))
 	}
 	return warnings
-}
-
-// closestName is the candidate nearest to name by edit distance, case
-// ignored (the first of equals), and that distance: what a typo meant.
-func closestName(name string, candidates []string) (string, int) {
-	closest, best := "", -1
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); best < 0 || d < best {
-			closest, best = c, d
-		}
-	}
-	return closest, best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-// One row of the table, updated in place: diag is the cell above-left.
-func editDistance(a, b string) int {
-	row := make([]int, len(b)+1)
-	for j := range row {
-		row[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		diag := row[0]
-		row[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			diag, row[j] = row[j], min(row[j]+1, row[j-1]+1, diag+cost)
-		}
-	}
-	return row[len(b)]
 }
 
 var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}

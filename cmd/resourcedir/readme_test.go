@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 // Named after no source file: runs the examples and flag table of README.md.
 
@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // The README's recipes each follow a "<!-- readme-test: NAME -->" line;
@@ -24,7 +26,7 @@ import (
 // readmeSnippet returns the code block that follows the marker for name.
 func readmeSnippet(t *testing.T, name string) string {
 	t.Helper()
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +219,7 @@ func TestReadmeExamples(t *testing.T) {
 	})
 
 	t.Run("GoAgainstTheBinary", func(t *testing.T) {
-		readme, err := os.ReadFile("README.md")
+		readme, err := os.ReadFile("../../README.md")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +346,11 @@ func TestOverTLS(t *testing.T) {
 		// A demo is running where the environment points: the script once
 		// failed to bind there, then ran its checks and its reset against
 		// the demo and emptied it.
-		demo := newServer(defaultConfig(), newStore(nil), nil)
+		demo, err := resourcedir.New(resourcedir.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer demo.Close()
 		demoTS := httptest.NewServer(demo)
 		defer demoTS.Close()
 		demoAPI := clientAt(t, demoTS.URL)
@@ -370,8 +376,8 @@ func TestOverTLS(t *testing.T) {
 				t.Errorf("output lacks %q:\n%s", want, text)
 			}
 		}
-		if n := demoAPI.health(); n != 1 || len(journalEntries(t, demo)) != 1 {
-			t.Errorf("the demo was touched: %d resources, %d journal entries; want its 1 and 1", n, len(journalEntries(t, demo)))
+		if n, journal := demoAPI.health(), demoAPI.journal(); n != 1 || len(journal) != 1 {
+			t.Errorf("the demo was touched: %d resources, %d journal entries; want its 1 and 1", n, len(journal))
 		}
 	})
 
@@ -439,7 +445,7 @@ func readmeWrite(t *testing.T, path, content string) {
 // TestReadmeFlagTable: the README's flag table lists every flag, with its
 // environment variable.
 func TestReadmeFlagTable(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 // The queries compare sends: built from the tenant's own data, one rule
 // of the filter language, sorting or paging each.
@@ -12,19 +12,36 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/resourcedir/resourcedir"
 )
+
+// cmpFields are the fields filters and sorts take, in the server's order:
+// the text ones first, then StatusId.
+var cmpFields, cmpTextFields = func() (names []string, text int) {
+	var others []string
+	for _, p := range resourcedir.Properties() {
+		switch {
+		case p.Text:
+			names = append(names, p.Name)
+		case p.Field:
+			others = append(others, p.Name)
+		}
+	}
+	return append(names, others...), len(names)
+}()
 
 // cmpData is what the queries are built from: each field's values.
 type cmpData struct {
 	total  int
-	values [numFields][]string // non-null values, as text
+	values map[string][]string // non-null values, as text, by field
 }
 
 func newCmpData(items []map[string]json.RawMessage) *cmpData {
-	d := &cmpData{total: len(items)}
+	d := &cmpData{total: len(items), values: map[string][]string{}}
 	for _, item := range items {
-		for f := range numFields {
-			raw, ok := importLookup(item, fieldNames[f])
+		for _, f := range cmpFields {
+			raw, ok := importLookup(item, f)
 			if !ok {
 				continue
 			}
@@ -73,13 +90,13 @@ type cmpBuilder struct {
 
 // value picks a value that keep accepts of a text field (all but StatusId),
 // walking the fields from the rule's counter so that each gets its turn.
-func (b *cmpBuilder) value(rule string, keep func(string) bool) (field, string, bool) {
+func (b *cmpBuilder) value(rule string, keep func(string) bool) (string, string, bool) {
 	start := b.k[rule]
 	b.k[rule]++
 	// A value is at most 1,000 bytes: filters are limited to 4 KiB.
 	fits := func(v string) bool { return len(v) <= 1000 && keep(v) }
-	for i := range numStringFields {
-		f := (field(start) + i) % numStringFields
+	for i := range cmpTextFields {
+		f := cmpFields[(start+i)%cmpTextFields]
 		vals := b.data.values[f]
 		if len(vals) == 0 {
 			continue
@@ -94,7 +111,7 @@ func (b *cmpBuilder) value(rule string, keep func(string) bool) (field, string, 
 			return f, vals[j], true
 		}
 	}
-	return 0, "", false
+	return "", "", false
 }
 
 func cmpAnyValue(string) bool { return true }
@@ -148,7 +165,7 @@ func opRule(name, op string, keep func(string) bool, how func(b *cmpBuilder, v s
 		if !ok {
 			return cmpQuery{}, false
 		}
-		return cmpQuery{name, op, cmpFilterQuery(f.String() + "~" + op + "~" + cmpQuote(how(b, v)))}, true
+		return cmpQuery{name, op, cmpFilterQuery(f + "~" + op + "~" + cmpQuote(how(b, v)))}, true
 	}}
 }
 
@@ -157,9 +174,9 @@ func cmpExact(_ *cmpBuilder, v string) string { return v }
 // sortRule checks a sort on each field in turn, in direction dir.
 func sortRule(name, dir string) cmpRule {
 	return cmpRule{name, func(b *cmpBuilder, name string) (cmpQuery, bool) {
-		f := field(b.k[name] % int(numFields))
+		f := cmpFields[b.k[name]%len(cmpFields)]
 		b.k[name]++
-		return cmpQuery{name, "", "requestParams.sorts=" + f.String() + "-" + dir + "&" + b.sortPage()}, true
+		return cmpQuery{name, "", "requestParams.sorts=" + f + "-" + dir + "&" + b.sortPage()}, true
 	}}
 }
 
@@ -188,7 +205,7 @@ var cmpRules = []cmpRule{
 	{"symbol forms (= < <= > >=) are eq lt lte gt gte", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		f, v, ok := b.value(name, cmpNonEmpty)
 		sym := []string{"=", "<", "<=", ">", ">="}[b.rng.IntN(5)]
-		return cmpQuery{name, "", cmpFilterQuery(f.String() + sym + cmpQuote(v))}, ok
+		return cmpQuery{name, "", cmpFilterQuery(f + sym + cmpQuote(v))}, ok
 	}},
 	{"StatusId compares integers", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		op := []string{"eq", "neq", "lt", "lte", "gt", "gte"}[b.rng.IntN(6)]
@@ -197,12 +214,12 @@ var cmpRules = []cmpRule{
 	{"~and~ keeps what both conditions match", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		f1, v1, ok1 := b.value(name, cmpNonEmpty)
 		f2, v2, ok2 := b.value(name, cmpNonEmpty)
-		return cmpQuery{name, "", cmpFilterQuery(f1.String() + "~contains~" + cmpQuote(b.part(v1, "middle")) + "~and~" + f2.String() + "~neq~" + cmpQuote(v2))}, ok1 && ok2
+		return cmpQuery{name, "", cmpFilterQuery(f1 + "~contains~" + cmpQuote(b.part(v1, "middle")) + "~and~" + f2 + "~neq~" + cmpQuote(v2))}, ok1 && ok2
 	}},
 	{"~or~ keeps what either condition matches", func(b *cmpBuilder, name string) (cmpQuery, bool) {
 		f1, v1, ok1 := b.value(name, cmpAnyValue)
 		f2, v2, ok2 := b.value(name, cmpNonEmpty)
-		return cmpQuery{name, "", cmpFilterQuery("(" + f1.String() + "~eq~" + cmpQuote(v1) + ")~or~" + f2.String() + "~startswith~" + cmpQuote(b.part(v2, "prefix")))}, ok1 && ok2
+		return cmpQuery{name, "", cmpFilterQuery("(" + f1 + "~eq~" + cmpQuote(v1) + ")~or~" + f2 + "~startswith~" + cmpQuote(b.part(v2, "prefix")))}, ok1 && ok2
 	}},
 	sortRule("sort puts null first ascending", "asc"),
 	sortRule("sort puts null last descending", "desc"),
@@ -268,7 +285,7 @@ type cmpProbe struct {
 }
 
 func buildProbes(data *cmpData) []cmpProbe {
-	v := func(f field) string {
+	v := func(f string) string {
 		if vals := data.values[f]; len(vals) > 0 {
 			return vals[0]
 		}
@@ -277,7 +294,7 @@ func buildProbes(data *cmpData) []cmpProbe {
 	return []cmpProbe{
 		{Construct: "a unary operator (isnull)", Query: cmpFilterQuery("Email~isnull")},
 		{Construct: "a null value (eq null)", Query: cmpFilterQuery("Fax~eq~null")},
-		{Construct: "~and~ and ~or~ in one filter", Query: cmpFilterQuery("(FirstName~eq~" + cmpQuote(v(fieldFirstName)) + "~or~Surname~eq~" + cmpQuote(v(fieldSurname)) + ")~and~Status~eq~'Active'")},
+		{Construct: "~and~ and ~or~ in one filter", Query: cmpFilterQuery("(FirstName~eq~" + cmpQuote(v("FirstName")) + "~or~Surname~eq~" + cmpQuote(v("Surname")) + ")~and~Status~eq~'Active'")},
 		{Construct: "doesnotstartwith", Query: cmpFilterQuery("DisplayName~doesnotstartwith~'a'")},
 		{Construct: "doesnotendwith", Query: cmpFilterQuery("DisplayName~doesnotendwith~'a'")},
 	}

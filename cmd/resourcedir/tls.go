@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 import (
 	"crypto/ecdsa"
@@ -11,18 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
-)
 
-// caFileVar is the variable that gives the command after -- the file of
-// the certificate authority that signed the server's certificate (-tls).
-const caFileVar = "RESOURCEDIR_CA_FILE"
+	"github.com/resourcedir/resourcedir"
+)
 
 // tlsValidity is how long a generated certificate is good for: a test
 // double's run, not a deployment's.
@@ -61,7 +57,7 @@ func (l *listening) useTLS(o *options) error {
 		l.caFile = filepath.Join(dir, "ca.pem")
 		l.close = func() { os.RemoveAll(dir) }
 	}
-	if err := writeBytesAtomic(l.caFile, caPEM); err != nil {
+	if err := resourcedir.WriteFileAtomic(l.caFile, caPEM); err != nil {
 		l.close()
 		return fmt.Errorf("-tls: write the CA file: %w", err)
 	}
@@ -122,42 +118,6 @@ func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 	return caPEM, tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}, nil
 }
 
-// requestScheme is the scheme the client used: https over TLS.
-func requestScheme(r *http.Request) string {
-	if r.TLS != nil {
-		return "https"
-	}
-	return "http"
-}
-
-// clientTrusting returns an HTTP client that trusts the CA in caFile (of a
-// server run with -tls) besides the system's, if caFile is not "".
-func clientTrusting(caFile string, timeout time.Duration) (*http.Client, error) {
-	if caFile == "" {
-		return &http.Client{Timeout: timeout}, nil
-	}
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
-	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	// One transport per CA, as http.DefaultTransport for the rest: a test
-	// suite's handles share its connections, not each open (and leave) its own.
-	t, _ := trustingTransports.LoadOrStore(string(pem), transport)
-	return &http.Client{Timeout: timeout, Transport: t.(*http.Transport)}, nil
-}
-
-// trustingTransports are clientTrusting's transports by the CA's PEM text.
-var trustingTransports sync.Map
-
 // listening is where the server listens: the listener, the URL a client
 // on this machine reaches it by, and with -tls what it serves with.
 type listening struct {
@@ -188,7 +148,7 @@ func listen(o *options) (*listening, error) {
 	if o.addrFile != "" {
 		// The listener queues connections from now on, so the URL is
 		// good as soon as the file appears.
-		if err := writeBytesAtomic(o.addrFile, []byte(l.served+"\n")); err != nil {
+		if err := resourcedir.WriteFileAtomic(o.addrFile, []byte(l.served+"\n")); err != nil {
 			ln.Close()
 			l.close()
 			return nil, fmt.Errorf("-addr-file: %w", err)

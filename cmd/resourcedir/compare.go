@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 import (
 	"cmp"
@@ -11,7 +11,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // compare answers "how faithful is resourcedir for my tenant?": it reads
@@ -215,13 +216,13 @@ func (rep *cmpReport) probe(ctx context.Context, a, b *directoryReader, probes [
 	rep.Probes = probes
 	// A tenant that takes some of Kendo's constructs is best served by
 	// assetic, which fails what the tenant might not take.
-	rep.Filters = string(dialectAssetic)
+	rep.Filters = "assetic"
 	switch accepted {
 	case 0:
-		rep.dialect = string(dialectAssetic)
+		rep.dialect = "assetic"
 		rep.Advice = "the tenant refuses every construct the real service does not document: -filters assetic (the default) fits it."
 	case len(probes):
-		rep.dialect, rep.Filters = string(dialectKendo), string(dialectKendo)
+		rep.dialect, rep.Filters = "kendo", "kendo"
 		rep.Advice = "the tenant accepts Kendo's whole grammar: -filters kendo fits it."
 	default:
 		rep.dialect = "partly kendo"
@@ -279,23 +280,25 @@ func localResourcedir(items []map[string]json.RawMessage) (d *directoryReader, s
 	if err != nil {
 		return nil, nil, err
 	}
-	resources, err := decodeSeed(file)
+	// Kendo: the probes need answers to compare with.
+	srv, err := resourcedir.New(resourcedir.Config{Seed: json.RawMessage(file), Filters: "kendo", JournalSize: -1})
 	if err != nil {
-		return nil, nil, fmt.Errorf("the tenant's directory does not seed a resourcedir: %s", describeError(err))
+		return nil, nil, fmt.Errorf("the tenant's directory does not seed a resourcedir: %w", err)
 	}
-	cfg := defaultConfig()
-	cfg.Filters = string(dialectKendo) // the probes need answers to compare with
-	cfg.JournalSize = journalOff
-	cfg.seedResources = resources
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		srv.Close() //nolint:errcheck // in memory: nothing to write
 		return nil, nil, fmt.Errorf("a local resourcedir: %w", err)
 	}
-	srv := &http.Server{Handler: newServer(cfg, newStore(nil), nil), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed at stop
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		srv.Serve(ctx, ln) //nolint:errcheck // in memory: nothing to write at stop
+		close(served)
+	}()
 	// An http URL without credentials, unpaced: it passes every check.
 	d, _ = newDirectoryReader("http://"+ln.Addr().String(), "", 0)
-	return d, func() { srv.Close() }, nil
+	return d, func() { cancel(); <-served }, nil
 }
 
 // runCompare is resourcedir compare: see its usage.
@@ -312,7 +315,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	report := fs.String("report", "text", "report `format`: text, or json for machines")
 	against := fs.String("b", "", "compare with the resourcedir at this base `URL` instead of one in this process")
 	againstAuth := fs.String("b-auth", "", "HTTP Basic credentials for -b, `user:token` (when it runs with -auth)")
-	running := fs.String("filters", string(dialectAssetic), "the filter `dialect` you run resourcedir with: assetic or kendo; a tenant that accepts another is a difference")
+	running := fs.String("filters", "assetic", "the filter `dialect` you run resourcedir with: assetic or kendo; a tenant that accepts another is a difference")
 	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
 		return cannot(err) // flag.ErrHelp included: exitCode and Main tell it by errors.Is
 	}
@@ -326,7 +329,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	case *againstAuth != "" && !strings.Contains(*againstAuth, ":"):
 		return cannot(errors.New("-b-auth must be user:token"))
 	}
-	dialect, err := parseDialect(*running)
+	dialect, err := resourcedir.ParseDialect(*running)
 	if err != nil {
 		return cannot(fmt.Errorf("-filters: %w", err))
 	}
@@ -362,7 +365,7 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	if err := got.write(stdout, *report); err != nil {
 		return cannot(err)
 	}
-	return got.verdict(string(dialect))
+	return got.verdict(dialect)
 }
 
 // verdict is compare's exit: nil when nothing differs, status 1 saying

@@ -1,4 +1,4 @@
-package resourcedir
+package main
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,10 +20,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // runIDs seeds two resources without an Id and creates one, and returns
@@ -92,7 +92,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", `[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`, auth...).decode(t, &seeded)
 	// -id-seed: the same ids as a Store with that seed.
 	seed := uint64(7)
-	ref := startServer(t, defaultConfig(), &seed)
+	ref := startServer(t, resourcedir.DefaultConfig(), &seed)
 	for i, r := range ref.seed(`[{"Company":"A"},{"Company":"B"},{"Company":"C"},{"Company":"D"},{"Company":"E"}]`) {
 		if seeded.Ids[i] != r.Id {
 			t.Errorf("resource %d: Id %s with -id-seed 7, %s from NewStore(7)", i, seeded.Ids[i], r.Id)
@@ -118,8 +118,8 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	}
 	// -snapshot and -snapshot-interval: written in the background.
 	eventually(t, 10*time.Second, "the snapshot written by its interval", func() bool {
-		res, err := readSnapshotFile(snap)
-		return err == nil && len(res) == 6
+		n, err := snapshotResources(t, snap)
+		return err == nil && n == 6
 	})
 	var sn struct {
 		Path      string
@@ -212,7 +212,7 @@ func TestRunEnvironment(t *testing.T) {
 	var created struct{ Data []seededResource }
 	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Created"}`, auth...).decode(t, &created)
 	seed := uint64(5)
-	if want := startServer(t, defaultConfig(), &seed).createPerson("Ref").Id; created.Data[0].Id != want {
+	if want := startServer(t, resourcedir.DefaultConfig(), &seed).createPerson("Ref").Id; created.Data[0].Id != want {
 		t.Errorf("RESOURCEDIR_ID_SEED 5: Id %s, want %s", created.Data[0].Id, want)
 	}
 	p.stopClean()
@@ -262,6 +262,7 @@ var runFlagCases = []runFlagCase{
 	{"addr", "127.0.0.1:9", "0.0.0.0:10", func(o *options) any { return o.addr }, "127.0.0.1:9", "0.0.0.0:10"},
 	{"addr-file", "a.url", "b.url", func(o *options) any { return o.addrFile }, "a.url", "b.url"},
 	{"version", "true", "false", func(o *options) any { return o.version }, true, false},
+	{"exit-with-parent", "true", "false", func(o *options) any { return o.exitWithParent }, true, false},
 	{"snapshot", "a.gob", "b.gob", func(o *options) any { return o.cfg.Snapshot }, "a.gob", "b.gob"},
 	{"snapshot-interval", "3s", "1m", func(o *options) any { return o.cfg.SnapshotInterval }, 3 * time.Second, time.Minute},
 	{"seed", "a.json", "b.json", func(o *options) any { return o.cfg.SeedFile }, "a.json", "b.json"},
@@ -271,7 +272,7 @@ var runFlagCases = []runFlagCase{
 	{"max-page-size", "7", "8", func(o *options) any { return o.cfg.MaxPageSize }, 7, 8},
 	{"max-body", "100", "200", func(o *options) any { return o.cfg.MaxBody }, int64(100), int64(200)},
 	{"max-seed-body", "300", "400", func(o *options) any { return o.cfg.MaxSeedBody }, int64(300), int64(400)},
-	{"journal-size", "0", "5", func(o *options) any { return o.cfg.JournalSize }, journalOff, 5},
+	{"journal-size", "0", "5", func(o *options) any { return o.cfg.JournalSize }, -1, 5},
 	{"auth", "u:t", "v:w:x", func(o *options) any { return o.cfg.Auth }, "u:t", "v:w:x"},
 	{"cors", "*", "http://app.test, https://b.test:8443/", func(o *options) any { return strings.Join(o.cfg.CORSOrigins, "|") }, "*", "http://app.test|https://b.test:8443"},
 	{"namespace-idle", "1h", "90s", func(o *options) any { return o.cfg.NamespaceIdle }, time.Hour, 90 * time.Second},
@@ -279,7 +280,7 @@ var runFlagCases = []runFlagCase{
 	{"max-request-bytes", "900", "1000", func(o *options) any { return o.cfg.MaxRequestBytes }, int64(900), int64(1000)},
 	{"journal-budget", "700", "800", func(o *options) any { return o.cfg.JournalBudget }, int64(700), int64(800)},
 	{"max-fault-bodies", "500", "600", func(o *options) any { return o.cfg.MaxFaultBodies }, int64(500), int64(600)},
-	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, string(dialectKendo), string(dialectAssetic)},
+	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, "kendo", "assetic"},
 	{"tls", "true", "false", func(o *options) any { return o.tls }, true, false},
 	{"tls-ca-file", "a.pem", "b.pem", func(o *options) any { return o.tlsCAFile }, "a.pem", "b.pem"},
 	{"tls-cert", "a.crt", "b.crt", func(o *options) any { return o.tlsCert }, "a.crt", "b.crt"},
@@ -345,18 +346,16 @@ func TestMainDefaults(t *testing.T) {
 	}
 	want := options{
 		addr: "127.0.0.1:8080", logFormat: "text",
-		cfg: Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
-			JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic)},
+		cfg: resourcedir.Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
+			JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: "assetic"},
 	}
-	want.cfg.loopbackOnly = true
 	want.cfg.Snapshot, want.cfg.SnapshotInterval = "resourcedir.gob", 10*time.Second
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults %+v, want %+v", *o, want)
 	}
-	// The server's flags alone have a snapshot by default; a Config has none.
-	want.cfg.Snapshot, want.cfg.SnapshotInterval = "", 0
-	if want.cfg.loopbackOnly = false; !reflect.DeepEqual(defaultConfig(), want.cfg) {
-		t.Errorf("DefaultConfig %+v", defaultConfig())
+	// The server's flags alone have a snapshot by default; a resourcedir.Config has none.
+	if want.cfg.Snapshot = ""; !reflect.DeepEqual(resourcedir.DefaultConfig(), want.cfg) {
+		t.Errorf("DefaultConfig %+v", resourcedir.DefaultConfig())
 	}
 }
 
@@ -707,9 +706,7 @@ func mainTestNonRegularSnapshot(t *testing.T, bin string) {
 func mainTestSparseSnapshot(t *testing.T, bin string) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sparse.gob")
-	if _, err := writeSnapshotFile(path, snapRealistic(3)); err != nil {
-		t.Fatal(err)
-	}
+	writeSnapshot(t, path, 3)
 	if err := os.Truncate(path, 60<<30); err != nil {
 		t.Fatal(err)
 	}
@@ -822,8 +819,8 @@ func TestRunSnapshotOff(t *testing.T) {
 		p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", "./off"}, nil)
 		clientAt(t, p.url).createPerson("Kept")
 		p.stopClean()
-		if rs, err := readSnapshotFile(filepath.Join(dir, "off")); err != nil || len(rs) != 1 {
-			t.Errorf("./off: %d resources, %v; want a snapshot of 1", len(rs), err)
+		if n, err := snapshotResources(t, filepath.Join(dir, "off")); err != nil || n != 1 {
+			t.Errorf("./off: %d resources, %v; want a snapshot of 1", n, err)
 		}
 	})
 }
@@ -894,13 +891,15 @@ func TestRunSnapshotThroughSymlink(t *testing.T) {
 		if dest, _ := os.Readlink(link); dest != rel {
 			t.Errorf("the link points to %q, want %q", dest, rel)
 		}
-		if rs, err := readSnapshotFile(target); err != nil || len(rs) != i+1 {
-			t.Errorf("target after write %d: %d resources, %v", i+1, len(rs), err)
+		if n, err := snapshotResources(t, target); err != nil || n != i+1 {
+			t.Errorf("target after write %d: %d resources, %v", i+1, n, err)
 		}
 		if entries, _ := os.ReadDir(linkDir); len(entries) != 1 {
 			t.Errorf("files beside the link: %v", entries)
 		}
-		snapAssertNoTemps(t, dataDir)
+		if entries, _ := os.ReadDir(dataDir); len(entries) != 1 {
+			t.Errorf("temporary files left beside the target: %v", entries)
+		}
 	}
 }
 
@@ -990,46 +989,6 @@ func TestRunRefusesUnknownEnvironmentVariables(t *testing.T) {
 	}
 }
 
-func TestMainEditDistance(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"addr", "addr", 0}, {"adr", "addr", 1},
-		{"kitten", "sitting", 3}, {"INTERVALL", "INTERVAL", 1}, {"ab", "ba", 2},
-	} {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
-// NewServer(Config{}, …) answered every seed 413 "larger than the limit of
-// 0 bytes": the zero limits take the defaults that the flags have.
-func TestMainConfigDefaultsAgree(t *testing.T) {
-	t.Parallel()
-	want := defaultConfig()
-	want.SnapshotInterval = defaultSnapshotInterval
-	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Config{}.withDefaults() = %+v, want %+v", got, want)
-	}
-	// A negative JournalSize turns the journal off: 0 is the default.
-	if got := (Config{JournalSize: journalOff}).withDefaults().JournalSize; got != 0 {
-		t.Errorf("JournalSize %d becomes %d, want 0 (off)", journalOff, got)
-	}
-	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigins: []string{"*"}, MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: string(dialectKendo), SnapshotInterval: time.Second}
-	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
-		t.Errorf("withDefaults changed set values: %+v", got)
-	}
-	e := startServer(t, Config{}, nil)
-	if got := e.seed(`[{"Company": "A"}, {"Company": "B"}]`); len(got) != 2 {
-		t.Errorf("seeded %d resources, want 2", len(got))
-	}
-	big := `[` + strings.Repeat(`{"Company": "A"},`, 150_000) + `{"Company": "B"}]` // 2.5 MB: over -max-body, under -max-seed-body
-	e.expect(http.StatusOK, http.MethodPost, "/__admin/resources", big)
-}
-
 // A failed POST /__admin/snapshot answered the internal path and the OS's
 // error text; it answers the reason, and the log has the path and the error.
 func TestRunFailedSnapshotRequestHidesThePath(t *testing.T) {
@@ -1086,247 +1045,6 @@ func TestRunSecondServerOnSnapshotRefused(t *testing.T) {
 	p.stopClean()
 	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", path}, nil)
 	p.stopClean()
-}
-
-// TestHTTPServerSettings pins the settings of newHTTPServer: each
-// is there on purpose (main.go says why), and none may silently go back to
-// net/http's zero value, which means "no limit".
-func TestHTTPServerSettings(t *testing.T) {
-	t.Parallel()
-	h := newServer(defaultConfig(), newStore(nil), nil)
-	hs := newHTTPServer(h, discardLogger)
-	if hs.Handler != h {
-		t.Error("Handler is not the Server")
-	}
-	if hs.ReadHeaderTimeout <= 0 || hs.ReadHeaderTimeout > 10*time.Second {
-		t.Errorf("ReadHeaderTimeout = %v, want (0, 10s]", hs.ReadHeaderTimeout)
-	}
-	if hs.ReadTimeout < hs.ReadHeaderTimeout {
-		t.Errorf("ReadTimeout = %v, want at least ReadHeaderTimeout %v (0 would mean no limit)", hs.ReadTimeout, hs.ReadHeaderTimeout)
-	}
-	if hs.WriteTimeout <= maxFaultDelay {
-		t.Errorf("WriteTimeout = %v, want above maxFaultDelay %v so that an injected delay can be answered", hs.WriteTimeout, maxFaultDelay)
-	}
-	if hs.IdleTimeout <= 0 {
-		t.Errorf("IdleTimeout = %v, want a limit", hs.IdleTimeout)
-	}
-	if hs.MaxHeaderBytes != 64<<10 {
-		t.Errorf("MaxHeaderBytes = %d, want 64 KiB", hs.MaxHeaderBytes)
-	}
-	if hs.ErrorLog == nil {
-		t.Error("ErrorLog is nil: net/http's own complaints would bypass slog")
-	}
-}
-
-// TestSlowHeaders is the slowloris case: a client that trickles
-// its headers byte by byte is cut off once ReadHeaderTimeout has passed,
-// while a prompt client on the same server is served.
-func TestSlowHeaders(t *testing.T) {
-	t.Parallel()
-	const timeout = 300 * time.Millisecond
-	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), func(hs *http.Server) {
-		hs.ReadHeaderTimeout = timeout
-	})
-
-	// Not rawExchange: the head goes out a byte at a time, and what is
-	// checked is when the server ends the connection.
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	start := time.Now()
-	stop := make(chan struct{})
-	defer close(stop)
-	// The head takes the trickler over a minute (3,000 bytes, 20 ms
-	// apart): the server must end the connection long before it is done.
-	head := "GET /__admin/health HTTP/1.1\r\nHost: x\r\nX-Slow: " + strings.Repeat("a", 3000)
-	var sent atomic.Int64
-	go func() {
-		for i := 0; i < len(head); i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			if _, err := conn.Write([]byte{head[i]}); err != nil {
-				return // cut off, as expected
-			}
-			sent.Add(1)
-		}
-	}()
-	// net/http may answer 400 before it closes (Go 1.26 does when some of
-	// the headers came); what matters is that the connection ends.
-	conn.SetReadDeadline(time.Now().Add(2 * time.Minute)) //nolint:errcheck // a fresh conn
-	got, err := io.ReadAll(conn)
-	elapsed := time.Since(start)
-	var ne net.Error
-	if n := sent.Load(); errors.As(err, &ne) && ne.Timeout() || n == int64(len(head)) {
-		t.Fatalf("the server kept a trickling connection open while %d of its %d bytes came; ReadHeaderTimeout is %v", n, len(head), timeout)
-	}
-	if len(got) > 0 && !bytes.HasPrefix(got, []byte("HTTP/1.1 4")) && !bytes.HasPrefix(got, []byte("HTTP/1.0 4")) {
-		t.Fatalf("the server answered a request whose headers never ended: %q", got)
-	}
-	if elapsed < timeout-50*time.Millisecond { // a lower bound: load cannot make it shorter
-		t.Errorf("cut off after %v, before ReadHeaderTimeout %v", elapsed, timeout)
-	}
-	t.Logf("trickling client cut off after %v, %d bytes sent (%q, %v)", elapsed, sent.Load(), got, err)
-
-	// A prompt client is unaffected.
-	resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("prompt request after the slow one: %v %v %s", resp, err, body)
-	}
-}
-
-// TestSlowBody: a client that sends its headers promptly and then
-// trickles the body is cut off by ReadTimeout, and the server keeps serving.
-func TestSlowBody(t *testing.T) {
-	t.Parallel()
-	const timeout = 500 * time.Millisecond
-	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), func(hs *http.Server) {
-		hs.ReadTimeout = timeout
-	})
-	for _, path := range []string{"/api/v2/resource", "/__admin/resources"} {
-		// Not rawExchange: the body goes out a byte at a time, and what is
-		// checked is when the server ends the connection.
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		stop := make(chan struct{})
-		// The body takes the trickler over a minute (3,000 bytes, 20 ms
-		// apart): the server must end the connection long before it is done.
-		const size = 3000
-		var sent atomic.Int64
-		go func() {
-			if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", path, size); err != nil {
-				return
-			}
-			for range size {
-				select {
-				case <-stop:
-					return
-				case <-time.After(20 * time.Millisecond):
-				}
-				if _, err := conn.Write([]byte{' '}); err != nil {
-					return
-				}
-				sent.Add(1)
-			}
-		}()
-		conn.SetReadDeadline(time.Now().Add(2 * time.Minute)) //nolint:errcheck // a fresh conn
-		got, err := io.ReadAll(conn)
-		elapsed := time.Since(start)
-		close(stop)
-		conn.Close()
-		var ne net.Error
-		if n := sent.Load(); errors.As(err, &ne) && ne.Timeout() || n == size {
-			t.Fatalf("%s: a trickled body kept the connection open while %d of its %d bytes came; ReadTimeout is %v", path, n, size, timeout)
-		}
-		if elapsed < timeout-50*time.Millisecond { // a lower bound: load cannot make it shorter
-			t.Errorf("%s: cut off after %v, before ReadTimeout %v", path, elapsed, timeout)
-		}
-		// Whatever is answered (a 400 saying the body could not be read) is
-		// not a success and not a 5xx, and does not name the server's
-		// address (the text of the net.OpError).
-		if len(got) > 0 && !bytes.HasPrefix(got, []byte("HTTP/1.1 4")) {
-			t.Errorf("%s: answered %.200q", path, got)
-		}
-		if host, _, _ := net.SplitHostPort(addr); bytes.Contains(got, []byte(host)) || bytes.Contains(got, []byte("i/o timeout")) {
-			t.Errorf("%s: the answer gives away the connection's internals: %q", path, got)
-		}
-		t.Logf("%s: trickled body cut off after %v: %q", path, elapsed.Round(time.Millisecond), got)
-	}
-	resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("health: %v %v %s", resp, err, body)
-	}
-}
-
-// TestNetHTTPOwnAnswers pins what the README says of the answers net/http
-// writes itself, before any handler runs (it offers no hook for them):
-// plain text (417: empty), no X-Request-Id, not journaled, and the server
-// goes on serving.
-func TestNetHTTPOwnAnswers(t *testing.T) {
-	t.Parallel()
-	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
-	for _, tt := range []struct {
-		name, head string
-		want       int
-	}{
-		{"malformed request line", "GET /api/v2/resource\r\nHost: x\r\n\r\n", http.StatusBadRequest},
-		{"malformed header", "GET /api/v2/resource HTTP/1.1\r\nHost: x\r\nNo colon\r\n\r\n", http.StatusBadRequest},
-		{"no Host in HTTP/1.1", "GET /api/v2/resource HTTP/1.1\r\n\r\n", http.StatusBadRequest},
-		{"Expect other than 100-continue", "POST /api/v2/resource HTTP/1.1\r\nHost: x\r\nExpect: later\r\nContent-Length: 2\r\n\r\n{}", http.StatusExpectationFailed},
-		{"unsupported Transfer-Encoding", "POST /api/v2/resource HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", http.StatusNotImplemented},
-		{"HTTP/3.0", "GET /api/v2/resource HTTP/3.0\r\nHost: x\r\n\r\n", http.StatusHTTPVersionNotSupported},
-	} {
-		resp, body, err := rawExchange(t, addr, tt.head, nil)
-		if err != nil {
-			t.Errorf("%s: %v", tt.name, err)
-			continue
-		}
-		wantType := "text/plain; charset=utf-8"
-		if tt.want == http.StatusExpectationFailed {
-			wantType = "" // and no body
-		}
-		if resp.StatusCode != tt.want || resp.Header.Get("Content-Type") != wantType || resp.Header.Get("X-Request-Id") != "" {
-			t.Errorf("%s: %d %v %q, want %d, Content-Type %q, no X-Request-Id", tt.name, resp.StatusCode, resp.Header, body, tt.want, wantType)
-		}
-		if resp, body, err := rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("health after %s: %v %v %s", tt.name, resp, err, body)
-		}
-	}
-	resp, body, err := rawExchange(t, addr, "GET /__admin/requests HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
-	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"Count":0`)) {
-		t.Errorf("journal: %v %v %s, want no entries", resp, err, body)
-	}
-}
-
-// TestOversizedHeaders sends headers over MaxHeaderBytes through
-// the real listener: net/http answers 431 itself (in text/plain: the
-// handler never runs), and the server goes on serving.
-func TestOversizedHeaders(t *testing.T) {
-	t.Parallel()
-	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
-	manySmall := strings.Builder{}
-	for i := 0; i < 10000; i++ {
-		fmt.Fprintf(&manySmall, "X-H%d: v\r\n", i)
-	}
-	var longFilter strings.Builder
-	for i := 0; i < 10000; i++ {
-		if i > 0 {
-			longFilter.WriteString("~or~")
-		}
-		longFilter.WriteString("Id~isnull")
-	}
-	tests := []struct {
-		name string
-		head string
-		want int
-	}{
-		{"one 100 KiB header", "GET /__admin/health HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 100<<10) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
-		{"10,000 small headers", "GET /__admin/health HTTP/1.1\r\nHost: x\r\n" + manySmall.String() + "\r\n", http.StatusRequestHeaderFieldsTooLarge},
-		{"1 MiB header", "GET /__admin/health HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 1<<20) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
-		{"130 KB request line (10,000-condition filter)", "GET /api/v2/resource?requestParams.filters=" + url.QueryEscape(longFilter.String()) + " HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
-		{"60 KiB header is fine", "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " + strings.Repeat("a", 60<<10) + "\r\n\r\n", http.StatusOK},
-	}
-	for _, tt := range tests {
-		resp, body, err := rawExchange(t, addr, tt.head, nil)
-		if err != nil {
-			t.Errorf("%s: %v", tt.name, err)
-			continue
-		}
-		if resp.StatusCode != tt.want {
-			t.Errorf("%s: status %d, want %d: %.200s", tt.name, resp.StatusCode, tt.want, body)
-		}
-		resp, body, err = rawExchange(t, addr, "GET /__admin/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", nil)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("health after %s: %v %v %s", tt.name, resp, err, body)
-		}
-	}
 }
 
 // ---- resourcedir -- COMMAND, through the built binary ----
@@ -1640,5 +1358,32 @@ func TestRunCommandToldWhenServerStops(t *testing.T) {
 				t.Errorf("status %d, err %v; want %d (SIGTERM), nil", status, err, 128+int(syscall.SIGTERM))
 			}
 		})
+	}
+}
+
+func TestFiltersFlag(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		want string
+		err  string
+	}{
+		{nil, "assetic", ""},
+		{[]string{"-filters", "kendo"}, "kendo", ""},
+		{[]string{"-filters=assetic"}, "assetic", ""},
+		{[]string{"-filters", "odata"}, "", `invalid value "odata" for flag -filters: unknown filter dialect "odata": use assetic (what the real service documents) or kendo (the whole Kendo grammar)`},
+	}
+	for _, tt := range tests {
+		o, err := parseOptions(tt.args, nil, io.Discard)
+		switch {
+		case tt.err != "":
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("%q: %v, want %s", tt.args, err, tt.err)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", tt.args, err)
+		case o.cfg.Filters != tt.want:
+			t.Errorf("%q: Filters %q, want %q", tt.args, o.cfg.Filters, tt.want)
+		}
 	}
 }
