@@ -74,8 +74,9 @@ func validOrigin(origin string) error {
 	return nil
 }
 
-// parseOrigins reads -cors: origins separated by commas, each checked.
-func parseOrigins(list string) ([]string, error) {
+// ParseOrigins reads a list of origins as -cors takes it: separated by
+// commas, each checked.
+func ParseOrigins(list string) ([]string, error) {
 	var origins []string
 	for _, o := range strings.Split(list, ",") {
 		// A browser's Origin has no slash after the host; a user's may.
@@ -196,4 +197,12 @@ func (s *Server) authenticate(x *exchange, r *http.Request) bool {
 	x.Header().Set("WWW-Authenticate", `Basic realm="resourcedir"`)
 	s.writeError(x, &apiError{Status: http.StatusUnauthorized, Message: "Authentication is required: send HTTP Basic credentials (user name and API token)."})
 	return false
+}
+
+// isLoopbackAddr reports whether addr listens on loopback only, where the
+// Host checks against DNS rebinding apply.
+func isLoopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	ip := net.ParseIP(host)
+	return err == nil && (strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback())
 }

@@ -30,7 +30,7 @@ func accForbidden(t *testing.T, what string, status int, h http.Header, body []b
 }
 
 func TestAccessHost(t *testing.T) {
-	p := runStart(t, runArgs(), nil)
+	p := serveStart(t, Config{})
 	port := p.url[strings.LastIndex(p.url, ":")+1:]
 	for _, host := range []string{"attacker.example", "attacker.example:" + port, "127.0.0.1.attacker.example", "localhost.attacker.example:" + port, "10.1.2.3:" + port, "[::ffff:10.1.2.3]"} {
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
@@ -49,7 +49,7 @@ func TestAccessHost(t *testing.T) {
 }
 
 func TestAccessAllowedHosts(t *testing.T) {
-	p := runStart(t, runArgs("-allowed-hosts", "devbox.test, Api.Example"), nil)
+	p := serveStart(t, Config{AllowedHosts: []string{"devbox.test", "Api.Example"}})
 	for host, want := range map[string]int{
 		"devbox.test":        http.StatusOK,
 		"devbox.test:8080":   http.StatusOK,
@@ -63,7 +63,7 @@ func TestAccessAllowedHosts(t *testing.T) {
 		}
 	}
 
-	any := runStart(t, runArgs("-allowed-hosts", "*"), nil)
+	any := serveStart(t, Config{AllowedHosts: []string{"*"}})
 	if status, _, body := accSend(t, any.url, http.MethodGet, "/api/v2/resource", "anything.example", "", "", ""); status != http.StatusOK {
 		t.Errorf("-allowed-hosts *: %d %s", status, body)
 	}
@@ -72,7 +72,7 @@ func TestAccessAllowedHosts(t *testing.T) {
 // TestAccessHostNotCheckedOffLoopback: a server that listens on other
 // interfaces is reached by names of its own; only Origin is checked.
 func TestAccessHostNotCheckedOffLoopback(t *testing.T) {
-	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(DefaultConfig(), newStore(nil), nil), nil)
 	base := "http://" + addr
 	if status, _, body := accSend(t, base, http.MethodGet, "/api/v2/resource", "directory.corp.example", "", "", ""); status != http.StatusOK {
 		t.Errorf("LoopbackOnly off, a foreign Host: %d %s", status, body)
@@ -84,7 +84,7 @@ func TestAccessHostNotCheckedOffLoopback(t *testing.T) {
 // TestAccessOrigin: a web page may read (a GET is not a change) but not
 // change state; the server's own pages and the -cors origin may.
 func TestAccessOrigin(t *testing.T) {
-	p := runStart(t, runArgs("-cors", "https://app.example"), nil)
+	p := serveStart(t, Config{CORSOrigins: []string{"https://app.example"}})
 	own := strings.TrimSuffix(p.url, "/")
 	host := strings.TrimPrefix(own, "http://")
 	accCreate(t, p.url)
@@ -137,7 +137,7 @@ func TestAccessOrigin(t *testing.T) {
 // TestAccessOptionsStar: OPTIONS * goes through the pipeline of the real
 // http.Server, not net/http's own plain answer.
 func TestAccessOptionsStar(t *testing.T) {
-	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(DefaultConfig(), newStore(nil), nil), nil)
 	resp, body, err := rawExchange(t, addr, "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestAccessOptionsStar(t *testing.T) {
 
 func TestAuthRequired(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.Auth = "ci:tok:en" // the token may itself hold a colon
 	e := startServer(t, cfg, nil)
 	paths := []string{"/api/v2/resource", "/__admin/health", "/__admin/requests", "/unknown"}
@@ -220,7 +220,7 @@ func TestAuthRequired(t *testing.T) {
 
 func TestAuthOffByDefault(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 	if r.Header.Get("WWW-Authenticate") != "" {
 		t.Error("WWW-Authenticate without -auth")
@@ -231,7 +231,7 @@ func TestAuthOffByDefault(t *testing.T) {
 
 func TestCORSOffByDefault(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "Origin", "http://app.test")
 	pre := e.do(http.MethodOptions, "/api/v2/resource", "", "Origin", "http://app.test", "Access-Control-Request-Method", "POST")
 	if pre.Status != http.StatusMethodNotAllowed {
@@ -249,7 +249,7 @@ func TestCORSOffByDefault(t *testing.T) {
 func TestCORSOn(t *testing.T) {
 	t.Parallel()
 	const origin = "http://app.test"
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.CORSOrigins = []string{origin}
 	e := startServer(t, cfg, nil)
 
@@ -313,7 +313,7 @@ func TestCORSOn(t *testing.T) {
 func TestCORSPreflightWithAuth(t *testing.T) {
 	t.Parallel()
 	const origin = "http://app.test"
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.CORSOrigins = []string{origin}
 	cfg.Auth = "ci:secret"
 	e := startServer(t, cfg, nil)
@@ -335,7 +335,7 @@ func TestCORSPreflightWithAuth(t *testing.T) {
 
 func TestCORSAnyOrigin(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.CORSOrigins = []string{"*"}
 	e := startServer(t, cfg, nil)
 	for _, origin := range []string{"http://a.test", "https://b.test:8443"} {
@@ -350,7 +350,7 @@ func TestCORSAnyOrigin(t *testing.T) {
 // sends HEAD under -auth was refused with a 401 that GET did not get.
 func TestAuthHealthHead(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.Auth = "ci:token"
 	e := startServer(t, cfg, nil)
 	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, "Authorization", "Basic Y2k6dG9rZW4=")
@@ -393,7 +393,7 @@ func TestAuthHealthHead(t *testing.T) {
 // refused, whatever its method, and creates no namespace, unless -cors
 // admits the page.
 func TestAccessFetchMetadata(t *testing.T) {
-	p := runStart(t, runArgs("-cors", "https://app.example"), nil)
+	p := serveStart(t, Config{CORSOrigins: []string{"https://app.example"}})
 	e := clientAt(t, p.url)
 	for i, tt := range []struct {
 		method, site, origin string
@@ -450,7 +450,7 @@ func TestAccessFetchMetadata(t *testing.T) {
 // health probe answers for any name without creating it.
 func TestAuthAnonymousCreatesNothing(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.Auth = "ci:token"
 	cfg.MaxNamespaces = 3
 	e := startServer(t, cfg, nil)
@@ -490,7 +490,7 @@ func TestAuthAnonymousCreatesNothing(t *testing.T) {
 // that came over loopback is this machine's, not a web page's (a browser
 // always sends Host), and is served.
 func TestAccessHTTP10WithoutHost(t *testing.T) {
-	p := runStart(t, runArgs(), nil)
+	p := serveStart(t, Config{})
 	resp, body, err := rawExchange(t, strings.TrimPrefix(p.url, "http://"), "GET /__admin/health HTTP/1.0\r\n\r\n", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -504,8 +504,8 @@ func TestAccessHTTP10WithoutHost(t *testing.T) {
 // -cors does not admit, without Sec-Fetch-Site (a browser that sends
 // none), must not leave a namespace behind, with -cors set or not.
 func TestCORSForeignPreflightCreatesNothing(t *testing.T) {
-	for _, args := range [][]string{runArgs(), runArgs("-cors", "http://app.test")} {
-		p := runStart(t, args, nil)
+	for _, cfg := range []Config{{}, {CORSOrigins: []string{"http://app.test"}}} {
+		p := serveStart(t, cfg)
 		e := clientAt(t, p.url)
 		for i, acrm := range []string{"POST", "DELETE", ""} {
 			hdr := []string{"Origin", "http://evil.test"}
@@ -517,7 +517,7 @@ func TestCORSForeignPreflightCreatesNothing(t *testing.T) {
 			checkErrorShape(t, "OPTIONS "+path, r.Header, r.Body)
 		}
 		if ns := e.namespaces(); len(ns) != 1 || ns[0].Name != "default" {
-			t.Errorf("%q: namespaces %+v after foreign preflights, want default alone", args, ns)
+			t.Errorf("%+v: namespaces %+v after foreign preflights, want default alone", cfg, ns)
 		}
 		p.stopClean()
 	}
@@ -528,7 +528,7 @@ func TestCORSForeignPreflightCreatesNothing(t *testing.T) {
 // fault in force adds.
 func TestCORSOrigins(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.CORSOrigins = []string{"http://localhost:3000", "http://localhost:5173"}
 	e := startServer(t, cfg, nil)
 	for _, origin := range cfg.CORSOrigins {

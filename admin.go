@@ -17,8 +17,8 @@ func (s *Server) health(x *exchange, r *http.Request) (any, error) {
 		return struct{ Status string }{"ok"}, nil
 	}
 	var dropped uint64
-	if s.droppedLogLines != nil {
-		dropped = s.droppedLogLines()
+	if s.cfg.DroppedLogLines != nil {
+		dropped = s.cfg.DroppedLogLines()
 	}
 	var snap *snapshotHealth
 	if s.snap != nil {

@@ -20,7 +20,7 @@ import (
 
 func TestAdminHealthCounts(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "")
 	if ct := r.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("Content-Type %q", ct)
@@ -45,7 +45,7 @@ func TestAdminHealthCounts(t *testing.T) {
 
 func TestAdminDeleteResources(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
 	r := e.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
 	if string(r.Body) != `{"Deleted":2}` {
@@ -66,7 +66,7 @@ func TestAdminDeleteResources(t *testing.T) {
 
 func TestAdminMethodNotAllowed(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	tests := []struct {
 		path, method, allow string
 	}{
@@ -96,7 +96,7 @@ func TestAdminMethodNotAllowed(t *testing.T) {
 
 func TestAdminSnapshot(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	r := e.expect(http.StatusConflict, http.MethodPost, "/__admin/snapshot", "")
 	if ae := r.wantError(t, 0, "", anyModelState); !strings.Contains(ae.Message, "-snapshot") {
 		t.Errorf("409 Message %q should say how snapshots are turned on", ae.Message)
@@ -134,7 +134,7 @@ func TestAdminSnapshot(t *testing.T) {
 
 func TestAdminReset(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "A"}, {"Company": "B"}]`)
 	e.createPerson("Ada")
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 503}`)
@@ -169,14 +169,14 @@ func TestAdminIDSeedRestartsAfterReset(t *testing.T) {
 		out = append(out, e.createPerson("D").Id, e.createPerson("E").Id)
 		return out
 	}
-	a := startServer(t, defaultConfig(), &seed)
+	a := startServer(t, DefaultConfig(), &seed)
 	first := ids(a)
 	for _, id := range first {
 		if !guidV4.MatchString(id) {
 			t.Errorf("Id %q is not a lower-case v4 GUID", id)
 		}
 	}
-	b := startServer(t, defaultConfig(), &seed)
+	b := startServer(t, DefaultConfig(), &seed)
 	if second := ids(b); !slices.Equal(first, second) {
 		t.Errorf("same seed, different ids:\n%v\n%v", first, second)
 	}
@@ -191,10 +191,10 @@ func TestAdminIDSeedRestartsAfterReset(t *testing.T) {
 		}
 	}
 	other := uint64(43)
-	if third := ids(startServer(t, defaultConfig(), &other)); slices.Equal(first, third) {
+	if third := ids(startServer(t, DefaultConfig(), &other)); slices.Equal(first, third) {
 		t.Errorf("seeds 42 and 43 gave the same ids %v", third)
 	}
-	if random := ids(startServer(t, defaultConfig(), nil)); slices.Equal(first, random) {
+	if random := ids(startServer(t, DefaultConfig(), nil)); slices.Equal(first, random) {
 		t.Errorf("no seed gave the seeded ids %v", random)
 	}
 }
@@ -205,7 +205,7 @@ func TestAdminIDSeedRestartsAfterReset(t *testing.T) {
 // The API's create stays lenient.
 func TestAdminSeedStrict(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil).checkingEvery()
+	e := startServer(t, DefaultConfig(), nil).checkingEvery()
 	const seedInvalid = "The seed is invalid; nothing was seeded."
 	const typeRequired = "Type is required; it must be one of Team, Customer, Contractor, Employee, Company."
 	tests := []struct {
@@ -264,7 +264,7 @@ func TestAdminSeedStrict(t *testing.T) {
 // from there byte for byte.
 func TestAdminSeedRoundTrip(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil).checkingEvery()
+	e := startServer(t, DefaultConfig(), nil).checkingEvery()
 	e.seed(`[
 		{"Id":"6F9619FF-8B86-D011-B42D-00C04FC964FF","FirstName":"Ada","Surname":"Lovelace","Status":"inactive",
 		 "Types":[{"Type":"employee"},{"Type":"Team"}],"ExternalID":"EXT-1",
@@ -301,7 +301,7 @@ func TestSnapshotFailureAnswer(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := runStart(t, runArgs("-snapshot", filepath.Join(dir, "directory.gob")), nil)
+	p := serveStart(t, Config{Snapshot: filepath.Join(dir, "directory.gob")})
 	accCreate(t, p.url)
 	// The folder becomes a file: no snapshot can be written into it,
 	// whoever runs the test (root ignores permissions).
@@ -332,7 +332,7 @@ func TestSnapshotFailureAnswer(t *testing.T) {
 	// The log has what the answer leaves out, under the same request id.
 	// The log writer writes a moment after the answer: poll.
 	eventually(t, 10*time.Second, "a log line giving request id "+id+" with the path", func() bool {
-		for line := range strings.SplitSeq(p.stdout.String(), "\n") {
+		for line := range strings.SplitSeq(p.log.String(), "\n") {
 			if strings.Contains(line, id) && strings.Contains(line, "private-folder") {
 				return true
 			}

@@ -387,7 +387,7 @@ func BenchmarkHTTP(b *testing.B) {
 					body: benchPutBody(r, fmt.Sprintf("+44 20 8%03d %04d", k%1000, k))})
 			}
 			// Real responses, for the bare handlers' sizes.
-			base := st.server(b, defaultConfig().JournalSize)
+			base := st.server(b, DefaultConfig().JournalSize)
 			var status int
 			var err error
 			status, st.listBody, err = doJSON(st.client, http.MethodGet, base+st.lists[0].url, nil)
@@ -429,7 +429,7 @@ func BenchmarkHTTP(b *testing.B) {
 	// The journal is on, as DefaultConfig has it. JournalSize 0 made no
 	// difference beyond noise (3 allocs, ~300 B per request), so there is
 	// no variant without it; api(name, 0, reqs) adds one.
-	on := defaultConfig().JournalSize
+	on := DefaultConfig().JournalSize
 	lists := func(st *benchHTTPState) []benchRequest { return st.lists }
 	creates := func(st *benchHTTPState) []benchRequest { return st.creates }
 	updates := func(st *benchHTTPState) []benchRequest { return st.updates }
@@ -452,7 +452,7 @@ func (st *benchHTTPState) server(b *testing.B, journal int) string {
 	if base, ok := st.servers[journal]; ok {
 		return base
 	}
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalSize = journal
 	base := benchServe(st.parent, newServer(cfg, st.store, nil))
 	st.servers[journal] = base
@@ -529,7 +529,7 @@ func BenchmarkSeedHTTP(b *testing.B) {
 		b.Run(size.name, func(b *testing.B) {
 			bodies := benchSeedBodies(size.n, batch)
 			store := benchNewStore()
-			base := benchServe(b, newServer(defaultConfig(), store, nil))
+			base := benchServe(b, newServer(DefaultConfig(), store, nil))
 			client := benchClient(b)
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -29,9 +29,9 @@ import (
 // nothing over the limit is stored.
 func TestBodyLimits(t *testing.T) {
 	t.Parallel()
-	for _, limit := range []int64{400, defaultConfig().MaxBody} {
+	for _, limit := range []int64{400, DefaultConfig().MaxBody} {
 		t.Run("create and update at "+strconv.FormatInt(limit, 10), func(t *testing.T) {
-			cfg := defaultConfig()
+			cfg := DefaultConfig()
 			cfg.MaxBody = limit
 			a := startServer(t, cfg, nil).checkingEvery()
 			n := int(limit)
@@ -63,7 +63,7 @@ func TestBodyLimits(t *testing.T) {
 		})
 	}
 
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.MaxSeedBody = 256 << 10 // the default 64 MiB is tried below with a declared length only
 	api := startServer(t, cfg, nil)
 	ts, client := api.ts, api.client
@@ -136,7 +136,7 @@ func TestBodyLimits(t *testing.T) {
 	// 413 rather than a reset), never buffers it, and answers 413. The three
 	// wait at once, in goroutines: rawExchange does not call t.Fatal. The journal is off here: it reads more of the body after
 	// the handler (TestEarly413DoesNotWaitForTheBody).
-	defCfg := defaultConfig()
+	defCfg := DefaultConfig()
 	defCfg.JournalSize = journalOff
 	addr := serveProduction(t, newServer(defCfg, newStore(nil), nil), nil)
 	type exchange struct {
@@ -149,9 +149,9 @@ func TestBodyLimits(t *testing.T) {
 		method, path string
 		limit        int64
 	}{
-		{"POST", "/api/v2/resource", defaultConfig().MaxBody},
-		{"PUT", "/api/v2/resource/" + id, defaultConfig().MaxBody},
-		{"POST", "/__admin/resources", defaultConfig().MaxSeedBody},
+		{"POST", "/api/v2/resource", DefaultConfig().MaxBody},
+		{"PUT", "/api/v2/resource/" + id, DefaultConfig().MaxBody},
+		{"POST", "/__admin/resources", DefaultConfig().MaxSeedBody},
 	}
 	results := make(chan exchange, len(targets))
 	for _, tt := range targets {
@@ -203,11 +203,11 @@ func TestBodyLimits(t *testing.T) {
 // first (TestOversizedBodyIs413).
 func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 	t.Parallel()
-	srv := newServer(defaultConfig(), newStore(nil), nil)
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
 	addr := serveProduction(t, srv, nil)
 	answered := 0
 	for _, target := range []string{"POST /api/v2/resource", "PUT /api/v2/resource/00000000-0000-4000-8000-000000000000"} {
-		for _, cl := range []int64{defaultConfig().MaxBody + 1, 1<<63 - 1} {
+		for _, cl := range []int64{DefaultConfig().MaxBody + 1, 1<<63 - 1} {
 			head := fmt.Sprintf("%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", target, cl)
 			start := time.Now()
 			// 30 s: well under the minute a server waiting for the body
@@ -232,7 +232,7 @@ func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.ContentLength = defaultConfig().MaxBody + 1
+	req.ContentLength = DefaultConfig().MaxBody + 1
 	req.Header.Set("Expect", "100-continue")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -268,7 +268,7 @@ func TestEarly413DoesNotWaitForTheBody(t *testing.T) {
 // what was sent.
 
 func TestMediaTypes(t *testing.T) {
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id := func() string { id, _ := a.create(`{"Company":"Acme"}`); return id }()
 	tests := []struct {
 		contentType string // "" sends none
@@ -363,7 +363,7 @@ func overCheck413(t *testing.T, what string, resp *http.Response, answer []byte)
 		t.Fatalf("%s: %d %.300s, want 413", what, resp.StatusCode, answer)
 	}
 	e := checkErrorShape(t, what, resp.Header, answer)
-	if want := fmt.Sprintf("limit of %d bytes", defaultConfig().MaxBody); !strings.Contains(e.Message, want) {
+	if want := fmt.Sprintf("limit of %d bytes", DefaultConfig().MaxBody); !strings.Contains(e.Message, want) {
 		t.Errorf("%s: Message %q does not give the %s", what, e.Message, want)
 	}
 	if !resp.Close {
@@ -372,7 +372,7 @@ func overCheck413(t *testing.T, what string, resp *http.Response, answer []byte)
 }
 
 func TestOversizeBodySentWhole(t *testing.T) {
-	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(DefaultConfig(), newStore(nil), nil), nil)
 	body := func() io.Reader { return strings.NewReader(`{"Company":"` + strings.Repeat("x", overBody) + `"}`) }
 	n := overBody + len(`{"Company":""}`)
 	for _, tt := range []struct{ what, head string }{
@@ -406,7 +406,7 @@ func TestOversizeBodySentWhole(t *testing.T) {
 // sends nothing of its body: a server that waited for it would hang here
 // until the deadline.
 func TestOversizeExpectContinue(t *testing.T) {
-	addr := serveProduction(t, newServer(defaultConfig(), newStore(nil), nil), nil)
+	addr := serveProduction(t, newServer(DefaultConfig(), newStore(nil), nil), nil)
 	head := fmt.Sprintf("POST /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", overBody)
 	resp, answer, err := rawExchangeWithin(t, addr, head, nil, 10*time.Second)
 	if err != nil {
@@ -423,7 +423,7 @@ func TestOversizeExpectContinue(t *testing.T) {
 const inpBOM = "\xEF\xBB\xBF"
 
 func TestInputsByteOrderMark(t *testing.T) {
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	created := doStrictJSON(t, a, http.MethodPost, "/api/v2/resource", inpBOM+`{"Company":"Acme"}`)
 	if created.Status != http.StatusOK {
 		t.Fatalf("create after a BOM: %d %s", created.Status, created.Body)
@@ -767,7 +767,7 @@ func padJSON(doc string, n int64) []byte {
 // upload ends, its room is free again.
 func TestRequestBytesBounded(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.MaxRequestBytes = 3 << 20
 	srv := newServer(cfg, newStore(nil), nil)
 	addr := serveProduction(t, srv, nil)

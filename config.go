@@ -64,6 +64,10 @@ type Config struct {
 	// nil discards it.
 	Logger *slog.Logger
 
+	// DroppedLogLines, when set, counts the lines Logger's destination
+	// could not take (a pipe nobody reads), for /__admin/health.
+	DroppedLogLines func() uint64
+
 	// loopbackOnly: the server listens on loopback, so a Host that is not a
 	// loopback name is refused unless AllowedHosts names it (DNS rebinding).
 	loopbackOnly bool
@@ -74,10 +78,12 @@ type Config struct {
 	seedBase      *base
 }
 
-// defaultConfig is the configuration of the binary with no flags.
-func defaultConfig() Config {
+// DefaultConfig is the configuration of the binary with no flags: the
+// limits that New gives the fields a Config leaves at zero.
+func DefaultConfig() Config {
 	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
-		JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic)}
+		JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic),
+		SnapshotInterval: 10 * time.Second}
 }
 
 // journalOff is JournalSize's value for no journal: 0 means the default.
@@ -85,9 +91,10 @@ const journalOff = -1
 
 // withDefaults fills the limits a caller left at zero from defaultConfig,
 // rather than divide every list by zero or refuse every body. A negative
-// JournalSize becomes 0, which the server reads as off.
+// JournalSize stays negative (journalOff): Open and newServer both apply
+// the defaults, and an "off" turned into 0 here became 1000 the second time.
 func (c Config) withDefaults() Config {
-	d := defaultConfig()
+	d := DefaultConfig()
 	atLeastOne(&c.MaxPageSize, d.MaxPageSize)
 	atLeastOne(&c.MaxBody, d.MaxBody)
 	atLeastOne(&c.MaxSeedBody, d.MaxSeedBody)
@@ -98,13 +105,13 @@ func (c Config) withDefaults() Config {
 	if c.JournalSize == 0 {
 		c.JournalSize = d.JournalSize
 	}
-	c.JournalSize = max(c.JournalSize, 0)
+	if c.JournalSize < 0 {
+		c.JournalSize = journalOff
+	}
 	c.Filters = cmp.Or(c.Filters, d.Filters)
-	atLeastOne(&c.SnapshotInterval, defaultSnapshotInterval)
+	atLeastOne(&c.SnapshotInterval, d.SnapshotInterval)
 	return c
 }
-
-const defaultSnapshotInterval = 10 * time.Second
 
 // atLeastOne gives a limit left below 1 its default.
 func atLeastOne[T ~int | ~int64](limit *T, def T) {

@@ -125,7 +125,7 @@ func TestConsoleErrors(t *testing.T) {
 
 func TestConsoleRequiresAuth(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.Auth = "svc:token"
 	h := newServer(cfg, newStore(nil), nil)
 	rec := serve(h, http.MethodGet, "/", nil)
@@ -166,7 +166,7 @@ func TestConsoleFilterHelpFollowsDialect(t *testing.T) {
 		{dialectAssetic, "all by <code>~and~</code> or all by <code>~or~</code>", "isnull"},
 		{dialectKendo, "<code>Fax~isnull</code>", "all by <code>~and~</code>"},
 	} {
-		cfg := defaultConfig()
+		cfg := DefaultConfig()
 		cfg.Filters = string(c.dialect)
 		e := startServer(t, cfg, nil)
 		r := e.expect(http.StatusOK, http.MethodGet, "/", "")
@@ -183,7 +183,7 @@ func TestConsoleFilterHelpFollowsDialect(t *testing.T) {
 // OpenAPI tests.
 func consoleHandler(t *testing.T) http.Handler {
 	t.Helper()
-	return newServer(defaultConfig(), newStore(nil), nil)
+	return newServer(DefaultConfig(), newStore(nil), nil)
 }
 
 func serve(h http.Handler, method, target string, header http.Header) *httptest.ResponseRecorder {

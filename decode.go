@@ -449,7 +449,7 @@ func unknownProps(obj []byte, what string, known []string, prefix string, ms *mo
 			continue
 		}
 		msg := fmt.Sprintf("%s is not %s; they are %s.", key, what, strings.Join(known, ", "))
-		if closest, best := closestName(key, known); best <= max(2, len(closest)/3) {
+		if closest, best := ClosestName(key, known); best <= max(2, len(closest)/3) {
 			msg = fmt.Sprintf("%s is not %s; did you mean %s?", key, what, closest)
 		}
 		ms.add(prefix+key, msg)
@@ -553,7 +553,7 @@ func adminProps(spec map[string]json.RawMessage, props []string, prefix, what st
 	for _, key := range slices.Sorted(maps.Keys(spec)) {
 		i := slices.IndexFunc(props, func(p string) bool { return strings.EqualFold(p, key) })
 		if i < 0 {
-			closest, _ := closestName(key, props)
+			closest, _ := ClosestName(key, props)
 			ms.add(prefix+key, fmt.Sprintf("Unknown property %q; did you mean %s? %s has %s.", key, closest, what, strings.Join(props, ", ")))
 			continue
 		}

@@ -55,7 +55,7 @@ var apiBodyErrors = []struct {
 
 func TestBodyNotAJSONObject(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id, _ := a.on(t).create(`{"Company":"C"}`)
 	for _, c := range apiBodyErrors {
 		t.Run(c.name, func(t *testing.T) {
@@ -381,7 +381,7 @@ func TestInputsStrictJSONChecker(t *testing.T) {
 // U+FFFD everywhere, Address included, as the real service reads them
 // (the contract), so that every answer is JSON a strict reader accepts.
 func TestInputsLoneSurrogates(t *testing.T) {
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	body := `{"FirstName":"a\ud800b","Surname":"\udc00","Company":"pair \ud83d\ude00 kept","Position":"\ud800\ud800",` +
 		`"Address":{"Street":"c\ud800d","k\udfff":["\ud800\udc00","\ud800\u0041"],"Escaped":"\\ud800"}}`
 	want := map[string]string{"FirstName": "a\uFFFDb", "Surname": "\uFFFD", "Company": "pair 😀 kept", "Position": "\uFFFD\uFFFD"}

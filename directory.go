@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -120,7 +123,7 @@ func Attach(t TB, base string) *Directory {
 		caFile = os.Getenv(caFileVar)
 	}
 	// Above the longest wait a journal query may ask for.
-	client, err := clientTrusting(caFile, maxJournalWait+30*time.Second)
+	client, err := TrustingClient(caFile, maxJournalWait+30*time.Second)
 	if err != nil {
 		t.Fatalf("resourcedir: %s=%s: %v", caFileVar, caFile, err)
 	}
@@ -482,3 +485,35 @@ func (d *Directory) call(method, target, body string, out any) (int, error) {
 	}
 	return resp.StatusCode, nil
 }
+
+// caFileVar is the variable that gives the command after -- the file of
+// the certificate authority that signed the server's certificate (-tls).
+const caFileVar = "RESOURCEDIR_CA_FILE"
+
+// TrustingClient returns an HTTP client that trusts the CA in caFile (of a
+// server run with -tls) besides the system's, if caFile is not "".
+func TrustingClient(caFile string, timeout time.Duration) (*http.Client, error) {
+	if caFile == "" {
+		return &http.Client{Timeout: timeout}, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	// One transport per CA, as http.DefaultTransport for the rest: a test
+	// suite's handles share its connections, not each open (and leave) its own.
+	t, _ := trustingTransports.LoadOrStore(string(pem), transport)
+	return &http.Client{Timeout: timeout, Transport: t.(*http.Transport)}, nil
+}
+
+// trustingTransports are TrustingClient's transports by the CA's PEM text.
+var trustingTransports sync.Map

@@ -68,7 +68,7 @@ func TestFaultMatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := startServer(t, defaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			fid := e.addFault(tt.fault)[0].ID
 			for i, q := range tt.reqs {
 				r := e.do(q.method, q.path, q.body, q.hdr...)
@@ -89,7 +89,7 @@ func TestFaultMatch(t *testing.T) {
 // The listing shows a fault's Match and Skip as they were given.
 func TestFaultMatchListed(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Match": {"Query": {"requestParams.page": "2"}, "Body": {"ExternalID": "X-1"}}, "Skip": 1, "Status": 503}`)
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/faults", "")
 	if want := `"Match":{"Query":{"requestParams.page":"2"},"Body":{"ExternalID":"X-1"}},"Skip":1,`; !strings.Contains(string(r.Body), want) {
@@ -101,7 +101,7 @@ func TestFaultMatchListed(t *testing.T) {
 // request's connection is reset, the other is answered.
 func TestFaultMatchBodyOverTCP(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Match": {"Body": {"ExternalID": "X-9"}}, "Kind": "reset"}`)
 	got, err := rawConnExchange(t, e.base, rawPost("/api/v2/resource", `{"Company": "Reset", "ExternalID": "X-9"}`))
 	if !errors.Is(err, syscall.ECONNRESET) || len(got) != 0 {
@@ -120,7 +120,7 @@ func TestFaultMatchBodyOverTCP(t *testing.T) {
 // property and shows the forms.
 func TestFaultMatchInvalid(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	many := make([]string, 33)
 	for i := range many {
 		many[i] = fmt.Sprintf(`"p%d": "v"`, i)
@@ -151,7 +151,7 @@ func TestFaultMatchInvalid(t *testing.T) {
 // had its 5 MB read and thrown away).
 func TestFaultMatchBodyLeavesOtherBodies(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.MaxBody = 1000
 	e := startServer(t, cfg, nil)
 	e.addFault(`{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Match": {"Body": "X-1"}, "Status": 503}`)

@@ -91,7 +91,7 @@ func TestFaultResponse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := startServer(t, defaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			id := e.addFault(tt.fault)[0].ID
 			resp, err := freshClient(10 * time.Second).Get(e.base + "/api/v2/resource")
 			if err != nil {
@@ -133,7 +133,7 @@ func TestFaultResponse(t *testing.T) {
 
 // TestFaultResetKind: the client sees a TCP reset, not an HTTP answer.
 func TestFaultResetKind(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	id := e.addFault(`{"Path": "/api/v2/resource", "Kind": "reset", "Times": 2}`)[0].ID
 
 	got, err := rawConnExchange(t, e.base, rawPost("/api/v2/resource", `{"FirstName": "Reset"}`))
@@ -164,7 +164,7 @@ func TestFaultResetKind(t *testing.T) {
 
 // TestFaultEmptyKind: the connection closes with nothing written.
 func TestFaultEmptyKind(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Kind": "empty", "Times": 3}`)
 	for _, req := range []string{
 		rawGet("/api/v2/resource"),
@@ -189,7 +189,7 @@ func TestFaultEmptyKind(t *testing.T) {
 
 // TestFaultGarbageKind: bytes that are not HTTP, then the close.
 func TestFaultGarbageKind(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Kind": "garbage", "Times": 2}`)
 	got, err := rawConnExchange(t, e.base, rawGet("/api/v2/resource"))
 	if err != io.EOF || string(got) != string(garbageBytes) {
@@ -209,7 +209,7 @@ func TestFaultGarbageKind(t *testing.T) {
 // the connection closes without an answer after it.
 func TestFaultHangKind(t *testing.T) {
 	t.Run("until the client gives up", func(t *testing.T) {
-		e := startServer(t, defaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)[0].ID
 		resp, err := freshClient(300*time.Millisecond).Post(e.base+"/api/v2/resource", "application/json", strings.NewReader(`{"FirstName": "Patient"}`))
 		if err == nil {
@@ -231,7 +231,7 @@ func TestFaultHangKind(t *testing.T) {
 	t.Run("a body over the limit", func(t *testing.T) {
 		// The server notices a client that leaves only once the body is
 		// read, so a hang reads and throws away what it could not keep.
-		cfg := defaultConfig()
+		cfg := DefaultConfig()
 		cfg.MaxBody = 1 << 10
 		e := startServer(t, cfg, nil)
 		e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)
@@ -252,7 +252,7 @@ func TestFaultHangKind(t *testing.T) {
 		}
 	})
 	t.Run("with DelayMs", func(t *testing.T) {
-		e := startServer(t, defaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		e.addFault(`{"Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 200}`)
 		start := time.Now()
 		got, err := rawConnExchange(t, e.base, rawGet("/api/v2/resource"))
@@ -281,7 +281,7 @@ func TestFaultDelayMs(t *testing.T) {
 		{`{"Path": "/api/v2/resource", "DelayMs": 150, "Status": 504}`, 504, `{"Message":"Injected fault`},
 	}
 	for _, tt := range tests {
-		e := startServer(t, defaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		e.addFault(tt.fault)
 		start := time.Now()
 		r := e.do(http.MethodGet, "/api/v2/resource", "")
@@ -295,7 +295,7 @@ func TestFaultDelayMs(t *testing.T) {
 }
 
 func TestFaultTimes(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Times": 3}`)
 	var statuses []int
 	for range 5 {
@@ -314,7 +314,7 @@ func TestFaultTimes(t *testing.T) {
 func TestFaultChanceSeed(t *testing.T) {
 	const n = 200
 	fired := func(fault string) []int {
-		e := startServer(t, defaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		added := e.addFault(fault)[0]
 		var out []int
 		for i := range n {
@@ -347,7 +347,7 @@ func TestFaultChanceSeed(t *testing.T) {
 	}
 
 	// Without a Seed one is chosen, shown, and repeats the run when given.
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	f := e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Chance": 0.5}`)[0]
 	if f.Seed < 0 || f.Seed >= 1<<53 {
 		t.Errorf("chosen Seed %d: a JavaScript client cannot copy it exactly", f.Seed)
@@ -357,7 +357,7 @@ func TestFaultChanceSeed(t *testing.T) {
 // TestFaultAfter: the write is applied and journaled with its real status,
 // and the client gets the fault; a client that retries makes a duplicate.
 func TestFaultAfter(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "reset", "After": true, "Times": 1}`)[0].ID
 
 	// A client that retries a create whose answer it lost.
@@ -428,7 +428,7 @@ func TestFaultAfter(t *testing.T) {
 // TestFaultOrder: the first fault added that fires answers; one that does
 // not match, is spent, or loses its draw leaves the request to the next.
 func TestFaultOrder(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`[
 		{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 409},
 		{"Path": "/api/v2/resource", "Status": 500, "Times": 1},
@@ -465,7 +465,7 @@ func TestFaultPathMatching(t *testing.T) {
 		{"/api/v2/resource/" + id, "PUT", "/api/v2/resource/" + strings.ToUpper(id), false},
 	}
 	for _, tt := range tests {
-		e := startServer(t, defaultConfig(), nil)
+		e := startServer(t, DefaultConfig(), nil)
 		e.addFault(fmt.Sprintf(`{"Path": %q, "Status": 418}`, tt.faultPath))
 		r := e.do(tt.method, tt.path, "")
 		if fired := r.Status == 418; fired != tt.fires {
@@ -475,7 +475,7 @@ func TestFaultPathMatching(t *testing.T) {
 }
 
 func TestFaultDeleteOne(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	fs := e.addFault(`[{"Path": "/api/v2/resource", "Status": 500}, {"Path": "/api/v2/resource", "Status": 502}]`)
 	r := e.expect(http.StatusOK, http.MethodDelete, fmt.Sprintf("/__admin/faults/%d", fs[0].ID), "")
 	if want := fmt.Sprintf(`{"Deleted":%d}`, fs[0].ID); string(r.Body) != want {
@@ -501,7 +501,7 @@ func TestFaultDeleteOne(t *testing.T) {
 }
 
 func TestFaultListShowsEverything(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "post", "Path": "/API/V2/Resource/", "Status": 429, "Headers": {"retry-after": "3"}, "Body": {"a": [1, 2]}, "Times": 2, "Chance": 0.75, "Seed": 7, "DelayMs": 5, "After": true}`)
 	e.addFault(`{"Path": "/api/v2/resource/{id}", "Kind": "reset"}`)
 	r := e.expect(http.StatusOK, http.MethodGet, "/__admin/faults", "")
@@ -516,7 +516,7 @@ func TestFaultListShowsEverything(t *testing.T) {
 }
 
 func TestFaultInvalid(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const ok = `"Path": "/api/v2/resource", "Status": 503`
 	tests := []struct {
 		body string
@@ -614,7 +614,7 @@ func TestFaultInvalid(t *testing.T) {
 // TestFaultLimit: at most 1,000 faults exist, whether asked for at once or
 // across requests.
 func TestFaultLimit(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	many := func(n int) string {
 		one := `{"Path": "/api/v2/resource", "Status": 503}`
 		return "[" + strings.Repeat(one+",", n-1) + one + "]"
@@ -645,7 +645,7 @@ func TestFaultLimit(t *testing.T) {
 // again, so it does not count toward the 1,000; it stays listed with its
 // Fired until its room is needed, the oldest spent first.
 func TestFaultLimitSpent(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	many := func(n int, times int) string {
 		one := fmt.Sprintf(`{"Path": "/api/v2/resource", "Status": 503, "Times": %d}`, times)
 		return "[" + strings.Repeat(one+",", n-1) + one + "]"
@@ -732,7 +732,7 @@ func TestFaultHangEndsAtShutdown(t *testing.T) {
 		`{"Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 100000}`,
 	} {
 		t.Run(fault, func(t *testing.T) {
-			srv := newServer(defaultConfig(), newStore(nil), nil)
+			srv := newServer(DefaultConfig(), newStore(nil), nil)
 			var httpSrv *http.Server
 			addr := serveProduction(t, srv, func(hs *http.Server) {
 				hs.RegisterOnShutdown(srv.beginShutdown)
@@ -767,7 +767,7 @@ func TestFaultHangEndsAtShutdown(t *testing.T) {
 // never gives up go when the server's write timeout passes (3 minutes in
 // production, shortened here), closing the connection without an answer.
 func TestFaultHangEndsAtWriteTimeout(t *testing.T) {
-	srv := newServer(defaultConfig(), newStore(nil), nil)
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
 	addr := serveProduction(t, srv, func(hs *http.Server) { hs.WriteTimeout = time.Second })
 	e := clientAt(t, "http://"+addr)
 	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang"}`)[0].ID
@@ -791,7 +791,7 @@ func TestFaultHangEndsAtWriteTimeout(t *testing.T) {
 // TestFaultInformationalStatus: a 1xx is no final answer; it is sent, then
 // the connection is cut, as a broken upstream would.
 func TestFaultInformationalStatus(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 103, "Headers": {"Link": "</a.css>; rel=preload"}, "Times": 2}`)
 	got, err := rawConnExchange(t, e.base, rawGet("/api/v2/resource"))
 	head, _, _ := strings.Cut(string(got), "X-Request-Id:")
@@ -810,7 +810,7 @@ func TestFaultInformationalStatus(t *testing.T) {
 
 func TestFaultFiresExactlyNTimes(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	added := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 2}`)
 	if len(added) != 1 || added[0].ID < 1 || added[0].Method != "POST" || added[0].Status != 503 || added[0].Times != 2 || added[0].Fired != 0 {
 		t.Fatalf("added %+v", added)
@@ -846,7 +846,7 @@ func TestFaultFiresExactlyNTimes(t *testing.T) {
 
 func TestFaultUntilCleared(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"path": "/api/v2/resource", "status": 500}`) // Times 0; names matched case-insensitively
 	for range 5 {
 		e.expect(http.StatusInternalServerError, http.MethodGet, "/api/v2/resource", "")
@@ -866,7 +866,7 @@ func TestFaultUntilCleared(t *testing.T) {
 
 func TestFaultMethodMatching(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Path": "/api/v2/resource", "Status": 502, "Times": 2}`) // Method "": any
 	e.expect(http.StatusBadGateway, http.MethodGet, "/api/v2/resource", "")
 	e.expect(http.StatusBadGateway, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
@@ -883,7 +883,7 @@ func TestFaultMethodMatching(t *testing.T) {
 
 func TestFaultIDPatternMatchesPut(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	res := e.seed(`[{"FirstName": "Ada", "Surname": "Lovelace"}]`)[0]
 	e.addFault(`{"Method": "PUT", "Path": "/api/v2/resource/{id}", "Status": 409, "Times": 1}`)
 	// Neither the collection path nor a deeper one matches the pattern.
@@ -902,7 +902,7 @@ func TestFaultIDPatternMatchesPut(t *testing.T) {
 
 func TestFaultsAppliedInOrderAdded(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	first := e.addFault(`[{"Path": "/api/v2/resource", "Status": 500, "Times": 1}, {"Path": "/api/v2/resource", "Status": 502, "Times": 1}]`)
 	second := e.addFault(`{"Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	if first[0].ID >= first[1].ID || first[1].ID >= second[0].ID {
@@ -919,7 +919,7 @@ func TestFaultsAppliedInOrderAdded(t *testing.T) {
 
 func TestFaultDelayOnlyThenRealAnswer(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 150, "Times": 1}`)
 	start := time.Now()
 	var out struct {
@@ -960,7 +960,7 @@ func TestFaultDelayCutShortByClient(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := startServer(t, defaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			// The longest delay: a handler not freed when its client leaves
 			// would keep the entry out of the journal past the poll's deadline.
 			e.addFault(fmt.Sprintf(`{"Method": %q, "Path": %q, "DelayMs": 120000}`, tt.method, tt.path))
@@ -1019,7 +1019,7 @@ func mustCompact(t *testing.T, s string) []byte {
 // the client's wait.
 func TestFaultExpectContinue(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.MaxBody = 1000
 	e := startServer(t, cfg, nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
@@ -1063,7 +1063,7 @@ func postExpectingContinue(t *testing.T, e *testClient, body string) int {
 // it begins, or Ctrl-C would hang for the length of the delay.
 func TestFaultDelayEndsAtShutdown(t *testing.T) {
 	t.Parallel()
-	srv := newServer(defaultConfig(), newStore(nil), nil)
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -1118,7 +1118,7 @@ func TestFaultJournaledBeforeDelivery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := startServer(t, defaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			spec := strings.Replace(tt.fault, "{", `{"Path": "/api/v2/resource", "Method": "`+tt.method+`", `, 1)
 			id := e.addFault(spec)[0].ID
 			for i := range tries {
@@ -1230,7 +1230,7 @@ func TestFaultListingIsStreamed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills 64 MiB of faults and measures the heap")
 	}
-	srv := newServer(defaultConfig(), newStore(nil), nil)
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	e := &testClient{t: t, srv: srv, base: ts.URL, client: ts.Client()}
@@ -1246,7 +1246,7 @@ func TestFaultListingIsStreamed(t *testing.T) {
 		}
 		break
 	}
-	if want := int(defaultConfig().MaxFaultBodies / 1_000_012); n != want {
+	if want := int(DefaultConfig().MaxFaultBodies / 1_000_012); n != want {
 		t.Fatalf("%d faults of 1 MB were added before the 400, want %d", n, want)
 	}
 	sizes, grew, base := heapGrowthOfReads(t, ts, "/__admin/faults", 4)

@@ -114,7 +114,7 @@ func TestResourceFieldsMatchPropTable(t *testing.T) {
 // each string field (a field it never fills would always be null).
 func TestGeneratorCoversPropTable(t *testing.T) {
 	var buf bytes.Buffer
-	if err := generateItems(&buf, 300, 1); err != nil {
+	if err := GenerateSeed(&buf, 300, 1); err != nil {
 		t.Fatal(err)
 	}
 	var items []json.RawMessage

@@ -110,6 +110,13 @@ const (
 )
 
 // parseDialect reads the -filters flag.
+// ParseDialect reads a filter dialect's name as -filters takes it:
+// assetic or kendo, in any case.
+func ParseDialect(name string) (string, error) {
+	d, err := parseDialect(name)
+	return string(d), err
+}
+
 func parseDialect(s string) (filterDialect, error) {
 	switch d := filterDialect(strings.ToLower(strings.TrimSpace(s))); d {
 	case dialectAssetic, dialectKendo:

@@ -4,7 +4,6 @@ package resourcedir
 // the -filters flag.
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -335,7 +334,7 @@ func TestListFilterDialect(t *testing.T) {
 	seed := `[{"DisplayName":"Ada Lovelace","FirstName":"Ada","Email":"ada@example.org","Fax":null},
 		{"DisplayName":"Grace Hopper","FirstName":"Grace","Email":"grace@navy.mil","Fax":""},
 		{"DisplayName":"Acme","Company":"Acme","Email":null,"Fax":"0123"}]`
-	assetic := startServer(t, defaultConfig(), nil)
+	assetic := startServer(t, DefaultConfig(), nil)
 	assetic.seed(seed)
 	kendo := startServer(t, kendoConfig(), nil)
 	kendo.seed(seed)
@@ -393,33 +392,6 @@ func TestListFilterDialect(t *testing.T) {
 	}
 }
 
-func TestFiltersFlag(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		args []string
-		want filterDialect
-		err  string
-	}{
-		{nil, dialectAssetic, ""},
-		{[]string{"-filters", "kendo"}, dialectKendo, ""},
-		{[]string{"-filters=assetic"}, dialectAssetic, ""},
-		{[]string{"-filters", "odata"}, "", `invalid value "odata" for flag -filters: unknown filter dialect "odata": use assetic (what the real service documents) or kendo (the whole Kendo grammar)`},
-	}
-	for _, tt := range tests {
-		o, err := parseOptions(tt.args, nil, io.Discard)
-		switch {
-		case tt.err != "":
-			if err == nil || err.Error() != tt.err {
-				t.Errorf("%q: %v, want %s", tt.args, err, tt.err)
-			}
-		case err != nil:
-			t.Errorf("%q: %v", tt.args, err)
-		case filterDialect(o.cfg.Filters) != tt.want:
-			t.Errorf("%q: Filters %q, want %q", tt.args, o.cfg.Filters, tt.want)
-		}
-	}
-}
-
 // formatFilter prints the canonical form, which parseFilter reads back to an
 // equal AST: word operators, canonical field names, doubled quotes, no
 // operand after unary operators, and parentheses only where an or-group is a
@@ -436,7 +408,7 @@ func formatFilter(n filterNode) string {
 // kendoConfig is the default configuration with the whole Kendo grammar,
 // for tests of filters the real service does not document.
 func kendoConfig() Config {
-	c := defaultConfig()
+	c := DefaultConfig()
 	c.Filters = string(dialectKendo)
 	return c
 }

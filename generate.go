@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -299,29 +298,16 @@ var genEdges = []func(g *resourceGenerator) genItem{
 	},
 }
 
-// generateItems writes n items as a seed file.
-func generateItems(w io.Writer, n int, seed uint64) error {
+// GenerateSeed writes n generated resources as a seed file (the POST
+// /__admin/resources format), one a line: the same seed gives the same
+// resources, and a longer run extends a shorter one.
+func GenerateSeed(w io.Writer, n int, seed uint64) error {
 	// The second PCG word is fixed: the seed alone decides the stream.
 	g := &resourceGenerator{rng: rand.New(rand.NewPCG(seed, 0x7265736f75726365))}
 	if err := writeSeedFile(w, n, func(int) ([]byte, error) { return g.next().json(), nil }); err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}
 	return nil
-}
-
-// runGenerate is `resourcedir generate -n N [-rand-seed S]`.
-func runGenerate(args []string, stdout, stderr io.Writer) error {
-	fs := newSubcommand("generate", "usage: resourcedir generate -n N [-rand-seed S] > seed.json\n\n"+
-		"Writes N realistic resources as a seed file (the POST /__admin/resources format) to standard output.")
-	n := fs.Int("n", 0, "how many resources to write (at least 1)")
-	seed := fs.Uint64("rand-seed", 1, "the same `seed` gives the same resources")
-	if err := parseSubcommand(fs, args, 0, stderr); err != nil {
-		return fmt.Errorf("generate: %w", err) // flag.ErrHelp included: Main tells it by errors.Is
-	}
-	if *n < 1 {
-		return errors.New("generate: -n must be at least 1: how many resources to write")
-	}
-	return generateItems(stdout, *n, *seed)
 }
 
 // generateResources is POST /__admin/generate: {"Count": n, "Seed": s}
@@ -336,7 +322,7 @@ func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
 		return nil, err
 	}
 	var items bytes.Buffer
-	_ = generateItems(&items, count, seed) // into a Buffer: it cannot fail
+	_ = GenerateSeed(&items, count, seed) // into a Buffer: it cannot fail
 	return s.insertSeed(x, items.Bytes())
 }
 

@@ -2,7 +2,6 @@ package resourcedir
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -23,15 +22,15 @@ func genDecode(t *testing.T, b []byte) []map[string]any {
 
 func TestGenerateDeterministic(t *testing.T) {
 	t.Parallel()
-	a, b := genRun(t, "-n", "300"), genRun(t, "-n", "300", "-rand-seed", "1")
+	a, b := genSeed(t, 300, 1), genSeed(t, 300, 1)
 	if !bytes.Equal(a, b) {
 		t.Errorf("the default seed is not 1, or the same seed gives different output")
 	}
-	if c := genRun(t, "-n", "300", "-rand-seed", "2"); bytes.Equal(a, c) {
+	if c := genSeed(t, 300, 2); bytes.Equal(a, c) {
 		t.Errorf("seeds 1 and 2 give the same output")
 	}
 	// A longer run extends a shorter one: the items do not depend on -n.
-	long := genDecode(t, genRun(t, "-n", "400"))
+	long := genDecode(t, genSeed(t, 400, 1))
 	short := genDecode(t, a)
 	if len(short) != 300 || len(long) != 400 {
 		t.Fatalf("got %d and %d items, want 300 and 400", len(short), len(long))
@@ -50,37 +49,12 @@ func TestGenerateDeterministic(t *testing.T) {
 	}
 }
 
-func TestGenerateUsage(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		args []string
-		want string
-	}{
-		{nil, "generate: -n must be at least 1: how many resources to write"},
-		{[]string{"-n", "0"}, "generate: -n must be at least 1: how many resources to write"},
-		{[]string{"-n", "3", "extra"}, `generate: unexpected argument "extra"`},
-		{[]string{"-n", "x"}, `generate: invalid value "x" for flag -n: parse error`},
-		{[]string{"-rand-seed", "-1", "-n", "2"}, `generate: invalid value "-1" for flag -rand-seed: parse error`},
-		// -seed is the server's seed file, never an integer.
-		{[]string{"-n", "2", "-seed", "people.json"}, "generate: -seed is the server's seed file; this subcommand's integer seed is -rand-seed"},
-		{[]string{"-n", "2", "-nn", "3"}, "generate: unknown flag -nn; did you mean -n? (resourcedir generate -help lists every flag)"},
-	}
-	for _, tt := range tests {
-		// The error is all: Main prints it, once; nothing else is written.
-		var out, errOut bytes.Buffer
-		err := run(context.Background(), append([]string{"generate"}, tt.args...), nil, &out, &errOut)
-		if err == nil || err.Error() != tt.want || out.Len() != 0 || errOut.Len() != 0 {
-			t.Errorf("generate %q: %v, stdout %q, stderr %q; want %s alone", tt.args, err, out.Bytes(), errOut.Bytes(), tt.want)
-		}
-	}
-}
-
 // TestGenerateSeedsAServer posts `generate -n 2000` as a seed: every item
 // passes the create rules.
 func TestGenerateSeedsAServer(t *testing.T) {
 	t.Parallel()
-	c := startServer(t, defaultConfig(), nil)
-	r := c.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genRun(t, "-n", "2000", "-rand-seed", "9")))
+	c := startServer(t, DefaultConfig(), nil)
+	r := c.expect(http.StatusOK, http.MethodPost, "/__admin/resources", string(genSeed(t, 2000, 9)))
 	var seeded struct {
 		Total int
 		Ids   []string
@@ -106,7 +80,7 @@ func TestGenerateSeedsAServer(t *testing.T) {
 // clients.
 func TestGenerateEdgeCases(t *testing.T) {
 	t.Parallel()
-	items := genDecode(t, genRun(t, "-n", "500", "-rand-seed", "4"))
+	items := genDecode(t, genSeed(t, 500, 4))
 	str := func(item map[string]any, key string) (string, bool) {
 		s, ok := item[key].(string)
 		return s, ok
@@ -199,7 +173,7 @@ func TestGenerateEdgeCases(t *testing.T) {
 
 func TestAdminGenerate(t *testing.T) {
 	t.Parallel()
-	c := startServer(t, defaultConfig(), nil)
+	c := startServer(t, DefaultConfig(), nil)
 	r := c.expect(http.StatusOK, http.MethodPost, "/__admin/generate", `{"Count": 25, "seed": 7}`)
 	var added struct {
 		Total int
@@ -210,7 +184,7 @@ func TestAdminGenerate(t *testing.T) {
 		t.Fatalf("generate answered %s", r.Body)
 	}
 	// The same resources as the command writes for the same seed, in order.
-	want := genDecode(t, genRun(t, "-n", "25", "-rand-seed", "7"))
+	want := genDecode(t, genSeed(t, 25, 7))
 	all := c.all()
 	if len(all) != 25 {
 		t.Fatalf("%d resources after generate, want 25", len(all))
@@ -225,9 +199,9 @@ func TestAdminGenerate(t *testing.T) {
 	}
 	// Without a Seed the seed is 1: the command's default. A byte-order
 	// mark before the body is skipped, as for every body (it was a 400).
-	c2 := startServer(t, defaultConfig(), nil)
+	c2 := startServer(t, DefaultConfig(), nil)
 	c2.expect(http.StatusOK, http.MethodPost, "/__admin/generate", "\ufeff"+`{"Count": 5}`)
-	first := genDecode(t, genRun(t, "-n", "5"))
+	first := genDecode(t, genSeed(t, 5, 1))
 	for i, res := range c2.all() {
 		if name, _ := first[i]["DisplayName"].(string); name != "" && res.DisplayName != name {
 			t.Errorf("default seed: resource %d is %q, want %q", i, res.DisplayName, name)
@@ -269,7 +243,7 @@ func TestGenerateItemsMatchSeedFormat(t *testing.T) {
 	for f := field(0); f < numStringFields; f++ {
 		props[fieldNames[f]] = true
 	}
-	for i, item := range genDecode(t, genRun(t, "-n", "200", "-rand-seed", "11")) {
+	for i, item := range genDecode(t, genSeed(t, 200, 11)) {
 		for key := range item {
 			if !props[key] || key == "Id" {
 				t.Errorf("item %d has %q, which is not a property a seed item may carry", i, key)
@@ -302,12 +276,12 @@ func FuzzParseGenerate(f *testing.F) {
 	})
 }
 
-// genRun runs `resourcedir generate args...` and returns its output.
-func genRun(t *testing.T, args ...string) []byte {
+// genSeed returns what resourcedir generate -n n -rand-seed seed writes.
+func genSeed(t testing.TB, n int, seed uint64) []byte {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	if err := run(context.Background(), append([]string{"generate"}, args...), nil, &out, &errOut); err != nil {
-		t.Fatalf("generate %q: %v; stderr %s", args, err, errOut.Bytes())
+	var out bytes.Buffer
+	if err := GenerateSeed(&out, n, seed); err != nil {
+		t.Fatalf("generate %d: %v", n, err)
 	}
 	return out.Bytes()
 }

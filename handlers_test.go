@@ -295,7 +295,7 @@ func TestCreate(t *testing.T) {
 			want: wantResource{DisplayName: "C", Company: "C", Position: "second"},
 		},
 	}
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, got := a.on(t).create(c.body)
@@ -312,7 +312,7 @@ func TestCreate(t *testing.T) {
 
 func TestCreateGeneratesID(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	const sent = "00000000-0000-4000-8000-000000000001"
 	seen := map[string]bool{sent: true}
 	for range 50 {
@@ -614,7 +614,7 @@ func TestUpdate(t *testing.T) {
 			ms:     map[string]string{"Id": "must equal the id in the path", "FirstName": "51 characters", "Types[0].Type": `"x"`, "Status": "null is not allowed"},
 		},
 	}
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			id, _ := a.on(t).create(apiAda)
@@ -649,7 +649,7 @@ func TestUpdate(t *testing.T) {
 
 func TestUpdateStatusTransitions(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id, _ := a.on(t).create(apiAda)
 	for _, status := range []string{"Inactive", "Inactive", "Active", "inactive", "active", "Active"} {
 		r := a.on(t).do(http.MethodPut, "/api/v2/resource/"+id, putBody(id, "Status", status))
@@ -663,7 +663,7 @@ func TestUpdateStatusTransitions(t *testing.T) {
 
 func TestUpdateKeepsCreationOrder(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	var ids []string
 	for _, name := range []string{"A", "B", "C", "D"} {
 		id, _ := a.on(t).create(`{"Company":"` + name + `"}`)
@@ -755,7 +755,7 @@ func apiNames(from, to int) []string {
 
 func TestListEmpty(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, q := range []string{"", "requestParams.page=3&requestParams.pageSize=7", "requestParams.filters=" + url.QueryEscape("DisplayName~eq~'x'")} {
 		r := a.on(t).do(http.MethodGet, "/api/v2/resource?"+q, "")
 		page := "1"
@@ -770,7 +770,7 @@ func TestListEmpty(t *testing.T) {
 
 func TestListExactBody(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id1, _ := a.on(t).create(apiAda)
 	id2, _ := a.on(t).create(`{"Company":"Acme","Status":"Inactive","Types":[{"Type":"Team"},{"Type":"Company"}],"Phone":"","Fax":""}`)
 	w1 := apiAdaWant(id1)
@@ -784,7 +784,7 @@ func TestListExactBody(t *testing.T) {
 
 func TestListPaging(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(45)...)
 	cases := []struct {
 		query             string
@@ -825,7 +825,7 @@ func TestListPaging(t *testing.T) {
 
 func TestListPageSizeClamp(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(1001)...)
 	for _, c := range []struct {
 		query                string
@@ -846,7 +846,7 @@ func TestListPageSizeClamp(t *testing.T) {
 		}
 	}
 
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.MaxPageSize = 7
 	b := startServer(t, cfg, nil).checkingEvery()
 	apiSeed(t, b.store, apiNumbered(45)...)
@@ -876,7 +876,7 @@ func TestListPageSizeClamp(t *testing.T) {
 
 func TestListBadPaging(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
 	for _, name := range []string{"requestParams.page", "requestParams.pageSize"} {
 		for _, v := range []string{"0", "-1", "x", "1.5", "99999999999999999999", "", "1e3", "0x10", "-0"} {
@@ -899,7 +899,7 @@ func TestListBadPaging(t *testing.T) {
 // read the same way every time (the first one).
 func TestListDuplicateParameter(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
 	for range 30 {
 		l := a.on(t).list("requestParams.pageSize=1&requestParams.page=1&REQUESTPARAMS.PAGE=2&requestparams.page=3")
@@ -911,7 +911,7 @@ func TestListDuplicateParameter(t *testing.T) {
 
 func TestListSorts(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, body := range []string{
 		`{"DisplayName":"zola","Position":null,"Surname":"B"}`,
 		`{"DisplayName":"Émile","Position":"beta","Surname":"A","Status":"Inactive"}`,
@@ -1526,7 +1526,7 @@ func TestHostileInput(t *testing.T) {
 func TestConcurrentClients(t *testing.T) {
 	t.Parallel()
 	store := newStore(nil)
-	srv := newServer(defaultConfig(), store, nil)
+	srv := newServer(DefaultConfig(), store, nil)
 	snapPath := filepath.Join(t.TempDir(), "s.gob")
 	srv.snap = newSnapshotter(snapPath, storeDir{store}, discardLogger)
 	ts := httptest.NewServer(srv)
@@ -1812,7 +1812,7 @@ func checkListPage(t testing.TB, what string, body []byte, pageSize int) listPag
 			t.Errorf("%s: %d items on page %d, want %d", what, len(p.ResourceList), p.Page, wantLen)
 		}
 	}
-	if len(p.ResourceList) > defaultConfig().MaxPageSize {
+	if len(p.ResourceList) > DefaultConfig().MaxPageSize {
 		t.Errorf("%s: %d items on one page, over the maximum page size", what, len(p.ResourceList))
 	}
 	if (p.TotalResults == 0) != (p.TotalPages == 0) {
@@ -1825,7 +1825,7 @@ func checkListPage(t testing.TB, what string, body []byte, pageSize int) listPag
 // are accepted: whitespace around a page, pages past the end, clamping.
 func TestListPageEdges(t *testing.T) {
 	t.Parallel()
-	api := startServer(t, defaultConfig(), nil)
+	api := startServer(t, DefaultConfig(), nil)
 	for i := range 45 {
 		api.create(fmt.Sprintf(`{"Company":"C%02d"}`, i))
 	}
@@ -1868,7 +1868,7 @@ func TestListPageEdges(t *testing.T) {
 // counts must not depend on Go's random map order.
 func TestListQueryDeterministic(t *testing.T) {
 	t.Parallel()
-	srv := newServer(defaultConfig(), newStore(nil), nil)
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
 	for _, raw := range []string{
 		"requestParams.page=1&REQUESTPARAMS.PAGE=0",
 		"requestParams.pageSize=5&requestparams.pagesize=6&RequestParams.PageSize=7",
@@ -1896,7 +1896,7 @@ func TestListQueryDeterministic(t *testing.T) {
 // whole request into a 400.
 func TestListQuerySemicolon(t *testing.T) {
 	t.Parallel()
-	api := startServer(t, defaultConfig(), nil)
+	api := startServer(t, DefaultConfig(), nil)
 	api.create(`{"Company":"Smith; Jones"}`)
 	api.create(`{"Company":"Smith"}`)
 	for _, tt := range []struct {
@@ -2032,7 +2032,7 @@ func FuzzListQuery(f *testing.F) {
 // TestInputsPageDigits: page parameters are plain digits, as the real
 // service reads them (the contract).
 func TestInputsPageDigits(t *testing.T) {
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, q := range []string{"page=%2B3", "page=+3", "page=%202%20", "page=2%20", "page=%202", "page=0x1", "page=1e1", "page=%D9%A3", "page=-1", "pageSize=%2B5", "pageSize=%205", "pageSize=5.0"} {
 		r := doStrictJSON(t, a, http.MethodGet, "/api/v2/resource?requestParams."+q, "")
 		if r.Status != http.StatusBadRequest {

@@ -65,7 +65,7 @@ func seqs(entries []wireEntry) []uint64 {
 // TestJournalEntryExact sends a request byte for byte and checks every
 // field of its entry.
 func TestJournalEntryExact(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	body := `{ "FirstName": "Ada",  "Surname": "Lovelace" }`
 	req := "POST /API/V2/Resource/?requestParams.page=1&tag=a&tag=b&empty=&odd=%2F%26 HTTP/1.1\r\n" +
 		"Host: 127.0.0.1\r\n" +
@@ -179,7 +179,7 @@ func TestJournalMasksSecrets(t *testing.T) {
 		{"in the path", "%3Fx=1&token=tok3n", nil, 404, map[string]any{}, "", map[string]any{}},
 	}
 	// Without -auth: a refused request keeps no headers (TestJournalRefusedKeepsRequestLine).
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	// A fault's answer sets a cookie and a token: the Response shows neither.
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/faults", `{"Method": "DELETE", "Path": "/api/v2/resource",
 		"Status": 503, "Headers": {"Set-Cookie": "sid=tok3n", "X-Auth-Token": "tok3n", "Retry-After": "2"}}`, "Authorization", good)
@@ -258,7 +258,7 @@ func TestJournalBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := startServer(t, defaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			e.do(http.MethodPost, "/api/v2/resource", tt.body, "Content-Type", tt.contentType)
 			r := e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "")
 			if !utf8.Valid(r.Body) {
@@ -288,7 +288,7 @@ func TestJournalBody(t *testing.T) {
 // TestJournalSeq: Seq only grows, and a clear does not make it start
 // again.
 func TestJournalSeq(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalSize = 2
 	e := startServer(t, cfg, nil)
 	for range 3 {
@@ -307,7 +307,7 @@ func TestJournalSeq(t *testing.T) {
 
 // TestJournalFilters checks each filter alone and combined.
 func TestJournalFilters(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	e.addFault(`{"Method": "GET", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	sent := []struct {
@@ -377,7 +377,7 @@ func TestJournalFilters(t *testing.T) {
 }
 
 func TestJournalQueryInvalid(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	tests := []struct {
 		query string
 		keys  []string
@@ -425,7 +425,7 @@ func TestJournalQueryInvalid(t *testing.T) {
 // TestJournalWait: count=N&wait answers as soon as N entries match, made
 // by requests that come after the wait began.
 func TestJournalWait(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	srv := newServer(cfg, newStore(nil), nil)
 	// The requests are sent once the reading request has arrived.
 	arrived := make(chan struct{})
@@ -552,7 +552,7 @@ func TestJournalWaitCostPerEntry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s, %d waiters", tt.name, tt.waiters), func(t *testing.T) {
-			e := startServer(t, defaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			j := e.srv.defaultNS().journal
 			e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 			recorded(t, j, 1)
@@ -617,7 +617,7 @@ func waiting(j *journal) int {
 // until their wait passes or their client gives up, and are then
 // forgotten.
 func TestJournalWaitersAnswered(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	j := e.srv.defaultNS().journal
 	posts := startLongPolls(t, e, "?method=POST&count=2&wait=60s", 20)
 	// Seq 1 and 3 are GETs too, but not after Seq 3.
@@ -672,7 +672,7 @@ func TestJournalWaitersAnswered(t *testing.T) {
 // keeps, not those added since it began: a clear takes back what matched,
 // and a count over the journal's size waits for the whole wait.
 func TestJournalWaitRecounts(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalSize = 3
 	e := startServer(t, cfg, nil)
 	j := e.srv.defaultNS().journal
@@ -698,7 +698,7 @@ func TestJournalWaitRecounts(t *testing.T) {
 }
 
 func TestJournalOffAnswers(t *testing.T) {
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalSize = journalOff
 	e := startServer(t, cfg, nil)
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
@@ -719,7 +719,7 @@ func TestJournalReadIsStreamed(t *testing.T) {
 	if testing.Short() {
 		n = 100
 	}
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalSize = n
 	srv := newServer(cfg, newStore(nil), nil)
 	body := bytes.Repeat([]byte{0x01}, maxJournalBody) // written as \u0001: six bytes each
@@ -751,7 +751,7 @@ func TestJournalReadIsStreamed(t *testing.T) {
 // TestJournalParamsDecoding: Params are the query decoded once, as the
 // handlers read it.
 func TestJournalParamsDecoding(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	q := url.Values{"requestParams.filters": {"Company~eq~'A&B'"}, "x": {"1", "2", "3"}}.Encode()
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?"+q, "")
 	en := e.readJournal("").Requests[0]
@@ -766,7 +766,7 @@ func TestJournalParamsDecoding(t *testing.T) {
 
 func TestJournalEntryFields(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	before := time.Now()
 	created := e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", "{\n  \"FirstName\": \"Ada\",\n  \"Surname\": \"Lovelace\"\n}")
 	list := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=5&requestParams.filters=FirstName~eq~%27Ada%27", "")
@@ -839,7 +839,7 @@ func TestJournalEntryFields(t *testing.T) {
 
 func TestJournalDropsOldest(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalSize = 3
 	e := startServer(t, cfg, nil)
 	for i := 1; i <= 5; i++ {
@@ -866,7 +866,7 @@ func TestJournalDropsOldest(t *testing.T) {
 // handler: the journal keeps at most its size, each body at most 64 KiB.
 func TestJournalBoundedUnderLoad(t *testing.T) {
 	const size = 3
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalSize = size
 	srv := newServer(cfg, newStore(nil), nil)
 	n := 10_000
@@ -930,7 +930,7 @@ func TestJournalBoundedUnderLoad(t *testing.T) {
 
 func TestJournalUnreadBodyIsCaptured(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)
 	e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "Faulted"}`)
 	e.expect(http.StatusNotFound, http.MethodPost, "/api/v2/nowhere", `{"Company": "Lost"}`)
@@ -945,7 +945,7 @@ func TestJournalUnreadBodyIsCaptured(t *testing.T) {
 
 func TestJournalOff(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalSize = journalOff
 	e := startServer(t, cfg, nil)
 	e.createPerson("Ada")
@@ -988,7 +988,7 @@ func TestJournalDelivered(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := startServer(t, defaultConfig(), nil)
+			e := startServer(t, DefaultConfig(), nil)
 			id := e.on(t).addFault(tt.fault)[0].ID
 			rawConnExchange(t, e.base, rawPost("/api/v2/resource", create)) //nolint:errcheck // each kind ends the connection its own way
 			en := journalOf(e.on(t), 1)[0]
@@ -1019,7 +1019,7 @@ func TestJournalDelivered(t *testing.T) {
 // TestJournalResponse: the answer as the journal keeps it, headers by
 // their canonical names, the body as JSON, cut at 16 KiB.
 func TestJournalResponse(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	bad := e.do(http.MethodPost, "/api/v2/resource", `{"Position": "x"}`, "X-Request-Id", "journal-400")
 	if bad.Status != http.StatusBadRequest {
 		t.Fatalf("create: %d %s", bad.Status, bad.Body)
@@ -1060,7 +1060,7 @@ func TestJournalResponse(t *testing.T) {
 // neither journaled nor answered by faults, so an open console changes
 // nothing a test sees.
 func TestJournalIgnoresConsole(t *testing.T) {
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)[0].ID
 	console := []string{consoleHeader, "1"}
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", console...)
@@ -1171,7 +1171,7 @@ func TestSecretsNeverRepeated(t *testing.T) {
 // HeadersTruncated.
 func TestJournalRefusedKeepsRequestLine(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.Auth = "svc:s3cret"
 	e := startServer(t, cfg, nil)
 	good := "Basic " + base64.StdEncoding.EncodeToString([]byte("svc:s3cret"))
@@ -1213,7 +1213,7 @@ func TestJournalRefusedKeepsRequestLine(t *testing.T) {
 // namespace holds them, and a clear gives the room back at once.
 func TestJournalBudgetAcrossNamespaces(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	cfg.JournalBudget = 1 << 20
 	e := startServer(t, cfg, nil)
 	body := `{"Company":"` + strings.Repeat("x", 60<<10) + `"}`
@@ -1338,7 +1338,7 @@ func TestJournalBudgetMemory(t *testing.T) {
 // is what was sent, also once the resource was changed since.
 func TestJournalMadeAnswers(t *testing.T) {
 	t.Parallel()
-	c := startServer(t, defaultConfig(), nil)
+	c := startServer(t, DefaultConfig(), nil)
 	created := c.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Types":[{"Type":"Employee"}]}`)
 	var out struct{ Data []struct{ Id string } }
 	if err := json.Unmarshal(created.Body, &out); err != nil || len(out.Data) != 1 {
@@ -1364,9 +1364,7 @@ func TestJournalMadeAnswers(t *testing.T) {
 //
 //	go test -run '^$' -bench '^BenchmarkJournalRead$' -benchmem .
 func BenchmarkJournalRead(b *testing.B) {
-	logs := newLogWriter(io.Discard)
-	defer logs.Close()
-	srv := newServer(defaultConfig(), newStore(nil), newLogger("text", slog.LevelInfo, logs))
+	srv := newServer(DefaultConfig(), newStore(nil), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	w := &discardResponse{header: http.Header{}}
 	for i := range 1000 {
 		r := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(benchJSON(i)))
@@ -1392,7 +1390,7 @@ func BenchmarkJournalRead(b *testing.B) {
 // keeps those resources alive after the store lets them go.
 func TestJournalBudgetCountsMadeAnswers(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	items := make([]string, 500)
 	for i := range items {
 		items[i] = fmt.Sprintf(`{"Company": "Company %03d", "AddressComment": "%s"}`, i, strings.Repeat("x", 200))

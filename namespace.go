@@ -382,3 +382,11 @@ func requestHost(r *http.Request) string {
 // namespace: under /ns/{name}/ they are not found, and the document lists
 // no /ns/{namespace} twin of them.
 var serverWide = []string{"/__admin/snapshot", "/__admin/namespaces"}
+
+// requestScheme is the scheme the client used: https over TLS.
+func requestScheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}

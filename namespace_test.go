@@ -189,7 +189,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 func TestNamespaceIDSeed(t *testing.T) {
 	t.Parallel()
 	seed := uint64(11)
-	e := startServer(t, defaultConfig(), &seed)
+	e := startServer(t, DefaultConfig(), &seed)
 	var ids [][]string
 	for _, name := range []string{"one", "two"} {
 		ns := e.in(name)
@@ -205,7 +205,7 @@ func TestNamespaceIDSeed(t *testing.T) {
 func TestNamespacesSurviveRestart(t *testing.T) {
 	t.Parallel()
 	snap := filepath.Join(t.TempDir(), "ns.gob")
-	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
+	p := serveStart(t, Config{Snapshot: snap, SnapshotInterval: time.Hour})
 	e := clientAt(t, p.url)
 	want := map[string][]string{}
 	for i := range 40 {
@@ -221,7 +221,7 @@ func TestNamespacesSurviveRestart(t *testing.T) {
 	before := e.namespaces()
 	p.stopClean()
 
-	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap}, nil)
+	p = serveStart(t, Config{Snapshot: snap})
 	e = clientAt(t, p.url)
 	if after := e.namespaces(); !slices.Equal(before, after) {
 		t.Fatalf("namespaces after restart %+v, want %+v", after, before)
@@ -250,7 +250,7 @@ func TestNamespacesSurviveRestart(t *testing.T) {
 func TestNamespaceRecreatedSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	snap := filepath.Join(t.TempDir(), "ns.gob")
-	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
+	p := serveStart(t, Config{Snapshot: snap, SnapshotInterval: time.Hour})
 	e := clientAt(t, p.url)
 	e.in("x").createPerson("Old")
 	e.expect(http.StatusOK, "POST", "/__admin/snapshot", "")
@@ -258,7 +258,7 @@ func TestNamespaceRecreatedSurvivesRestart(t *testing.T) {
 	want := e.in("x").createPerson("New").Id
 	p.stopClean()
 
-	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap, "-snapshot-interval", "1h"}, nil)
+	p = serveStart(t, Config{Snapshot: snap, SnapshotInterval: time.Hour})
 	e = clientAt(t, p.url)
 	var got []string
 	for _, r := range e.in("x").all() {
@@ -273,7 +273,7 @@ func TestNamespaceRecreatedSurvivesRestart(t *testing.T) {
 	e.expect(http.StatusOK, "POST", "/__admin/snapshot", "")
 	e.expect(http.StatusOK, "DELETE", "/__admin/namespaces/gone", "")
 	p.stopClean()
-	p = runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", snap}, nil)
+	p = serveStart(t, Config{Snapshot: snap})
 	e = clientAt(t, p.url)
 	if names := e.namespaces(); len(names) != 2 || names[0].Name != "default" || names[1].Name != "x" {
 		t.Errorf("namespaces after restart %+v, want default and x", names)
@@ -285,7 +285,7 @@ func TestNamespaceRecreatedSurvivesRestart(t *testing.T) {
 func BenchmarkNamespaceHeap(b *testing.B) {
 	for _, size := range []int{0, 100} {
 		b.Run(fmt.Sprintf("seed%d", size), func(b *testing.B) {
-			cfg := defaultConfig()
+			cfg := DefaultConfig()
 			cfg.MaxNamespaces = 1001 // the default namespace counts too
 			if size > 0 {
 				cfg.seedResources = benchResources(0, size)
@@ -403,7 +403,7 @@ func TestNamespacesLayeredConcurrently(t *testing.T) {
 	for i := range 200 {
 		items = append(items, fmt.Sprintf(`{"FirstName": "v0", "Surname": "v0", "ExternalID": "x%d"}`, i))
 	}
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	seed, err := decodeSeed([]byte("[" + strings.Join(items, ",") + "]"))
 	if err != nil {
 		t.Fatal(err)
@@ -521,7 +521,7 @@ func (e *testClient) newNamespace(body string) createdNamespace {
 
 func TestNamespaceCreateNames(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	long := strings.Repeat("p", maxNamespacePrefix)
 	for _, tt := range []struct{ body, name string }{
 		{"", `^ns-[0-9a-f]{16}$`},
@@ -546,7 +546,7 @@ func TestNamespaceCreateNames(t *testing.T) {
 
 func TestNamespaceCreateRefused(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	tooLong := strings.Repeat("p", maxNamespacePrefix+1)
 	notJSON := "The body is a JSON object such as {\"Prefix\": \"TestCreate\"}, or empty."
 	for _, tt := range []struct {
@@ -621,7 +621,7 @@ func TestNamespaceCreateLifecycle(t *testing.T) {
 // stand out on a shared server.
 func TestNamespaceListTimes(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	type entry struct {
 		Name        string
 		Resources   int
@@ -667,7 +667,7 @@ func TestNamespaceListTimes(t *testing.T) {
 // cutoff, never default, and not one in use.
 func TestNamespaceIdleRemoved(t *testing.T) {
 	t.Parallel()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	e := startServer(t, cfg, nil)
 	e.in("old").health()
 	e.in("fresh").health()
@@ -731,7 +731,7 @@ func TestSeedIDsAcrossRestarts(t *testing.T) {
 	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
-	seedPath := runWriteFile(t, "seed.json", string(genRun(t, "-n", "1000")))
+	seedPath := writeTestFile(t, "seed.json", string(genSeed(t, 1000, 1)))
 	snap := filepath.Join(dir, "rd.gob")
 	var want, names []string
 	var first int64
@@ -784,7 +784,7 @@ func TestOwnIDsNeverSeedIDs(t *testing.T) {
 	t.Parallel()
 	bin := builtBinary(t)
 	dir := t.TempDir()
-	seedPath := runWriteFile(t, "seed.json", string(genRun(t, "-n", "50")))
+	seedPath := writeTestFile(t, "seed.json", string(genSeed(t, 50, 1)))
 	for _, idSeed := range []string{"7", ""} {
 		t.Run("id-seed="+idSeed, func(t *testing.T) {
 			p := startBinary(t, bin, dir, "-seed", seedPath, "-snapshot", "off", "-id-seed", idSeed)
@@ -859,7 +859,7 @@ func TestRestoreBeyondMaxNamespaces(t *testing.T) {
 
 func nsConfig(t *testing.T) Config {
 	t.Helper()
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 	seed, err := decodeSeed([]byte(nsSeed))
 	if err != nil {
 		t.Fatal(err)
@@ -879,7 +879,7 @@ const nsSeed = `[{"Id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "FirstName": "Ad
 // fault) is not idle, however long ago that request began.
 func TestNamespaceIdleSparesRequestsInFlight(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.in("busy").health()
 	polled := make(chan response, 1)
 	go func() { polled <- e.in("busy").do(http.MethodGet, "/__admin/requests?count=1&wait=30s", "") }()
@@ -909,7 +909,7 @@ func TestNamespaceIdleSparesRequestsInFlight(t *testing.T) {
 // as long as one write ran (found in review).
 func TestChangeMarkWaitsOutsideTheNamespaces(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, defaultConfig(), nil).srv
+	srv := startServer(t, DefaultConfig(), nil).srv
 	if _, _, err := srv.addNamespace("other"); err != nil {
 		t.Fatal(err)
 	}

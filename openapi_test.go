@@ -507,7 +507,7 @@ func TestOpenAPIMatchesCodeTables(t *testing.T) {
 	t.Parallel()
 	doc := openAPIDoc(t)
 	schemas := at(t, doc, "components", "schemas")
-	cfg := defaultConfig()
+	cfg := DefaultConfig()
 
 	resourceProps := append(slices.Clone(fieldNames[:]), "Types", "Address")
 	for name, extra := range map[string][]string{"ResourceCreated": nil, "Resource": {"_links", "_embedded"}} {

@@ -24,7 +24,7 @@ func TestPanicRecovery(t *testing.T) {
 	t.Parallel()
 	const secret = "secret-detail /home/build/handlers.go:42"
 	var logs syncBuffer
-	srv := newServer(defaultConfig(), newStore(nil), slog.New(slog.NewTextHandler(&logs, nil)))
+	srv := newServer(DefaultConfig(), newStore(nil), slog.New(slog.NewTextHandler(&logs, nil)))
 	srv.mux.HandleFunc("GET /boom", func(w http.ResponseWriter, r *http.Request) { panic(secret) })
 	srv.mux.HandleFunc("GET /boom-error", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Half-Done", "1")
@@ -115,7 +115,7 @@ func TestPanicRecovery(t *testing.T) {
 // a 500; the connection must be cut so that the client sees a failure.
 func TestPanicAfterWriteAborts(t *testing.T) {
 	t.Parallel()
-	srv := newServer(defaultConfig(), newStore(nil), nil)
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
 	srv.mux.HandleFunc("GET /half", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		w.Write([]byte(`{"Total":`))
@@ -138,7 +138,7 @@ func TestPanicAfterWriteAborts(t *testing.T) {
 // An unclean path must not get ServeMux's HTML redirect: every response is JSON.
 func TestUncleanPath(t *testing.T) {
 	t.Parallel()
-	ts := httptest.NewServer(newServer(defaultConfig(), newStore(nil), nil))
+	ts := httptest.NewServer(newServer(DefaultConfig(), newStore(nil), nil))
 	defer ts.Close()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, p := range []string{"/api/v2//resource", "/api/v2/./resource", "/api/v2/x/../resource", "/__admin//health"} {
@@ -165,7 +165,7 @@ func TestUncleanPath(t *testing.T) {
 
 func TestRoutingErrors(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id, _ := a.on(t).create(`{"Company":"C"}`)
 	for _, c := range []struct {
 		method, path string
@@ -200,7 +200,7 @@ func TestRoutingErrors(t *testing.T) {
 
 func TestRequestID(t *testing.T) {
 	t.Parallel()
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	seen := map[string]bool{}
 	for _, path := range []string{"/api/v2/resource", "/api/v2/resource", "/nope", "/api/v2/resource?requestParams.page=0"} {
 		r := a.on(t).do(http.MethodGet, path, "")
@@ -221,7 +221,7 @@ func TestRequestID(t *testing.T) {
 func TestUnexpectedError(t *testing.T) {
 	t.Parallel()
 	rec := httptest.NewRecorder()
-	srv := newServer(defaultConfig(), newStore(nil), nil)
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
 	srv.writeError(&exchange{ResponseWriter: rec, requestID: "abc-7"}, fmt.Errorf("create resource: %w", io.ErrUnexpectedEOF))
 	rec.Header().Set("X-Request-Id", "abc-7")
 	r := response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
@@ -239,7 +239,7 @@ func TestUnexpectedError(t *testing.T) {
 // exactly that one request with status 500.
 func TestPanicIs500AndJournaled(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.srv.mux.HandleFunc("GET /api/v2/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
 	r := e.expect(http.StatusInternalServerError, http.MethodGet, "/api/v2/boom", "")
 	ae := r.wantError(t, http.StatusInternalServerError, "", nil)
@@ -273,11 +273,9 @@ func (d *discardResponse) Write(p []byte) (int, error) { return len(p), nil }
 //
 //	go test -run '^$' -bench '^BenchmarkServeHTTP$' -benchmem -cpuprofile cpu.out .
 func BenchmarkServeHTTP(b *testing.B) {
-	logs := newLogWriter(io.Discard)
-	defer logs.Close()
 	d := benchDirectory(b, 10_000)
 	rows, _ := d.store.all()
-	srv := newServer(defaultConfig(), benchCopy(rows), newLogger("text", slog.LevelInfo, logs))
+	srv := newServer(DefaultConfig(), benchCopy(rows), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	email, _ := rows[4321].value(fieldEmail)
 	q := url.Values{paramFilters: {"Email~eq~" + benchQuote(email)}, paramPage: {"1"}, paramPageSize: {"10"}}
 	listURL := "/api/v2/resource?" + q.Encode()
@@ -379,7 +377,7 @@ func FuzzCanonicalAPIPath(f *testing.F) {
 // an id stays as sent, and a doubled slash matches nothing.
 
 func TestRoutesCaseAndTrailingSlash(t *testing.T) {
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	id := func() string { id, _ := a.create(`{"Company":"Acme"}`); return id }()
 	for _, path := range []string{"/API/V2/Resource", "/api/v2/RESOURCE/", "/Api/v2/resource/", "/api/V2/resource?requestParams.pageSize=1"} {
 		r := a.on(t).do(http.MethodGet, path, "")
@@ -421,7 +419,7 @@ func TestRoutesCaseAndTrailingSlash(t *testing.T) {
 // answers leaves no namespace behind, and an encoded slash is part of the
 // name, not a segment break.
 func TestRoutesNamespaceEdges(t *testing.T) {
-	a := startServer(t, defaultConfig(), nil)
+	a := startServer(t, DefaultConfig(), nil)
 	const invalid = `"%s" is not 1 to 64 characters of A-Z a-z 0-9 . _ -.`
 	tests := []struct {
 		method, path string
@@ -474,7 +472,7 @@ func TestRoutesNamespaceEdges(t *testing.T) {
 // handler returns; the entry was added only after).
 func TestAnswerJournaledBeforeDelivery(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.expect(http.StatusOK, http.MethodPost, "/__admin/generate", `{"Count": 400, "Seed": 1}`)
 	addr := strings.TrimPrefix(e.base, "http://")
 	for i := range 200 {

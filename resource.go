@@ -79,6 +79,29 @@ var specOf = func() (specs [numProps + 1]*propSpec) {
 	return specs
 }()
 
+// Property is one property of a resource as the API writes it: what the
+// import and compare subcommands need to know of a real directory's answers.
+type Property struct {
+	Name     string // the wire spelling
+	Personal bool   // personal data, which import -scrub replaces
+	Derived  bool   // written by the server only (StatusId): a seed or a write ignores it
+	Field    bool   // filters and sorts take it
+	Text     bool   // a string value (every Field but StatusId)
+}
+
+// Properties returns the resource's properties in the order answers write
+// them, read from the one table that the server, its document and its
+// console are built from.
+func Properties() []Property {
+	ps := make([]Property, len(propTable))
+	for i, s := range propTable {
+		_, isField := lookupField(s.name)
+		ps[i] = Property{Name: s.name, Personal: s.scrubbed, Derived: s.prop == propStatusID,
+			Field: isField, Text: isField && s.prop < prop(numStringFields)}
+	}
+	return ps
+}
+
 // fieldNames are the canonical (wire) spellings, indexed by field.
 var fieldNames = func() (names [numFields]string) {
 	for f := range numStringFields {

@@ -10,8 +10,8 @@
 //
 // ConnectT gives a test a fresh namespace of a server running in another
 // process instead (resourcedir -- go test ./...), with the same controls.
-// New returns the server as an http.Handler, to serve or mount as one likes.
-// The command line is Main; cmd/resourcedir is the binary.
+// New returns the server as an http.Handler, to mount as one likes or to
+// Serve on a listener. The command line is the program in cmd/resourcedir.
 package resourcedir
 
 import (
@@ -35,12 +35,12 @@ import (
 // locked against a second server and written on a timer. Close it when
 // the http.Server in front of it has stopped.
 func New(cfg Config) (*Server, error) {
-	return open(context.Background(), cfg)
+	return Open(context.Background(), cfg)
 }
 
-// open is New with a context that abandons the read of a seed file that
-// never comes (a FIFO): main's, which SIGTERM ends.
-func open(ctx context.Context, cfg Config) (*Server, error) {
+// Open is New with a context that abandons the read of a seed file that
+// never comes (a FIFO): the program's, which SIGTERM ends.
+func Open(ctx context.Context, cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
 	dialect, err := parseDialect(cfg.Filters)
 	if err != nil {
@@ -133,7 +133,7 @@ func (c Config) frozenSeed(ctx context.Context) (*base, error) {
 	sources := []source{{file, "seed " + c.SeedFile}, {values, "seed"}}
 	if c.Generate > 0 {
 		var items bytes.Buffer
-		if err := generateItems(&items, c.Generate, c.RandSeed); err != nil {
+		if err := GenerateSeed(&items, c.Generate, c.RandSeed); err != nil {
 			return nil, err
 		}
 		sources = append(sources, source{items.Bytes(), "generate"})

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -174,4 +176,21 @@ func streamList(head string, n int, item func(b []byte, i int) ([]byte, error), 
 		_, err := w.Write(append(b, tail...))
 		return err
 	}
+}
+
+// describeError flattens an API error into one line for the terminal.
+func describeError(err error) string {
+	var ve *apiError
+	if !errors.As(err, &ve) || ve.ModelState.empty() {
+		return err.Error()
+	}
+	parts := []string{strings.TrimSuffix(ve.Message, ".")}
+	ms := ve.ModelState
+	for _, key := range ms.order {
+		parts = append(parts, fmt.Sprintf("item %s: %s", key, strings.Join(ms.props[key], " ")))
+	}
+	if rest := ms.problems - ms.kept(); rest > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more problems", rest))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -95,7 +95,7 @@ var routes = []route{
 		answers: obj{"200": okAnswer("The faults.", ref("FaultList"))}})},
 	{http.MethodPost, "/__admin/faults", (*Server).addFaults, fixed(operation{id: "addFaults", summary: "Add faults",
 		description: fmt.Sprintf("One fault or an array of them; at most %d that can still fire exist at once (spent ones are dropped, oldest first, to make room), "+
-			"and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (%d MiB by default). ", maxFaults, defaultConfig().MaxFaultBodies>>20) +
+			"and the bodies and headers of every namespace's faults together hold at most -max-fault-bodies bytes (%d MiB by default). ", maxFaults, DefaultConfig().MaxFaultBodies>>20) +
 			"A fault's answer carries any headers the fault sets (Headers), so the /api/v2 operations declare Retry-After on their 429, 503 and default answers.",
 		body: jsonBody(obj{"oneOf": []any{ref("FaultSpec"), obj{"type": "array", "items": ref("FaultSpec")}}}, "A fault, or an array of faults."),
 		answers: obj{"200": okAnswer("The faults added, with their Ids.", ref("FaultList")),

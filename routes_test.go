@@ -17,7 +17,7 @@ import (
 // summary and a success, and names every parameter of its path.
 func TestRoutesDocumented(t *testing.T) {
 	t.Parallel()
-	d := openAPILimitsOf(defaultConfig())
+	d := openAPILimitsOf(DefaultConfig())
 	ids := map[string]string{}
 	pathParams := map[string][]string{} // by pattern, from the routes that declare them
 	for _, rt := range routes {
@@ -58,7 +58,7 @@ func TestOpenAPIPathsAreRoutes(t *testing.T) {
 	t.Parallel()
 	doc := openAPIDoc(t)
 	paths := doc["paths"].(map[string]any)
-	d := openAPILimitsOf(defaultConfig())
+	d := openAPILimitsOf(DefaultConfig())
 	served := map[string]route{} // "method path" as the document spells it
 	for _, rt := range routes {
 		p := strings.TrimSuffix(rt.pattern, "{$}")
@@ -73,7 +73,7 @@ func TestOpenAPIPathsAreRoutes(t *testing.T) {
 			t.Errorf("%s %s: operationId %v, the route's %s", rt.method, p, got, want)
 		}
 	}
-	srv := newServer(defaultConfig(), newStore(nil), nil)
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
 	for p, item := range paths {
 		plain := strings.TrimPrefix(p, "/ns/{namespace}")
 		for method := range item.(map[string]any) {
@@ -113,7 +113,7 @@ func TestRouteDocumentsItself(t *testing.T) {
 			pathParams: []any{obj{"name": "n", "in": "path", "required": true, "schema": obj{"type": "integer"}, "example": 1}},
 			answers:    obj{"200": okAnswer("Fine.", counter("N"))}}
 	}}
-	doc := openAPIDocument(openAPILimitsOf(defaultConfig()), append(slices.Clone(routes), extra))
+	doc := openAPIDocument(openAPILimitsOf(DefaultConfig()), append(slices.Clone(routes), extra))
 	raw, _ := json.Marshal(doc)
 	var decoded map[string]any
 	if err := json.Unmarshal(raw, &decoded); err != nil {
@@ -151,8 +151,8 @@ func TestRouteDocumentsItself(t *testing.T) {
 // do not.
 func TestControlsRefuseUnknownQuery(t *testing.T) {
 	t.Parallel()
-	c := startServer(t, defaultConfig(), nil)
-	d := openAPILimitsOf(defaultConfig())
+	c := startServer(t, DefaultConfig(), nil)
+	d := openAPILimitsOf(DefaultConfig())
 	fill := strings.NewReplacer("{id}", "0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f60", "{name}", "no-such-space",
 		"{file}", consoleAssetNames()[0], "{$}", "")
 	strict := 0

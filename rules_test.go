@@ -83,7 +83,7 @@ func TestCreateValidation(t *testing.T) {
 		cases = append(cases, vcase{"Address " + v, `{"Company":"C","Address":` + v + `}`, "The request is invalid.",
 			map[string]string{"Address": "Address must be a JSON object or null."}})
 	}
-	a := startServer(t, defaultConfig(), nil).checkingEvery()
+	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a.on(t).do(http.MethodPost, "/api/v2/resource", c.body).wantError(t, http.StatusBadRequest, c.msg, c.ms)

@@ -2,10 +2,12 @@ package resourcedir
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // decodeSeed reads a seed (POST /__admin/resources, the -seed file): a JSON
@@ -125,4 +127,47 @@ func marshalText(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// readSeedFile reads at most limit bytes of the seed file, a larger one
+// being an error; pipes and devices too (-seed <(generate)), abandoned when
+// ctx ends so that a FIFO no one writes to does not stall SIGTERM at boot.
+func readSeedFile(ctx context.Context, path string, limit int64) ([]byte, error) {
+	tooLarge := fmt.Errorf("seed %s: larger than the -max-seed-body limit of %d bytes", path, limit)
+	info, err := os.Stat(path)
+	switch {
+	case err == nil && info.Mode().IsRegular() && info.Size() > limit:
+		return nil, tooLarge
+	case err != nil || info.Mode().IsRegular():
+		// A regular file does not block: read it, or say why not.
+		ctx = context.WithoutCancel(ctx)
+	}
+	var body []byte
+	read := make(chan struct{})
+	go func() {
+		body, err = readAtMost(path, limit+1) // left unread when ctx ends first
+		close(read)
+	}()
+	select {
+	case <-read:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("seed %s: stopped before the file could be read: %w", path, ctx.Err())
+	}
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("seed %s: %w", path, err)
+	case int64(len(body)) > limit:
+		return nil, tooLarge
+	}
+	return body, nil
+}
+
+// readAtMost reads the first n bytes of the file at path, or all of a shorter one.
+func readAtMost(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }

@@ -18,7 +18,7 @@ import (
 
 func TestSeedThenFilterBySeededID(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const given = "6F9619FF-8B86-D011-B42D-00C04FC964FF"
 	want := strings.ToLower(given)
 	data := e.seed(`[
@@ -81,7 +81,7 @@ func TestSeedThenFilterBySeededID(t *testing.T) {
 
 func TestSeedDuplicateIDWithinArray(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
 		{"Id": "`+id+`", "Company": "A"},
@@ -103,7 +103,7 @@ func TestSeedDuplicateIDWithinArray(t *testing.T) {
 
 func TestSeedDuplicateIDAgainstExisting(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	const id = "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c"
 	e.seed(`[{"Id": "` + id + `", "Company": "A"}]`)
 	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
@@ -128,7 +128,7 @@ func TestSeedDuplicateIDAgainstExisting(t *testing.T) {
 
 func TestSeedPerItemErrorsNameIndexAndField(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	e.seed(`[{"Company": "Existing"}]`)
 	long := strings.Repeat("x", 51)
 	r := e.expect(http.StatusBadRequest, http.MethodPost, "/__admin/resources", `[
@@ -185,7 +185,7 @@ func TestSeedBodyNotAnArray(t *testing.T) {
 // whole and in order, as GET /__admin/resources lists it.
 func TestSeedLargeKeepsOrder(t *testing.T) {
 	t.Parallel()
-	e := startServer(t, defaultConfig(), nil)
+	e := startServer(t, DefaultConfig(), nil)
 	var items []string
 	for i := range 1500 {
 		items = append(items, fmt.Sprintf(`{"Company": "Co %d", "ExternalID": "X-%d"}`, i, i))

@@ -2,8 +2,10 @@ package resourcedir
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -50,10 +52,6 @@ type Server struct {
 
 	requestIDPrefix string
 	requestSeq      atomic.Uint64
-
-	// droppedLogLines counts the log lines the log could not take (a pipe
-	// nobody reads); nil when the server has no such log.
-	droppedLogLines func() uint64
 }
 
 func errNoRoute(path string) *apiError {
@@ -63,7 +61,7 @@ func errNoRoute(path string) *apiError {
 // defaultNS is the namespace of the unprefixed paths.
 func (s *Server) defaultNS() *namespace { return s.lookupNamespace(defaultNamespace) }
 
-// beginShutdown ends pending injected delays; main registers it with
+// beginShutdown ends pending injected delays; Serve registers it with
 // http.Server.RegisterOnShutdown.
 func (s *Server) beginShutdown() { s.closeClosing.Do(func() { close(s.closing) }) }
 
@@ -84,4 +82,33 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+}
+
+// Serve serves s on ln with the binary's settings (timeouts, header limits)
+// until ctx ends, then stops as the binary does at SIGTERM: it stops
+// accepting, lets the requests in flight finish (30 s at most) and closes
+// s, writing its snapshot. On a loopback listener a request whose Host is
+// not a loopback name is refused (DNS rebinding) unless
+// Config.AllowedHosts names it. A TLS listener with "h2" in its NextProtos
+// serves HTTP/2 too.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.cfg.loopbackOnly = isLoopbackAddr(ln.Addr().String())
+	hs := newHTTPServer(s, s.log)
+	hs.RegisterOnShutdown(s.beginShutdown)
+	failed := make(chan error, 1)
+	go func() { failed <- hs.Serve(ln) }()
+	select {
+	case err := <-failed:
+		return errors.Join(fmt.Errorf("serve: %w", err), s.Close())
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: draining in-flight requests")
+	drain, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := hs.Shutdown(drain)
+	if err != nil {
+		err = fmt.Errorf("shutdown: %w", err)
+	}
+	// Written even when draining timed out: what was acknowledged is kept.
+	return errors.Join(err, s.Close())
 }

@@ -11,14 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -86,111 +85,6 @@ func rawExchangeWithin(t testing.TB, addr, head string, body io.Reader, d time.D
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp, b, err
-}
-
-// runLog is the stdout given to run: safe for the server's goroutines, and
-// it tells the test the address once run logs that it is serving.
-type runLog struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	addr  string
-	ready chan struct{} // closed when the "serving" line has been written
-}
-
-func newRunLog() *runLog { return &runLog{ready: make(chan struct{})} }
-
-// runServingLine matches the "serving" line in the text and JSON formats.
-var runServingLine = regexp.MustCompile(`msg"?[=:]"?serving"?[ ,]"?addr"?[=:]"?(http://[^"\s]+)`)
-
-func (l *runLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(p)
-	if l.addr == "" {
-		if m := runServingLine.FindSubmatch(l.buf.Bytes()); m != nil {
-			l.addr = string(m[1])
-			close(l.ready)
-		}
-	}
-	return len(p), nil
-}
-
-func (l *runLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// runProc is one run call in a goroutine.
-type runProc struct {
-	t      *testing.T
-	url    string
-	stdout *runLog
-	stderr *runLog
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
-	err    error
-}
-
-// runStart calls run in a goroutine with args and the environment env, and
-// waits (with a deadline) for it to log the address it serves on.
-func runStart(t *testing.T, args []string, env map[string]string) *runProc {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &runProc{t: t, stdout: newRunLog(), stderr: newRunLog(), cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- run(ctx, args, runEnviron(env), p.stdout, p.stderr) }()
-	t.Cleanup(func() { p.stop() })
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	select {
-	case <-p.stdout.ready:
-		p.url = p.stdout.addr
-		return p
-	case err := <-p.done:
-		p.once.Do(func() { p.err = err })
-		t.Fatalf("run %q returned before serving: %v\nstdout:\n%s\nstderr:\n%s", args, err, p.stdout, p.stderr)
-	case <-deadline.C:
-		t.Fatalf("run %q did not log its address within 10s; stdout:\n%s", args, p.stdout)
-	}
-	return nil
-}
-
-// stop cancels run's context and returns what run returned.
-func (p *runProc) stop() error {
-	p.t.Helper()
-	p.once.Do(func() {
-		p.cancel()
-		select {
-		case p.err = <-p.done:
-		case <-time.After(40 * time.Second):
-			p.err = errors.New("run did not return within 40s of its context being cancelled")
-		}
-	})
-	return p.err
-}
-
-// stopClean stops run and fails the test unless it returned nil.
-func (p *runProc) stopClean() {
-	p.t.Helper()
-	if err := p.stop(); err != nil {
-		p.t.Fatalf("run returned %v, want nil; stdout:\n%s", err, p.stdout)
-	}
-}
-
-// runEnviron is env as os.Environ would give it.
-func runEnviron(env map[string]string) []string {
-	var environ []string
-	for _, name := range slices.Sorted(maps.Keys(env)) {
-		environ = append(environ, name+"="+env[name])
-	}
-	return environ
-}
-
-// runArgs puts the flags every test needs (a free port, no snapshot file
-// in the working directory) before args, which may override them.
-func runArgs(args ...string) []string {
-	return append([]string{"-addr", "127.0.0.1:0", "-snapshot", ""}, args...)
 }
 
 // The tests that run resourcedir as a user does, from a shell, share one
@@ -301,22 +195,6 @@ func startBinary(t testing.TB, bin, dir string, args ...string) *binaryProc {
 	}
 }
 
-// stop sends sig and waits for the exit; it returns the exit status.
-func (p *binaryProc) stop(sig os.Signal) int {
-	p.t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		p.t.Fatal(err)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill() //nolint:errcheck // it may end on its own meanwhile
-		<-p.done
-		p.t.Fatalf("resourcedir did not exit within 30s of %v", sig)
-	}
-	return p.cmd.ProcessState.ExitCode()
-}
-
 // binaryEnv is the environment without RESOURCEDIR_ variables, which would
 // change how a resourcedir the tests start runs.
 func binaryEnv() []string {
@@ -412,4 +290,70 @@ func doJSON(c *http.Client, method, url string, body []byte) (int, []byte, error
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
+}
+
+// stop sends sig and waits for the exit; it returns the exit status.
+func (p *binaryProc) stop(sig os.Signal) int {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill() //nolint:errcheck // it may end on its own meanwhile
+		<-p.done
+		p.t.Fatalf("resourcedir did not exit within 30s of %v", sig)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// served is a Server of the library serving on a loopback port as the
+// binary does (Open, then Serve), until stop.
+type served struct {
+	t    *testing.T
+	url  string
+	log  *syncBuffer // the text log, when cfg had no Logger
+	stop func() error
+}
+
+// serveStart serves cfg on a free loopback port with Serve, stopped at the
+// test's end if the test has not stopped it.
+func serveStart(t *testing.T, cfg Config) *served {
+	t.Helper()
+	log := &syncBuffer{}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(log, nil))
+	}
+	srv, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	var once sync.Once
+	var stopErr error
+	p := &served{t: t, url: "http://" + ln.Addr().String(), log: log, stop: func() error {
+		once.Do(func() {
+			cancel()
+			stopErr = <-done
+		})
+		return stopErr
+	}}
+	t.Cleanup(func() { p.stop() })
+	return p
+}
+
+// stopClean stops the server and fails the test unless Serve returned nil.
+func (p *served) stopClean() {
+	p.t.Helper()
+	if err := p.stop(); err != nil {
+		p.t.Fatalf("Serve returned %v, want nil", err)
+	}
 }

@@ -205,9 +205,10 @@ func notRegular(mode os.FileMode) error {
 	return fmt.Errorf("it is %s, not a regular file", kind)
 }
 
-// writeBytesAtomic writes b to path as writeFileAtomic does: a reader sees
-// no file or the whole of b, never a part.
-func writeBytesAtomic(path string, b []byte) error {
+// WriteFileAtomic writes b to path as the snapshot is written (a temporary
+// file in the same folder, synced, renamed over path, the folder synced): a
+// reader sees no file or the whole of b, never a part.
+func WriteFileAtomic(path string, b []byte) error {
 	_, err := writeFileAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err

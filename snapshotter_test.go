@@ -103,7 +103,7 @@ func TestRunHealthReportsSnapshotFailures(t *testing.T) {
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", filepath.Join(sub, "rd.gob"), "-snapshot-interval", "1h"}, nil)
+	p := serveStart(t, Config{Snapshot: filepath.Join(sub, "rd.gob"), SnapshotInterval: time.Hour})
 	e := clientAt(t, p.url)
 	type health struct {
 		Status    string
@@ -535,7 +535,7 @@ func BenchmarkListDuringSnapshot(b *testing.B) {
 		window := max(500*time.Millisecond, res.Duration*5/2)
 		for _, mode := range []string{"idle", "snapshotting"} {
 			b.Run(size.name+"/"+mode, func(b *testing.B) {
-				srv := newServer(defaultConfig(), store, nil)
+				srv := newServer(DefaultConfig(), store, nil)
 				all, _ := store.all()
 				target := func(rng *rand.Rand) string {
 					r := all[rng.IntN(len(all))]
