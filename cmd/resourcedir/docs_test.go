@@ -83,15 +83,16 @@ var docsFence = regexp.MustCompile("^ *```")
 
 // docsMarker is the line that must come right before every opening fence:
 // a block run by TestReadmeExamples (readme-test), by .ci/ship
-// (ship-test) or by .ci/python (python-test), one that cannot run here (not run: why), or one that is no
-// command at all (example: what it is).
-var docsMarker = regexp.MustCompile(`^<!-- (readme-test|ship-test|python-test|not run|example): ([^ ].*?) -->$`)
+// (ship-test), by .ci/python (python-test) or by .ci/node (node-test), one
+// that cannot run here (not run: why), or one that is no command at all
+// (example: what it is).
+var docsMarker = regexp.MustCompile(`^<!-- (readme-test|ship-test|python-test|node-test|not run|example): ([^ ].*?) -->$`)
 
 // TestDocsBlocksAreMarked: every fenced block in the documentation is
 // either run by a test or says why not, every block a test runs is marked
 // exactly once, and every json block (an example body included) is JSON.
 func TestDocsBlocksAreMarked(t *testing.T) {
-	ship, python := docsRead(t, ".ci/ship"), docsRead(t, ".ci/python")
+	ship, python, node := docsRead(t, ".ci/ship"), docsRead(t, ".ci/python"), docsRead(t, ".ci/node")
 	marked := map[string]int{}
 	for _, file := range docsFiles(t) {
 		lines := strings.Split(docsRead(t, file), "\n")
@@ -117,7 +118,7 @@ func TestDocsBlocksAreMarked(t *testing.T) {
 			}
 			m := docsMarker.FindStringSubmatch(prev)
 			if m == nil {
-				t.Errorf("%s:%d: a fenced block without a marker on the line before it (readme-test, ship-test, python-test, not run or example: see CONTRIBUTING.md)", file, i+1)
+				t.Errorf("%s:%d: a fenced block without a marker on the line before it (readme-test, ship-test, python-test, node-test, not run or example: see CONTRIBUTING.md)", file, i+1)
 				continue
 			}
 			switch m[1] {
@@ -131,6 +132,10 @@ func TestDocsBlocksAreMarked(t *testing.T) {
 				// (python/ci/doc_recipes.py) and runs them.
 				if !strings.Contains(python, file) {
 					t.Errorf("%s:%d: python-test %q, but .ci/python does not run the recipes of %s", file, i+1, m[2], file)
+				}
+			case "node-test":
+				if file != "docs/node.md" || !regexp.MustCompile(`(?m)^[^#]*\b(recipe|doc_block) `+regexp.QuoteMeta(m[2])+`\b`).MatchString(node) {
+					t.Errorf("%s:%d: node-test %q is not read by .ci/node", file, i+1, m[2])
 				}
 			case "ship-test":
 				if !strings.Contains(ship, "same_as_readme "+m[2]+" ") && !strings.Contains(ship, "readme_block "+m[2]+" ") {

@@ -24,8 +24,8 @@ import (
 func main() { os.Exit(program()) }
 
 // program runs the command line with the process's arguments, environment
-// and standard streams, handling SIGINT and SIGTERM, and returns the exit
-// status.
+// and standard streams, handling SIGINT, SIGTERM and SIGHUP (a closed
+// terminal, or a wrapper passing its own on), and returns the exit status.
 func program() int {
 	// GUIDs from a pool of random bytes read in batches, not a read of
 	// crypto/rand per create; set before anything runs, as the pool asks.
@@ -36,7 +36,7 @@ func program() int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 1)
 	forward := make(chan os.Signal, 8)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(signals)
 	go func() {
 		for sig := range signals {
@@ -65,7 +65,7 @@ const (
 )
 
 // signalsKey is the context key of the signals a command run after --
-// gets: each SIGINT and SIGTERM that main receives, once.
+// gets: each SIGINT, SIGTERM and SIGHUP that main receives, once.
 type signalsKey struct{}
 
 // stopSignal is the cause of main's context when a signal stops the server:

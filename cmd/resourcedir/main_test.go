@@ -1157,6 +1157,8 @@ func TestMainCommandSignals(t *testing.T) {
 		{"INT trapped", syscall.SIGINT, "trap 'echo INT; exit 9' INT; " + loop, 9, "ready\nINT\n"},
 		{"TERM", syscall.SIGTERM, "echo ready; exec sleep 60", 128 + 15, "ready\n"},
 		{"INT", syscall.SIGINT, "echo ready; exec sleep 60", 128 + 2, "ready\n"},
+		// A terminal that closes, or a wrapper passing its own SIGHUP on.
+		{"HUP trapped", syscall.SIGHUP, "trap 'echo HUP; exit 5' HUP; " + loop, 5, "ready\nHUP\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
