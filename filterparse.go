@@ -439,3 +439,14 @@ func fieldList(kendo bool) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// kendoOnlyFields names the fields that only -filters kendo takes.
+func kendoOnlyFields() string {
+	var names []string
+	for f := range numFields {
+		if f.kendoOnly() {
+			names = append(names, f.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
