@@ -1,6 +1,7 @@
 package resourcedir
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -158,5 +159,44 @@ func TestListRepeatedParameters(t *testing.T) {
 		msg := name + " is given 2 times; send it once."
 		wantExact(t, a.on(t).do(http.MethodGet, "/api/v2/resource?"+name+"=1&"+strings.ToUpper(name)+"=1", ""), 400,
 			`{"Message":"`+msg+`","ModelState":{"`+name+`":["`+msg+`"]}}`)
+	}
+}
+
+// TestJournalIgnored: a list's entry names the query parameters the list
+// ignored, each with the closest one it reads, raw on the wire and in the
+// Go handle; other entries, and a list that ignored nothing, have none.
+func TestJournalIgnored(t *testing.T) {
+	t.Parallel()
+	d := RunT(t, DefaultConfig())
+	get := func(path string) {
+		t.Helper()
+		resp, err := http.Get(d.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	get("/api/v2/resource?requestParams.filter=" + url.QueryEscape("Company~eq~'A'") + "&REQUESTPARAMS.PAGE=1&requestParams.pagesize=2&Sorts=x&=y")
+	get("/api/v2/resource?requestparams.sorts=Company&tag=a&tag=b")
+	get("/api/v2/resource?requestParams.pageSize=2")
+	get("/api/v2/resource/00000000-0000-4000-8000-000000000001?requestParams.filter=x")
+	r, err := http.Get(d.URL + "/__admin/requests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var wire struct{ Requests []map[string]json.RawMessage }
+	if err := json.NewDecoder(r.Body).Decode(&wire); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"Sorts":"requestParams.sorts","requestParams.filter":"requestParams.filters"}`, `{"tag":"requestParams.page"}`, ``, ``}
+	for i, en := range wire.Requests {
+		if got := string(en["Ignored"]); got != want[i] {
+			t.Errorf("entry %d: Ignored %s, want %s", i, got, want[i])
+		}
+	}
+	reqs := d.Requests(RequestFilter{})
+	if len(reqs) != 4 || fmt.Sprint(reqs[0].Ignored) != "map[Sorts:requestParams.sorts requestParams.filter:requestParams.filters]" || reqs[2].Ignored != nil {
+		t.Errorf("the handle reads %d entries, Ignored %v", len(reqs), reqs)
 	}
 }

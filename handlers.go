@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,6 +61,9 @@ const (
 	paramSorts    = "requestParams.sorts"
 )
 
+// listParams are the parameters the list reads; it ignores others.
+var listParams = [...]string{paramFilters, paramPage, paramPageSize, paramSorts}
+
 func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 	q, pageSize, err := s.parseListQuery(r.URL.RawQuery)
 	if err != nil {
@@ -78,7 +82,6 @@ func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 	// Names are matched in any case, and each value is kept in the order
 	// sent: filters and sorts may be repeated (the vendor's client sends a
 	// list so), a page or page size may not.
-	listParams := [...]string{paramFilters, paramPage, paramPageSize, paramSorts}
 	var values [len(listParams)][]string
 	for rest := rawQuery; rest != ""; {
 		var pair string
@@ -168,4 +171,26 @@ func joinNonBlank(values []string, sep string) string {
 		}
 	}
 	return strings.Join(kept, sep)
+}
+
+// ignoredListParams are the names in a list's query that the list ignores,
+// each to the closest one it reads, so that a typo shows in the journal
+// (requestParams.filter for requestParams.filters); nil when none.
+func ignoredListParams(rawQuery string) map[string]string {
+	var ignored map[string]string
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		rawName, _, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			name = rawName
+		}
+		if name == "" || slices.ContainsFunc(listParams[:], func(p string) bool { return strings.EqualFold(p, name) }) {
+			continue
+		}
+		if ignored == nil {
+			ignored = map[string]string{}
+		}
+		ignored[name], _ = ClosestName(name, listParams[:])
+	}
+	return ignored
 }
