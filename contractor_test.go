@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -198,5 +201,60 @@ func TestJournalIgnored(t *testing.T) {
 	reqs := d.Requests(RequestFilter{})
 	if len(reqs) != 4 || fmt.Sprint(reqs[0].Ignored) != "map[Sorts:requestParams.sorts requestParams.filter:requestParams.filters]" || reqs[2].Ignored != nil {
 		t.Errorf("the handle reads %d entries, Ignored %v", len(reqs), reqs)
+	}
+}
+
+// TestSnapshotBeforeContractorOrganization: a snapshot written before the
+// property existed (format 4, without it among its Fields) loads it as
+// null; one written now keeps it.
+func TestSnapshotBeforeContractorOrganization(t *testing.T) {
+	rs := snapRealistic(3)
+	rs[0].set(fieldContractorOrganization, "Hays", true)
+	rs[1].set(fieldContractorOrganization, "", true)
+	var older snapshotRecords
+	fields := slices.DeleteFunc(slices.Clone(fieldNames[:numStringFields]), func(n string) bool { return n == "ContractorOrganization" })
+	for _, r := range rs {
+		rec := recordOf(r, 0)
+		rec.Values = slices.Delete(slices.Clone(rec.Values), int(fieldContractorOrganization), int(fieldContractorOrganization)+1)
+		rec.Nulls = slices.DeleteFunc(slices.Clone(rec.Nulls), func(i uint8) bool { return i == uint8(fieldContractorOrganization) })
+		for i, n := range rec.Nulls {
+			if n > uint8(fieldContractorOrganization) {
+				rec.Nulls[i] = n - 1
+			}
+		}
+		older.Records = append(older.Records, rec)
+	}
+	data := snapFrame(4, snapGob(t, snapshotHeader{Fields: fields, Namespaces: []snapshotNamespace{{Name: "default", Own: 3}}}, &older))
+	path := filepath.Join(t.TempDir(), "older.gob")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readSnapshotFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		want := *r
+		want.set(fieldContractorOrganization, "", false)
+		if w, g := snapWire(&want), snapWire(got[i]); g != w || !strings.Contains(g, `"ContractorOrganization":null`) {
+			t.Errorf("resource %d:\n got %s\nwant %s", i, g, w)
+		}
+	}
+
+	var current snapshotRecords
+	for _, r := range rs {
+		current.Records = append(current.Records, recordOf(r, 0))
+	}
+	data = snapFrame(4, snapGob(t, snapshotHeader{Fields: fieldNames[:numStringFields], Namespaces: []snapshotNamespace{{Name: "default", Own: 3}}}, &current))
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = readSnapshotFile(path); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{`"ContractorOrganization":"Hays"`, `"ContractorOrganization":""`} {
+		if g := snapWire(got[i]); !strings.Contains(g, want) {
+			t.Errorf("resource %d: %s lacks %s", i, g, want)
+		}
 	}
 }
