@@ -138,6 +138,10 @@ func stringSchema(f field, nullable bool) obj {
 		s["maxLength"] = n
 		s["description"] = fmt.Sprintf("At most %d characters (Unicode characters, not bytes).", n)
 	}
+	if f.kendoOnly() {
+		s["description"] = "Not in the specification (the vendor's client models it since 2026). Optional in an update too: left out, it becomes null. " +
+			"Filters and sorts take it under -filters kendo only."
+	}
 	return s
 }
 
