@@ -217,7 +217,7 @@ func TestAdminSeedStrict(t *testing.T) {
 		{"a misspelt property in any case", `[{"Company":"A","SURNMAE":"x"}]`,
 			map[string]string{"[0].SURNMAE": "SURNMAE is not a resource property; did you mean Surname?"}},
 		{"a property like none", `[{"Company":"A","Colour":"red"}]`,
-			map[string]string{"[0].Colour": "Colour is not a resource property; they are Id, DisplayName, FirstName, Surname, Company, Position, Status, ExternalID, Phone, Mobile, Fax, Email, AddressComment, Types, Address, StatusId, _links, _embedded."}},
+			map[string]string{"[0].Colour": "Colour is not a resource property; they are Id, DisplayName, FirstName, Surname, Company, Position, Status, ExternalID, Phone, Mobile, Fax, Email, AddressComment, ContractorOrganization, Types, Address, StatusId, _links, _embedded."}},
 		{"several, in several items", `[{"Company":"A","Emial":"a@x","Fone":"1"},{"Company":"B"},{"Company":"C","Adress":{}}]`,
 			map[string]string{
 				"[0].Emial":  "Emial is not a resource property; did you mean Email?",

@@ -109,7 +109,7 @@ const rtFuzzID = "0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f60"
 
 var rtModelStateKey = regexp.MustCompile(`^(Id|DisplayName|FirstName|Surname|Company|Position|Status|ExternalID|Phone|Mobile|Fax|Email|AddressComment|Types|Address|Types\[(0|[1-9][0-9]*)\]\.Type)$`)
 
-var rtWireOrder = []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "StatusId", "Types",
+var rtWireOrder = []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "StatusId", "ContractorOrganization", "Types",
 	"ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address"}
 
 // rtIsObject reports whether body is one valid JSON object.

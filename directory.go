@@ -306,6 +306,10 @@ type Request struct {
 	Response         *Response
 	// ResponseTruncated says Response.Body was cut.
 	ResponseTruncated bool
+	// Ignored are the query parameters a list ignored, each to the closest
+	// name it reads ("requestParams.filter": "requestParams.filters"): a
+	// typo shows here. Nil when none.
+	Ignored map[string]string
 }
 
 // Response is the answer a journal entry records.

@@ -19,7 +19,7 @@ func TestPropTableContract(t *testing.T) {
 		wire = append(wire, s.name)
 	}
 	wantWire := []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status",
-		"StatusId", "Types", "ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address"}
+		"StatusId", "ContractorOrganization", "Types", "ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address"}
 	if !slices.Equal(wire, wantWire) {
 		t.Errorf("wire order %v, want %v", wire, wantWire)
 	}
@@ -170,14 +170,14 @@ func TestConsoleShowsPropTable(t *testing.T) {
 	for _, m := range regexp.MustCompile(` id="f-([A-Za-z]+)"`).FindAllStringSubmatch(page, -1) {
 		form = append(form, m[1])
 	}
-	want := []string{"DisplayName", "FirstName", "Surname", "Company", "Position", "Status", "ExternalID", "Email",
-		"Phone", "Mobile", "Fax", "AddressComment", "Types"}
+	want := []string{"DisplayName", "FirstName", "Surname", "Company", "ContractorOrganization", "Position", "Status",
+		"ExternalID", "Email", "Phone", "Mobile", "Fax", "AddressComment", "Types"}
 	if !slices.Equal(form, want) {
 		t.Errorf("the form's fields are %v, want %v", form, want)
 	}
 	for _, attr := range []string{
 		`data-columns="Id DisplayName FirstName Surname Company Status ExternalID Email Types"`,
-		`data-props="DisplayName FirstName Surname Company Position ExternalID Phone Mobile Fax Email AddressComment"`,
+		`data-props="DisplayName FirstName Surname Company Position ContractorOrganization ExternalID Phone Mobile Fax Email AddressComment"`,
 	} {
 		if !strings.Contains(page, attr) {
 			t.Errorf("the page lacks %s", attr)

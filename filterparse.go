@@ -31,6 +31,48 @@ func parseFilter(s string, d filterDialect) (filterNode, error) {
 	return p.parse()
 }
 
+// filtersError is what is wrong with one of the values of a repeated
+// requestParams.filters: index is its position as sent, empty ones counted.
+type filtersError struct {
+	index int
+	err   error
+}
+
+// parseFilters parses the values of a repeated requestParams.filters (the
+// vendor's client sends a list as repeated parameters) each on its own, and
+// joins them with ~and~ in the order sent; empty values are ignored. The
+// limits hold for the joined whole: its text (the values joined by ~and~)
+// and its conditions; its depth is its deepest value's. Every faulty value
+// is reported.
+func parseFilters(values []string, d filterDialect) (filterNode, []filtersError) {
+	if n := len(joinNonBlank(values, "~and~")); n > maxFilterBytes {
+		return nil, []filtersError{{-1, fmt.Errorf("the filters joined with ~and~ are %d bytes long, over the limit of %d bytes", n, maxFilterBytes)}}
+	}
+	var errs []filtersError
+	var terms []filterNode
+	conds := 0
+	for i, v := range values {
+		p := &filterParser{s: v, kendo: d == dialectKendo, conds: conds}
+		n, err := p.parse()
+		conds = p.conds
+		switch l, isAnd := n.(*filterLogic); {
+		case err != nil:
+			errs = append(errs, filtersError{i, err})
+		case isAnd && !l.Or:
+			terms = append(terms, l.Terms...)
+		case n != nil:
+			terms = append(terms, n)
+		}
+	}
+	switch {
+	case errs != nil || len(terms) == 0:
+		return nil, errs
+	case len(terms) == 1:
+		return terms[0], nil
+	}
+	return &filterLogic{Terms: terms}, nil
+}
+
 // filterParser is a recursive-descent parser with one token of lookahead,
 // whose recursion is bounded by maxFilterDepth: it refuses the opening
 // parenthesis that would go deeper before recursing. Positions are byte
@@ -232,7 +274,10 @@ func (p *filterParser) parseCond() (filterNode, error) {
 	ft := p.tok
 	f, ok := lookupField(ft.text)
 	if !ok {
-		return nil, p.fail(ft.off, "unknown field %q; the fields are %s", ft.text, strings.Join(fieldNames[:], ", "))
+		return nil, p.fail(ft.off, "unknown field %q; the fields are %s", ft.text, fieldList(p.kendo))
+	}
+	if !p.kendo && f.kendoOnly() {
+		return nil, p.notDocumented(ft.off, "the field "+f.String())
 	}
 	p.conds++
 	if p.conds > maxFilterConditions {
@@ -353,7 +398,7 @@ type sortKey struct {
 // A field given twice keeps its first position: the later key could never
 // decide an order, and dropping it bounds the comparator's work to the
 // number of fields.
-func parseSorts(s string) ([]sortKey, error) {
+func parseSorts(s string, d filterDialect) ([]sortKey, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
 	}
@@ -367,7 +412,10 @@ func parseSorts(s string) ([]sortKey, error) {
 		}
 		f, ok := lookupField(name)
 		if !ok {
-			return nil, fmt.Errorf("sorts: unknown field %q; the fields are %s", name, strings.Join(fieldNames[:], ", "))
+			return nil, fmt.Errorf("sorts: unknown field %q; the fields are %s", name, fieldList(d == dialectKendo))
+		}
+		if d != dialectKendo && f.kendoOnly() {
+			return nil, fmt.Errorf("sorts: the field %s is not documented by the real service; -filters kendo sorts by it", f)
 		}
 		desc := hasDir && strings.EqualFold(dir, "desc")
 		if hasDir && !desc && !strings.EqualFold(dir, "asc") {
@@ -379,4 +427,26 @@ func parseSorts(s string) ([]sortKey, error) {
 		}
 	}
 	return keys, nil
+}
+
+// fieldList names the fields that filters and sorts take in a dialect.
+func fieldList(kendo bool) string {
+	var names []string
+	for f := range numFields {
+		if kendo || !f.kendoOnly() {
+			names = append(names, f.String())
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// kendoOnlyFields names the fields that only -filters kendo takes.
+func kendoOnlyFields() string {
+	var names []string
+	for f := range numFields {
+		if f.kendoOnly() {
+			names = append(names, f.String())
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -448,7 +448,7 @@ func TestParseSorts(t *testing.T) {
 		{"DisplayName-asc~Surname-desc", []sortKey{{fieldDisplayName, false}, {fieldSurname, true}}},
 	}
 	for _, tt := range tests {
-		got, err := parseSorts(tt.in)
+		got, err := parseSorts(tt.in, dialectKendo)
 		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("parseSorts(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
@@ -465,7 +465,7 @@ func TestParseSorts(t *testing.T) {
 		{"Types", `unknown field "Types"`},
 	}
 	for _, tt := range bad {
-		got, err := parseSorts(tt.in)
+		got, err := parseSorts(tt.in, dialectKendo)
 		if err == nil || got != nil || !strings.Contains(err.Error(), tt.frag) {
 			t.Errorf("parseSorts(%q) = %v, %v; want an error with %q", tt.in, got, err, tt.frag)
 		}
@@ -661,7 +661,7 @@ func FuzzParseSorts(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		keys, err := parseSorts(s)
+		keys, err := parseSorts(s, dialectKendo)
 		if err != nil {
 			if keys != nil {
 				t.Fatalf("parseSorts(%q): keys with an error", s)
@@ -680,7 +680,7 @@ func FuzzParseSorts(f *testing.F) {
 				parts[i] = k.Field.String() + "-desc"
 			}
 		}
-		again, err := parseSorts(strings.Join(parts, "~"))
+		again, err := parseSorts(strings.Join(parts, "~"), dialectKendo)
 		if err != nil || !reflect.DeepEqual(again, keys) {
 			t.Fatalf("parseSorts(%q) = %v, but its canonical form reads as %v, %v", s, keys, again, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -74,6 +75,7 @@ type resourceGenerator struct {
 }
 
 var (
+	genAgencies   = []string{"Hays Technology", "Randstad Professionals", "Brook Street & Co", "Ærø Staffing ApS", "Adecco"}
 	genFirstNames = []string{
 		"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Margaret", "Ken", "Frances", "Dennis",
 		"Sophie", "James", "Olivia", "Liam", "Amelia", "Noah", "Isla", "Oliver", "Mia", "Jack",
@@ -150,6 +152,11 @@ func (g *resourceGenerator) person(first, last string) genItem {
 		fieldPosition: g.optional(g.pick(genPositions), 0.15, 0.15),
 		fieldStatus:   new(g.status()),
 	}, types: g.personTypes()}
+	// A contractor's agency, picked without a draw from rng so that the
+	// items of a seed stay what they were before the property existed.
+	if slices.Contains(it.types, genType{"Contractor"}) {
+		it.vals[fieldContractorOrganization] = new(genAgencies[g.n%len(genAgencies)])
+	}
 	// Most clients send DisplayName, as the service asks; some leave it to
 	// be generated from the name parts.
 	if g.chance(0.8) {

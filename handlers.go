@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,6 +61,9 @@ const (
 	paramSorts    = "requestParams.sorts"
 )
 
+// listParams are the parameters the list reads; it ignores others.
+var listParams = [...]string{paramFilters, paramPage, paramPageSize, paramSorts}
+
 func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 	q, pageSize, err := s.parseListQuery(r.URL.RawQuery)
 	if err != nil {
@@ -74,12 +78,11 @@ func (s *Server) list(x *exchange, r *http.Request) (any, error) {
 // effect after clamping.
 func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 	// Split by hand, not with url.ParseQuery: that rejects ';', which
-	// ASP.NET reads as an ordinary character (a filter value may hold one),
-	// and its map would make the choice between one name in two cases
-	// random. The first occurrence of a parameter counts, as in ASP.NET.
-	listParams := [...]string{paramFilters, paramPage, paramPageSize, paramSorts}
-	var values [len(listParams)]string
-	var given [len(listParams)]bool
+	// ASP.NET reads as an ordinary character (a filter value may hold one).
+	// Names are matched in any case, and each value is kept in the order
+	// sent: filters and sorts may be repeated (the vendor's client sends a
+	// list so), a page or page size may not.
+	var values [len(listParams)][]string
 	for rest := rawQuery; rest != ""; {
 		var pair string
 		pair, rest, _ = strings.Cut(rest, "&")
@@ -96,27 +99,43 @@ func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 			return listQuery{}, 0, badRequest("The query string is malformed: %v.", err)
 		}
 		for i, known := range listParams {
-			if !given[i] && strings.EqualFold(name, known) {
-				values[i], given[i] = value, true
+			if strings.EqualFold(name, known) {
+				values[i] = append(values[i], value)
 			}
 		}
 	}
 	q := listQuery{Page: 1, PageSize: defaultPageSize}
 	ms := modelState{}
+	dialect := filterDialect(s.cfg.Filters)
 	for i, name := range listParams {
-		if !given[i] {
+		vals := values[i]
+		if len(vals) == 0 {
 			continue
 		}
 		var err error
-		switch text := values[i]; name {
-		case paramFilters:
-			q.Filter, err = parseFilter(text, filterDialect(s.cfg.Filters))
-		case paramPage:
+		switch text := vals[0]; {
+		case name == paramFilters && len(vals) > 1:
+			var errs []filtersError
+			q.Filter, errs = parseFilters(vals, dialect)
+			for _, e := range errs {
+				if e.index < 0 {
+					ms.add(name, e.err.Error())
+				} else {
+					key := fmt.Sprintf("%s[%d]", name, e.index)
+					ms.add(key, key+": "+e.err.Error())
+				}
+			}
+		case name == paramFilters:
+			q.Filter, err = parseFilter(text, dialect)
+		case len(vals) > 1 && name != paramSorts:
+			err = fmt.Errorf("%s is given %d times; send it once.", name, len(vals))
+		case name == paramPage:
 			q.Page, err = parsePositive(name, text)
-		case paramPageSize:
+		case name == paramPageSize:
 			q.PageSize, err = parsePositive(name, text)
-		case paramSorts:
-			q.Sorts, err = parseSorts(text)
+		case name == paramSorts:
+			// Repeated sorts apply in the order sent, as one joined by ~.
+			q.Sorts, err = parseSorts(joinNonBlank(vals, "~"), dialect)
 		}
 		if err != nil {
 			ms.add(name, err.Error())
@@ -141,4 +160,37 @@ func parsePositive(name, text string) (int, error) {
 		return 0, fmt.Errorf("%s must be an integer of at least 1, not %q.", name, text)
 	}
 	return n, nil
+}
+
+// joinNonBlank joins the values that are not empty or only spaces.
+func joinNonBlank(values []string, sep string) string {
+	var kept []string
+	for _, v := range values {
+		if strings.TrimSpace(v) != "" {
+			kept = append(kept, v)
+		}
+	}
+	return strings.Join(kept, sep)
+}
+
+// ignoredListParams are the names in a list's query that the list ignores,
+// each to the closest one it reads, so that a typo shows in the journal
+// (requestParams.filter for requestParams.filters); nil when none.
+func ignoredListParams(rawQuery string) map[string]string {
+	var ignored map[string]string
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		rawName, _, _ := strings.Cut(pair, "=")
+		name, err := url.QueryUnescape(rawName)
+		if err != nil {
+			name = rawName
+		}
+		if name == "" || slices.ContainsFunc(listParams[:], func(p string) bool { return strings.EqualFold(p, name) }) {
+			continue
+		}
+		if ignored == nil {
+			ignored = map[string]string{}
+		}
+		ignored[name], _ = ClosestName(name, listParams[:])
+	}
+	return ignored
 }

@@ -31,6 +31,7 @@ type wantResource struct {
 	ID                                                    string // "" writes the placeholder "ID"
 	DisplayName, FirstName, Surname, Company, Position    any    // nil is null, else a string
 	Status                                                string // "" is Active
+	ContractorOrganization                                any
 	Types                                                 []string
 	ExternalID, Phone, Mobile, Fax, Email, AddressComment any
 	Address                                               string // raw JSON; "" is null
@@ -49,9 +50,9 @@ func (w wantResource) wire(links bool) string {
 		statusID = 2
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `{"Id":%s,"DisplayName":%s,"FirstName":%s,"Surname":%s,"Company":%s,"Position":%s,"Status":%s,"StatusId":%d,"Types":[`,
+	fmt.Fprintf(&b, `{"Id":%s,"DisplayName":%s,"FirstName":%s,"Surname":%s,"Company":%s,"Position":%s,"Status":%s,"StatusId":%d,"ContractorOrganization":%s,"Types":[`,
 		encodeJSON(id), encodeJSON(w.DisplayName), encodeJSON(w.FirstName), encodeJSON(w.Surname), encodeJSON(w.Company),
-		encodeJSON(w.Position), encodeJSON(status), statusID)
+		encodeJSON(w.Position), encodeJSON(status), statusID, encodeJSON(w.ContractorOrganization))
 	for i, name := range w.Types {
 		if i > 0 {
 			b.WriteByte(',')
@@ -95,9 +96,10 @@ func TestCreate(t *testing.T) {
 			body: `{"Address":{"Street":"St James's Square","No":12,"Lines":["a","b"],"Geo":null},"AddressComment":"Near the park",
 				"Email":"ada@example.org","Fax":"+44 20 0000","Mobile":"+44 7000","Phone":"+44 20 1111","ExternalID":"X-1",
 				"Types":[{"Type":"Employee"},{"Type":"Customer"}],"Status":"Active","Position":"Countess",
-				"Company":"Analytical Engines","Surname":"Lovelace","FirstName":"Ada","DisplayName":"Ada Lovelace"}`,
+				"Company":"Analytical Engines","Surname":"Lovelace","FirstName":"Ada","DisplayName":"Ada Lovelace",
+				"ContractorOrganization":"Babbage & Co"}`,
 			raw: `{"Data":[{"Id":"ID","DisplayName":"Ada Lovelace","FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines",` +
-				`"Position":"Countess","Status":"Active","StatusId":1,"Types":[{"Id":16,"Type":"Employee"},{"Id":4,"Type":"Customer"}],` +
+				`"Position":"Countess","Status":"Active","StatusId":1,"ContractorOrganization":"Babbage & Co","Types":[{"Id":16,"Type":"Employee"},{"Id":4,"Type":"Customer"}],` +
 				`"ExternalID":"X-1","Phone":"+44 20 1111","Mobile":"+44 7000","Fax":"+44 20 0000","Email":"ada@example.org",` +
 				`"AddressComment":"Near the park","Address":{"Street":"St James's Square","No":12,"Lines":["a","b"],"Geo":null}}],"Total":1}`,
 		},
@@ -288,6 +290,16 @@ func TestCreate(t *testing.T) {
 			name: "invalid UTF-8 in a string becomes U+FFFD",
 			body: "{\"Company\":\"C\",\"Position\":\"a\xffb\"}",
 			want: wantResource{DisplayName: "C", Company: "C", Position: "a\ufffdb"},
+		},
+		{
+			name: "ContractorOrganization in any case, with no length limit",
+			body: `{"Company":"C","contractororganization":"` + strings.Repeat("é", 5000) + `"}`,
+			want: wantResource{DisplayName: "C", Company: "C", ContractorOrganization: strings.Repeat("é", 5000)},
+		},
+		{
+			name: "ContractorOrganization null and empty are kept apart",
+			body: `{"Company":"C","ContractorOrganization":""}`,
+			want: wantResource{DisplayName: "C", Company: "C", ContractorOrganization: ""},
 		},
 		{
 			name: "a duplicated property, last one wins",
@@ -485,14 +497,14 @@ func TestUpdate(t *testing.T) {
 			name:   "empty object: every editable key is missing",
 			body:   func(string) string { return `{}` },
 			status: 400,
-			msg:    "Partial updates are not supported: the body lacks Id, DisplayName, FirstName, Surname, Company, Position, Phone, Mobile, Fax, Email, AddressComment, ExternalID, Status, Types. Send every editable property with its current or new value.",
+			msg:    "Partial updates are not supported: the body lacks Id, DisplayName, FirstName, Surname, Company, Position, Phone, Mobile, Fax, Email, AddressComment, ExternalID, Status, Types. Send these too, as null if they have no value: a PUT carries every editable property.",
 			ms:     allKeys,
 		},
 		{
 			name:   "two keys missing",
 			body:   func(id string) string { return putBody(id, "Fax", omit, "Types", omit) },
 			status: 400,
-			msg:    "Partial updates are not supported: the body lacks Fax, Types. Send every editable property with its current or new value.",
+			msg:    "Partial updates are not supported: the body lacks Fax, Types. Send these too, as null if they have no value: a PUT carries every editable property.",
 			ms: map[string]string{"Fax": "The Fax property is required in an update (its value may be null).",
 				"Types": "The Types property is required in an update (its value may be null)."},
 		},
@@ -895,17 +907,16 @@ func TestListBadPaging(t *testing.T) {
 	})
 }
 
-// TestListDuplicateParameter: a parameter sent twice, in two spellings, is
-// read the same way every time (the first one).
+// TestListDuplicateParameter: a page sent twice, in two spellings, is a 400
+// naming it, every time.
 func TestListDuplicateParameter(t *testing.T) {
 	t.Parallel()
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	apiSeed(t, a.store, apiNumbered(3)...)
-	for range 30 {
-		l := a.on(t).list("requestParams.pageSize=1&requestParams.page=1&REQUESTPARAMS.PAGE=2&requestparams.page=3")
-		if l.Page != 1 {
-			t.Fatalf("Page %d, want the first parameter's 1", l.Page)
-		}
+	msg := "requestParams.page is given 3 times; send it once."
+	for range 10 {
+		r := a.on(t).do(http.MethodGet, "/api/v2/resource?requestParams.pageSize=1&requestParams.page=1&REQUESTPARAMS.PAGE=2&requestparams.page=3", "")
+		r.wantError(t, http.StatusBadRequest, msg, map[string]string{"requestParams.page": msg})
 	}
 }
 
@@ -1031,17 +1042,18 @@ func TestListIndexedMatchesScan(t *testing.T) {
 	s := newStore(&seed)
 
 	pools := map[field][]string{
-		fieldDisplayName:    {"Ada Lovelace", "ada lovelace", "ADA LOVELACE", "Grace Hopper", "Émile Zola", "émile zola", "O'Brien", "Zoë", "ß", " "},
-		fieldFirstName:      {"Ada", "ada", "Grace", "Émile", "", " ", "O'Brien", "Zoë"},
-		fieldSurname:        {"Lovelace", "LOVELACE", "Hopper", "Zola", "", "O'Brien"},
-		fieldCompany:        {"Acme", "ACME", "acme", "Globex", "Initech", "", "A&B~(C)"},
-		fieldPosition:       {"Engineer", "engineer", "Manager", "", "Intern"},
-		fieldExternalID:     {"E-1", "e-1", "E-2", "", "123", "0123"},
-		fieldPhone:          {"+44 1", "+44 2", "", "123"},
-		fieldMobile:         {"07000", "07001", ""},
-		fieldFax:            {"1", "2", ""},
-		fieldEmail:          {"a@x.org", "A@X.ORG", "g@y.com", "", "o'b@z.net"},
-		fieldAddressComment: {"London", "london", "Paris", ""},
+		fieldDisplayName:            {"Ada Lovelace", "ada lovelace", "ADA LOVELACE", "Grace Hopper", "Émile Zola", "émile zola", "O'Brien", "Zoë", "ß", " "},
+		fieldFirstName:              {"Ada", "ada", "Grace", "Émile", "", " ", "O'Brien", "Zoë"},
+		fieldSurname:                {"Lovelace", "LOVELACE", "Hopper", "Zola", "", "O'Brien"},
+		fieldCompany:                {"Acme", "ACME", "acme", "Globex", "Initech", "", "A&B~(C)"},
+		fieldPosition:               {"Engineer", "engineer", "Manager", "", "Intern"},
+		fieldExternalID:             {"E-1", "e-1", "E-2", "", "123", "0123"},
+		fieldPhone:                  {"+44 1", "+44 2", "", "123"},
+		fieldMobile:                 {"07000", "07001", ""},
+		fieldFax:                    {"1", "2", ""},
+		fieldEmail:                  {"a@x.org", "A@X.ORG", "g@y.com", "", "o'b@z.net"},
+		fieldAddressComment:         {"London", "london", "Paris", ""},
+		fieldContractorOrganization: {"Acme Staffing", "acme staffing", ""},
 	}
 	randomValue := func(f field) (string, bool) {
 		if rng.IntN(5) == 0 {
@@ -1180,7 +1192,7 @@ func TestListIndexedMatchesScan(t *testing.T) {
 				parts = append(parts, sortable[rng.IntN(len(sortable))]+[]string{"", "-asc", "-desc"}[rng.IntN(3)])
 			}
 			sortText = strings.Join(parts, "~")
-			if sorts, err = parseSorts(sortText); err != nil {
+			if sorts, err = parseSorts(sortText, dialectKendo); err != nil {
 				t.Fatalf("sorts %q: %v", sortText, err)
 			}
 		}
@@ -1883,10 +1895,10 @@ func TestListQueryDeterministic(t *testing.T) {
 			}
 		}
 	}
-	// The first occurrence counts, as ASP.NET's binder takes the first value.
-	q, _, err := srv.parseListQuery("requestParams.page=3&REQUESTPARAMS.PAGE=4&requestParams.page=5")
-	if err != nil || q.Page != 3 {
-		t.Errorf("repeated page: got page %d, %v; want the first, 3", q.Page, err)
+	// A repeated page is refused: which one the client meant is unknown.
+	_, _, err := srv.parseListQuery("requestParams.page=3&REQUESTPARAMS.PAGE=4&requestParams.page=5")
+	if err == nil || err.Error() != "requestParams.page is given 3 times; send it once." {
+		t.Errorf("repeated page: %v", err)
 	}
 }
 

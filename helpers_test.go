@@ -46,6 +46,7 @@ type wireEntry struct {
 		Body    json.RawMessage
 	}
 	ResponseTruncated bool
+	Ignored           map[string]string
 }
 
 // journalEntries reads srv's journal as a client would see it, oldest first.

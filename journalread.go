@@ -151,6 +151,16 @@ func appendJournalEntry(b []byte, e *journalEntry) []byte {
 	}
 	b = append(b, `,"ResponseTruncated":`...)
 	b = strconv.AppendBool(b, respTruncated)
+	if e.route == "/api/v2/resource" && (e.method == http.MethodGet || e.method == http.MethodHead) {
+		if ignored := ignoredListParams(e.rawQuery); ignored != nil {
+			b = append(b, `,"Ignored":`...)
+			m := make(map[string][]string, len(ignored))
+			for name, closest := range ignored {
+				m[name] = []string{closest}
+			}
+			b = appendMultiMap(b, m)
+		}
+	}
 	return append(b, '}')
 }
 

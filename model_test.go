@@ -77,19 +77,20 @@ func TestModel(t *testing.T) {
 // mStringFields are the string properties of a resource other than Id and
 // Status, in wire order.
 var mStringFields = []string{"DisplayName", "FirstName", "Surname", "Company", "Position",
-	"ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment"}
+	"ContractorOrganization", "ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment"}
 
 // mWireOrder is the property order of a resource on the wire.
 var mWireOrder = []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status",
-	"StatusId", "Types", "ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address"}
+	"StatusId", "ContractorOrganization", "Types", "ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment", "Address"}
 
 // mEditable are the keys a PUT body must carry.
 var mEditable = []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Phone",
 	"Mobile", "Fax", "Email", "AddressComment", "ExternalID", "Status", "Types"}
 
-// mFilterFields are the fields a filter or a sort may name.
+// mFilterFields are the fields a filter or a sort may name (the model
+// runs -filters kendo, which takes ContractorOrganization).
 var mFilterFields = []string{"Id", "DisplayName", "FirstName", "Surname", "Company", "Position", "Status",
-	"StatusId", "ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment"}
+	"StatusId", "ContractorOrganization", "ExternalID", "Phone", "Mobile", "Fax", "Email", "AddressComment"}
 
 var mTypeIDs = map[string]int{"Team": 2, "Customer": 4, "Contractor": 8, "Employee": 16, "Company": 32}
 
@@ -577,6 +578,9 @@ func (g *gen) updateBody(id string, cur *mResource) *mBody {
 	}
 	b.set(idProp)
 	for _, f := range mStringFields {
+		if f == "ContractorOrganization" && g.chance(0.3) {
+			continue // optional in a PUT: left out, it becomes null
+		}
 		if cur != nil && g.chance(0.5) {
 			p := mProp{name: f, key: g.caseOf(f), kind: pNull}
 			if v := cur.vals[f]; v != nil {

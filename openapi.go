@@ -322,10 +322,16 @@ func addHeads(paths, responses obj) {
 // dialect in force: a client generated from the document must learn from
 // it what this server accepts, not what the other dialect would.
 func filterDescription(dialect filterDialect) string {
-	commonEnd := "Fields (any case): " + strings.Join(fieldNames[:], ", ") + ".\n\n" +
+	fields := fieldList(dialect == dialectKendo)
+	if only := kendoOnlyFields(); dialect != dialectKendo && only != "" {
+		fields += " (" + only + " under `-filters kendo` only)"
+	}
+	commonEnd := "Fields (any case): " + fields + ".\n\n" +
 		"String comparisons are case-insensitive. Positive operators never match null; each negative operator is the exact negation " +
 		"of its positive twin. Quotes inside a value are doubled (`'O''Brien'`); a quoted value may hold any character.\n\n" +
-		fmt.Sprintf("Limits: %d bytes of filter text, %d conditions, nesting depth %d. ", maxFilterBytes, maxFilterConditions, maxFilterDepth) +
+		"May be repeated (as the vendor's client sends a list): each value is parsed on its own and they are joined with `~and~` " +
+		"in the order sent; empty values are ignored; an error names the value by its position as sent, from 0 (`requestParams.filters[1]`).\n\n" +
+		fmt.Sprintf("Limits, for the joined whole when repeated: %d bytes of filter text, %d conditions, nesting depth %d. ", maxFilterBytes, maxFilterConditions, maxFilterDepth) +
 		"A malformed filter is a 400 whose message gives the character position (counted from 1, in Unicode characters) " +
 		"and what was expected there, e.g. `filter: at character 13: ...`.\n\n" +
 		"Examples: `DisplayName~eq~'Ada Lovelace'`, `FirstName~eq~'Ada'~and~Surname~eq~'Lovelace'`, `Status='Active'`, "

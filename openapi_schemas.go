@@ -138,6 +138,10 @@ func stringSchema(f field, nullable bool) obj {
 		s["maxLength"] = n
 		s["description"] = fmt.Sprintf("At most %d characters (Unicode characters, not bytes).", n)
 	}
+	if f.kendoOnly() {
+		s["description"] = "Not in the specification (the vendor's client models it since 2026). Optional in an update too: left out, it becomes null. " +
+			"Filters and sorts take it under -filters kendo only."
+	}
 	return s
 }
 
@@ -267,6 +271,8 @@ func journalEntrySchema() obj {
 					"Body": obj{"description": "The answer's body as JSON when it was JSON, else a string; null when empty."},
 				}},
 			"ResponseTruncated": obj{"type": "boolean", "description": fmt.Sprintf("The answer's body was cut at %d KiB or its headers at %d KiB, or the answer to a request refused for its credentials (401) was left out.", answerKiB, headersKiB)},
+			"Ignored": obj{"type": "object", "additionalProperties": obj{"type": "string"},
+				"description": "Only on a list (GET /api/v2/resource) that ignored query parameters: each name to the closest one the list reads (`{\"requestParams.filter\": \"requestParams.filters\"}`), so that a typo shows."},
 		}}
 }
 

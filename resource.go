@@ -27,6 +27,7 @@ const (
 	fieldFax
 	fieldEmail
 	fieldAddressComment
+	fieldContractorOrganization
 	numStringFields
 
 	// fieldStatusID is derived from Status, so it has no slot of its own.
@@ -47,6 +48,9 @@ type propSpec struct {
 	scrubbed bool   // personal data, which import -scrub replaces
 	column   bool   // a column of the console's list
 	form     int    // place in the console's form, from 1; 0: not in it
+	// kendoOnly: filters and sorts take it under -filters kendo only (the
+	// real service's help does not list it).
+	kendoOnly bool
 }
 
 // propTable lists the properties in the order answers write them. A new
@@ -58,16 +62,18 @@ var propTable = []propSpec{
 	{prop: prop(fieldFirstName), name: "FirstName", nullable: true, maxLen: 50, update: 3, indexed: true, scrubbed: true, column: true, form: 2},
 	{prop: prop(fieldSurname), name: "Surname", nullable: true, maxLen: 50, update: 4, indexed: true, scrubbed: true, column: true, form: 3},
 	{prop: prop(fieldCompany), name: "Company", nullable: true, maxLen: 100, update: 5, indexed: true, column: true, form: 4},
-	{prop: prop(fieldPosition), name: "Position", nullable: true, update: 6, form: 5},
-	{prop: prop(fieldStatus), name: "Status", update: 13, indexed: true, column: true, form: 6},
+	{prop: prop(fieldPosition), name: "Position", nullable: true, update: 6, form: 6},
+	{prop: prop(fieldStatus), name: "Status", update: 13, indexed: true, column: true, form: 7},
 	{prop: propStatusID, name: "StatusId"},
-	{prop: propTypes, name: "Types", update: 14, column: true, form: 13},
-	{prop: prop(fieldExternalID), name: "ExternalID", nullable: true, update: 12, indexed: true, column: true, form: 7},
-	{prop: prop(fieldPhone), name: "Phone", nullable: true, update: 7, scrubbed: true, form: 9},
-	{prop: prop(fieldMobile), name: "Mobile", nullable: true, update: 8, scrubbed: true, form: 10},
-	{prop: prop(fieldFax), name: "Fax", nullable: true, update: 9, scrubbed: true, form: 11},
-	{prop: prop(fieldEmail), name: "Email", nullable: true, update: 10, indexed: true, scrubbed: true, column: true, form: 8},
-	{prop: prop(fieldAddressComment), name: "AddressComment", nullable: true, update: 11, scrubbed: true, form: 12},
+	// Not in the specification: the vendor's client models it since 2026.
+	{prop: prop(fieldContractorOrganization), name: "ContractorOrganization", nullable: true, form: 5, kendoOnly: true},
+	{prop: propTypes, name: "Types", update: 14, column: true, form: 14},
+	{prop: prop(fieldExternalID), name: "ExternalID", nullable: true, update: 12, indexed: true, column: true, form: 8},
+	{prop: prop(fieldPhone), name: "Phone", nullable: true, update: 7, scrubbed: true, form: 10},
+	{prop: prop(fieldMobile), name: "Mobile", nullable: true, update: 8, scrubbed: true, form: 11},
+	{prop: prop(fieldFax), name: "Fax", nullable: true, update: 9, scrubbed: true, form: 12},
+	{prop: prop(fieldEmail), name: "Email", nullable: true, update: 10, indexed: true, scrubbed: true, column: true, form: 9},
+	{prop: prop(fieldAddressComment), name: "AddressComment", nullable: true, update: 11, scrubbed: true, form: 13},
 	{prop: propAddress, name: "Address", nullable: true, scrubbed: true},
 }
 
@@ -87,6 +93,8 @@ type Property struct {
 	Derived  bool   // written by the server only (StatusId): a seed or a write ignores it
 	Field    bool   // filters and sorts take it
 	Text     bool   // a string value (every Field but StatusId)
+	// KendoOnly: filters and sorts take it under -filters kendo only.
+	KendoOnly bool
 }
 
 // Properties returns the resource's properties in the order answers write
@@ -97,7 +105,7 @@ func Properties() []Property {
 	for i, s := range propTable {
 		_, isField := lookupField(s.name)
 		ps[i] = Property{Name: s.name, Personal: s.scrubbed, Derived: s.prop == propStatusID,
-			Field: isField, Text: isField && s.prop < prop(numStringFields)}
+			Field: isField, Text: isField && s.prop < prop(numStringFields), KendoOnly: s.kendoOnly}
 	}
 	return ps
 }
@@ -112,6 +120,9 @@ var fieldNames = func() (names [numFields]string) {
 }()
 
 func (f field) String() string { return fieldNames[f] }
+
+// kendoOnly: filters and sorts take f under -filters kendo only.
+func (f field) kendoOnly() bool { return f < numStringFields && specOf[f].kendoOnly }
 
 // lookupField finds a field by name, ignoring case as the .NET service does.
 func lookupField(name string) (field, bool) {

@@ -3,7 +3,6 @@ package resourcedir
 import (
 	"fmt"
 	"net/http"
-	"strings"
 )
 
 // routes is every endpoint the server answers: the emulated API, which must
@@ -18,12 +17,13 @@ var routes = []route{
 			pathNote:    "The directory. Fixed path segments match in any case and one trailing slash is tolerated. Other methods: 405 with Allow.",
 			params: []any{
 				queryParam(paramFilters, filterDescription(l.Filters), obj{"type": "string", "maxLength": maxFilterBytes}),
-				queryParam(paramPage, "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals.",
+				queryParam(paramPage, "Page number, from 1 (default 1). Plain decimal digits. A page past the last answers an empty ResourceList with the true totals. Sent twice, a 400.",
 					obj{"type": "integer", "minimum": 1, "default": 1}),
-				queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag).", defaultPageSize, l.MaxPageSize),
+				queryParam(paramPageSize, fmt.Sprintf("Page size, from 1 (default %d); larger values are clamped to %d (the -max-page-size flag). Sent twice, a 400.", defaultPageSize, l.MaxPageSize),
 					obj{"type": "integer", "minimum": 1, "default": defaultPageSize}),
 				queryParam(paramSorts, "`Field-asc~Field-desc…`; the direction is optional (asc by default) and field names are matched in any case. "+
-					"Fields: "+strings.Join(fieldNames[:], ", ")+". Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400.",
+					"Fields: "+fieldList(true)+" ("+kendoOnlyFields()+" under `-filters kendo` only). Strings compare lower-cased by code point; null sorts first; ties keep creation order, as does no sort. An unknown field is a 400. "+
+					"May be repeated (as the vendor's client sends a list): the sorts apply in the order sent.",
 					obj{"type": "string"}),
 			},
 			answers: obj{"200": okAnswer("A page.", ref("ResourcePage")),

@@ -149,7 +149,7 @@ func buildResource(in *resourceInput, mode writeMode, pathID string) (*resource,
 		}
 		if len(missing) > 0 {
 			return nil, invalidAs(fmt.Sprintf(
-				"Partial updates are not supported: the body lacks %s. Send every editable property with its current or new value.",
+				"Partial updates are not supported: the body lacks %s. Send these too, as null if they have no value: a PUT carries every editable property.",
 				strings.Join(missing, ", ")), ms)
 		}
 	}

@@ -171,7 +171,7 @@ func mustFilter(t testing.TB, s string) filterNode {
 
 func mustSorts(t testing.TB, s string) []sortKey {
 	t.Helper()
-	k, err := parseSorts(s)
+	k, err := parseSorts(s, dialectKendo)
 	if err != nil {
 		t.Fatalf("parseSorts(%q): %v", s, err)
 	}

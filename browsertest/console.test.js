@@ -233,8 +233,8 @@ test('the console drives the directory, the journal and the faults', async (t) =
     assert.deepEqual(mary.Types, [{ Id: 4, Type: 'Customer' }]);
     // The form's request was the full PUT, and the journal did not record it.
     assert.deepEqual((await journalNow()).filter((e) => e.Method === 'PUT'), []);
-    assert.deepEqual(Object.keys(put).sort(), ['AddressComment', 'Company', 'DisplayName', 'Email', 'ExternalID', 'Fax', 'FirstName',
-      'Id', 'Mobile', 'Phone', 'Position', 'Status', 'Surname', 'Types']);
+    assert.deepEqual(Object.keys(put).sort(), ['AddressComment', 'Company', 'ContractorOrganization', 'DisplayName', 'Email', 'ExternalID',
+      'Fax', 'FirstName', 'Id', 'Mobile', 'Phone', 'Position', 'Status', 'Surname', 'Types']);
     const filter = page.getByLabel('Filter');
     await filter.fill('');
     await filter.press('Enter');

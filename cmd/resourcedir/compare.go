@@ -128,6 +128,7 @@ type cmpReport struct {
 	Probes    []cmpProbe
 	Filters   string // the -filters that fits the tenant
 	Advice    string
+	Tenant    cmpTenantReport
 	// dialect names what the tenant accepted of the probes: assetic
 	// (none), kendo (all) or "partly kendo", which no -filters matches.
 	dialect string
@@ -265,7 +266,9 @@ func (rep *cmpReport) write(w io.Writer, format string) error {
 		}
 		fmt.Fprintf(&b, "  the tenant %s %s: %d\n", verdict, p.Construct, p.Tenant.Status)
 	}
-	fmt.Fprintf(&b, "  So %s\n\n%d rules agree, %d differ.\n", rep.Advice, len(rep.Rules)-differ, differ)
+	fmt.Fprintf(&b, "  So %s\n", rep.Advice)
+	rep.Tenant.writeText(&b)
+	fmt.Fprintf(&b, "\n%d rules agree, %d differ.\n", len(rep.Rules)-differ, differ)
 	if differ > 0 {
 		b.WriteString("A difference means a client tested against resourcedir may behave otherwise against the tenant: check the\nqueries above by hand, and write your client's tests so they do not depend on that rule.\n")
 	}
@@ -307,7 +310,8 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 	fs := newSubcommand("compare", "usage: resourcedir compare -from URL [-auth user:token] [-queries N] [-rand-seed S] [-filters D]"+
 		" [-rate R] [-report json] [-b URL [-b-auth user:token]]\n\n"+
 		"Reads the tenant's directory, loads it into a resourcedir, sends both the same read-only list queries and\n"+
-		"reports by rule where they answer differently. Only GET /api/v2/resource is sent to the tenant.\n"+
+		"reports by rule where they answer differently, then the tenant's version, whether its resources carry\n"+
+		"ContractorOrganization and how it reads repeated requestParams.filters. Only GETs are sent to the tenant.\n"+
 		"Exits 0 when nothing differs, 1 when something does, 2 when it could not compare.")
 	reader := fromFlags(fs)
 	n := fs.Int("queries", 300, "how many list queries to send to each")
@@ -362,6 +366,9 @@ func runCompare(ctx context.Context, args, environ []string, stdout, stderr io.W
 		return cannot(err)
 	}
 	got.From, got.Against, got.Resources = tenant.base, againstName, len(items)
+	if got.Tenant, err = tenantSection(ctx, tenant, items, data); err != nil {
+		return cannot(err)
+	}
 	if err := got.write(stdout, *report); err != nil {
 		return cannot(err)
 	}

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"regexp"
 	"slices"
@@ -86,11 +88,11 @@ func TestCompareSameData(t *testing.T) {
 	if rep.Filters != "assetic" || len(rep.Probes) != 5 || slices.ContainsFunc(rep.Probes, func(p cmpProbe) bool { return p.Accepted }) {
 		t.Errorf("probes %+v, Filters %q", rep.Probes, rep.Filters)
 	}
-	// Nothing but GETs of the list reached the tenant.
+	// Nothing but GETs of the list and the version reached the tenant.
 	var journal struct{ Requests []wireEntry }
 	tenant.getJSON("/__admin/requests", &journal)
 	for _, e := range journal.Requests {
-		if e.Method != http.MethodGet || e.Path != "/api/v2/resource" {
+		if e.Method != http.MethodGet || (e.Path != "/api/v2/resource" && e.Path != "/api/v2/version") {
 			t.Errorf("compare sent %s %s to the tenant", e.Method, e.Path)
 		}
 	}
@@ -392,5 +394,86 @@ func TestCompareAuth(t *testing.T) {
 		if strings.Contains(out.String()+errOut.String(), token) {
 			t.Errorf("compare -report %s wrote the token", format)
 		}
+	}
+}
+
+// cmpFront serves the tenant at base through a proxy: version answers
+// GET /api/v2/version when not "" (else a 404), and firstOnly drops every
+// requestParams.filters after the first, as a tenant that binds one value.
+func cmpFront(t *testing.T, base, version string, firstOnly bool) string {
+	t.Helper()
+	target, _ := url.Parse(base)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v2/version" {
+			if version == "" {
+				http.Error(w, `{"Message":"No route."}`, http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			io.WriteString(w, version) //nolint:errcheck // the test reads what arrived
+			return
+		}
+		if firstOnly {
+			q := r.URL.Query()
+			if f := q["requestParams.filters"]; len(f) > 1 {
+				q["requestParams.filters"] = f[:1]
+				r.URL.RawQuery = q.Encode()
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestCompareTenantSection: the report gives the tenant's version (or the
+// status when it fails), whether its resources carry
+// ContractorOrganization, how it reads repeated filters, and how to check
+// the create status by hand, in JSON and in text.
+func TestCompareTenantSection(t *testing.T) {
+	t.Parallel()
+	tenant := cmpTenant(t, resourcedir.DefaultConfig())
+	const version = `{"Major":2026,"Minor":4,"Build":1,"Revision":1,"MajorRevision":0,"MinorRevision":1}`
+	front := cmpFront(t, tenant.base, version, false)
+	rep, err := cmpJSON(t, "-from", front, "-queries", "20")
+	if err != nil {
+		t.Fatalf("compare: %v; differing: %v", err, cmpDiffering(rep))
+	}
+	got := rep.Tenant
+	r := got.RepeatedFilters
+	wantQuery := "requestParams.filters=Status~eq~%27Active%27&requestParams.filters=DisplayName~neq~%27"
+	var compact bytes.Buffer            // the JSON report indents it
+	json.Compact(&compact, got.Version) //nolint:errcheck // compared below
+	if got.VersionStatus != 200 || compact.String() != version || got.ContractorOrganization != "carried" ||
+		r.Verdict != repeatedJoins || !strings.HasPrefix(r.Query, wantQuery) || r.Tenant.Status != 200 ||
+		r.Tenant.TotalResults == 0 || !slices.Equal(r.Tenant.Ids, r.AsJoined.Ids) {
+		t.Errorf("tenant section %+v", got)
+	}
+	wantCurl := `curl -sS -o /dev/null -w '%{http_code}\n' -u "$USER:$TOKEN" -H 'Content-Type: application/json' -d '{"Company":"resourcedir create-status check"}' ` + front + "/api/v2/resource"
+	if got.CreateStatus != createAdvice || got.CreateCheck != wantCurl {
+		t.Errorf("create status %q\n%q", got.CreateStatus, got.CreateCheck)
+	}
+
+	// No version route, a tenant that reads the first filter only, and no
+	// ContractorOrganization in its answers.
+	bare := cmpTenant(t, resourcedir.DefaultConfig())
+	bare.expect(http.StatusOK, http.MethodDelete, "/__admin/resources", "")
+	bare.expect(http.StatusOK, http.MethodPost, "/__admin/resources", `[{"Company":"A"},{"Company":"B","Status":"Inactive"},{"DisplayName":"C","Company":"C"}]`)
+	front = cmpFront(t, bare.base, "", true)
+	text, _, _ := cmpRun(t, "-from", front, "-rate", "0", "-queries", "20")
+	want := "\nThe tenant:\n  GET /api/v2/version: 404\n  ContractorOrganization: carried\n"
+	if !strings.Contains(text, want) {
+		t.Errorf("text report lacks %q:\n%s", want, text)
+	}
+	want = "  repeated requestParams.filters: the tenant " + repeatedFirst + "\n" +
+		"    GET /api/v2/resource?requestParams.filters=Status~eq~%27Active%27&requestParams.filters=DisplayName~neq~%27A%27\n" +
+		"      tenant:        200 TotalResults 2 TotalPages 1 Ids ["
+	if !strings.Contains(text, want) {
+		t.Errorf("text report lacks %q:\n%s", want, text)
+	}
+	want = "  create status: " + createAdvice + "\n    curl -sS "
+	if !strings.Contains(text, want) {
+		t.Errorf("text report lacks %q:\n%s", want, text)
 	}
 }

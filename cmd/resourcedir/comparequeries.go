@@ -22,6 +22,7 @@ var cmpFields, cmpTextFields = func() (names []string, text int) {
 	var others []string
 	for _, p := range resourcedir.Properties() {
 		switch {
+		case p.KendoOnly: // not documented: the tenant section reports it
 		case p.Text:
 			names = append(names, p.Name)
 		case p.Field:

@@ -88,10 +88,15 @@ func (d *directoryReader) pace(ctx context.Context) error {
 // list sends GET /api/v2/resource?query and returns the status and body.
 // A transport failure is an error; an HTTP status is not.
 func (d *directoryReader) list(ctx context.Context, query string) (int, []byte, error) {
+	return d.get(ctx, "/api/v2/resource", query)
+}
+
+// get sends GET path?query, as list does.
+func (d *directoryReader) get(ctx context.Context, path, query string) (int, []byte, error) {
 	if err := d.pace(ctx); err != nil {
 		return 0, nil, err
 	}
-	target := d.base + "/api/v2/resource"
+	target := d.base + path
 	if query != "" {
 		target += "?" + query
 	}

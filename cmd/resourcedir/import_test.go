@@ -385,3 +385,29 @@ func impRun(t *testing.T, environ []string, args ...string) ([]byte, string, err
 	err := run(context.Background(), append([]string{"import"}, args...), environ, &out, &errOut)
 	return out.Bytes(), errOut.String(), err
 }
+
+// TestImportContractorOrganization: import keeps ContractorOrganization as
+// the tenant wrote it, -scrub included (an organisation, not personal data).
+func TestImportContractorOrganization(t *testing.T) {
+	t.Parallel()
+	src := startServer(t, resourcedir.DefaultConfig(), nil)
+	src.seed(`[{"Id":"0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f60","FirstName":"Ada","Company":"C","ContractorOrganization":"Hays & Co"},` +
+		`{"Id":"0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f61","Company":"D","ContractorOrganization":""},{"Id":"0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f62","Company":"E"}]`)
+	for _, args := range [][]string{{}, {"-scrub"}} {
+		out, stderr, err := impRun(t, nil, append([]string{"-from", src.base, "-rate", "0"}, args...)...)
+		if err != nil {
+			t.Fatalf("import %v: %v; %s", args, err, stderr)
+		}
+		var items []map[string]json.RawMessage
+		if err := json.Unmarshal(out, &items); err != nil {
+			t.Fatalf("import %v: %v: %s", args, err, out)
+		}
+		var got []string
+		for _, it := range items {
+			got = append(got, string(it["ContractorOrganization"]))
+		}
+		if want := []string{`"Hays & Co"`, `""`, `null`}; !slices.Equal(got, want) {
+			t.Errorf("import %v: ContractorOrganization %v, want %v", args, got, want)
+		}
+	}
+}
