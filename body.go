@@ -50,6 +50,10 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(x, r, limit)
 	}
+	if ahead, ok := r.Body.(*readAheadBody); ok && ahead.err == nil && int64(len(ahead.head)) <= limit {
+		// A fault read it all ahead, and holds it: counted once.
+		return ahead.head, nil
+	}
 	var body []byte
 	var err error
 	if r.ContentLength >= 0 {
@@ -65,20 +69,9 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 		_, err = io.ReadFull(r.Body, body)
 	} else {
 		// Chunked: the buffer is held as it grows.
-		for err == nil && int64(len(body)) <= limit {
-			if len(body) == cap(body) {
-				grown := min(max(2*int64(cap(body)), 64<<10), limit+1)
-				if !x.hold(grown - int64(cap(body))) {
-					return nil, tooBusy(x)
-				}
-				body = append(make([]byte, 0, grown), body...)
-			}
-			var n int
-			n, err = r.Body.Read(body[len(body):cap(body)])
-			body = body[:len(body)+n]
-		}
-		if err == io.EOF {
-			err = nil
+		body, err = readHeld(x, r.Body, -1, limit+1)
+		if errors.Is(err, errNoRoom) {
+			return nil, tooBusy(x)
 		}
 		if int64(len(body)) > limit {
 			return nil, tooLarge(x, r, limit)
@@ -254,30 +247,76 @@ func (c *capturedBody) drain() {
 // readAhead reads r's body to its end before a delay (the server notices a
 // client that hangs up only once the body has been read, and a delay must
 // end when the client gives up) or for a fault that matches on it. The
-// first limit+1 bytes are kept, returned and put back for the handler,
-// which needs no more to answer; the rest of a body over the limit is
-// thrown away, within the bounds of a 413. Reading it again is free.
-func readAhead(x *exchange, r *http.Request, limit int64) []byte {
+// first limit+1 bytes are kept, held against -max-request-bytes as the
+// handler's reading is (a fault's reading once got around the total),
+// returned and put back for the handler, which needs no more to answer;
+// the rest of a body over the limit is thrown away, within the bounds of a
+// 413. Reading it again is free. The error is the 503 when holding the
+// body would pass the total.
+func readAhead(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil
+		return nil, nil
 	}
-	if ahead, ok := r.Body.(readAheadBody); ok {
-		return ahead.head
+	if ahead, ok := r.Body.(*readAheadBody); ok {
+		return ahead.head, nil
 	}
-	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
+	head, err := readHeld(x, r.Body, r.ContentLength, limit+1)
+	if errors.Is(err, errNoRoom) {
+		return nil, tooBusy(x)
+	}
 	if int64(len(head)) > limit {
 		discardRest(x, r)
 	}
-	r.Body = readAheadBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body, head}
-	return head
+	// An error recurs when the handler reads past head.
+	r.Body = &readAheadBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body, head, err}
+	return head, nil
 }
 
-// readAheadBody is a body that readAhead has read: what it read first, then
-// the rest.
+// errNoRoom: a body would pass -max-request-bytes (the 503, tooBusy).
+var errNoRoom = errors.New("no room under -max-request-bytes")
+
+// readHeld reads at most most bytes of body, declared to be declared bytes
+// long (-1: unknown), holding every byte against -max-request-bytes before
+// it is read: a declared body at once, another as its buffer grows. It
+// reads to the end or to most; the error is errNoRoom when the total would
+// be passed, or the body's read error (io.EOF aside).
+func readHeld(x *exchange, body io.Reader, declared, most int64) ([]byte, error) {
+	if declared >= 0 {
+		n := min(declared, most)
+		if !x.hold(n) {
+			return nil, errNoRoom
+		}
+		buf := make([]byte, n)
+		_, err := io.ReadFull(body, buf)
+		return buf, err
+	}
+	var buf []byte
+	var err error
+	for err == nil && int64(len(buf)) < most {
+		if len(buf) == cap(buf) {
+			grown := min(max(2*int64(cap(buf)), 64<<10), most)
+			if !x.hold(grown - int64(cap(buf))) {
+				return nil, errNoRoom
+			}
+			buf = append(make([]byte, 0, grown), buf...)
+		}
+		var n int
+		n, err = body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return buf, err
+}
+
+// readAheadBody is a body that readAhead has read: what it read first
+// (head, held), then the rest; err is what reading head ended with.
 type readAheadBody struct {
 	io.Reader
 	io.Closer
 	head []byte
+	err  error
 }
 
 // readSentBody reads what the client has sent of r's body, within limit,

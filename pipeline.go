@@ -81,7 +81,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.ns.inFlight.Add(1)                       // until finish: -namespace-idle leaves it alone
 		x.using = x.ns
 	}
-	f := s.takeFault(x, r)
+	f, err := s.takeFault(x, r)
+	if err != nil {
+		s.writeError(x, err)
+		return
+	}
 	if f.ID != 0 && !f.After && s.applyFault(x, r, f) {
 		return
 	}

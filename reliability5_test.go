@@ -1,0 +1,96 @@
+package resourcedir
+
+// Tests of the fifth reliability round's library items: request bytes held
+// by faults, one body parse per request, namespace activity and removal,
+// HTTP/2 refusals, health probes of absent namespaces, refused origins and
+// messages.
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFaultHeadersTypeNamesTheHeader: a number as a header's value names
+// the header and says that values are strings.
+func TestFaultHeadersTypeNamesTheHeader(t *testing.T) {
+	c := startServer(t, Config{}, nil)
+	r := c.expect(400, "POST", "/__admin/faults", `{"Path": "/api/v2/resource", "Status": 503, "Headers": {"Retry-After": 2}}`)
+	e := checkErrorShape(t, "Headers", r.Header, r.Body)
+	msgs := strings.Join(e.ModelState["Headers"], " ")
+	if !strings.Contains(msgs, `"Retry-After"`) || !strings.Contains(msgs, "strings") {
+		t.Errorf("ModelState.Headers %q does not name Retry-After and say that values are strings", msgs)
+	}
+}
+
+// TestFilterDoubleQuotesSaySingle: a value in double quotes is told that
+// values are in single quotes, in both dialects.
+func TestFilterDoubleQuotesSaySingle(t *testing.T) {
+	for _, d := range []filterDialect{dialectAssetic, dialectKendo} {
+		_, err := parseFilter(`Surname~eq~"Ada"`, d)
+		var fe *filterError
+		if !errors.As(err, &fe) {
+			t.Fatalf("%s: %v, want a *filterError", d, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "single quotes") || !strings.Contains(msg, "'Ada'") {
+			t.Errorf("%s: %q does not say that values are in single quotes ('Ada')", d, msg)
+		}
+	}
+}
+
+// bigCreate is a create body of about n bytes, with Company Acme.
+func bigCreate(n int) string {
+	doc := `{"FirstName":"Ada","Surname":"Lovelace","Company":"Acme","Email":"` + strings.Repeat("a", n) + `@example.com"}`
+	return doc
+}
+
+// TestFaultReadAheadHoldsRequestBytes: what a delay or a Match.Body fault
+// reads of a body counts against -max-request-bytes, as the handler's
+// reading does: past the total the request is the documented 503, with
+// Retry-After, journaled; within it, the bytes are counted once and given
+// back after the answer.
+func TestFaultReadAheadHoldsRequestBytes(t *testing.T) {
+	const total = 10 << 10
+	for _, tt := range []struct{ name, fault string }{
+		{"delay", `{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "DelayMs": 1}`},
+		{"hang", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 1}`},
+		{"match body", `{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": {"Company": "Acme"}}}`},
+		{"match text", `{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": "Acme"}}`},
+	} {
+		for _, how := range []string{"declared", "chunked"} {
+			t.Run(tt.name+" "+how, func(t *testing.T) {
+				c := startServer(t, Config{MaxRequestBytes: total}, nil)
+				c.addFault(tt.fault)
+				var rd io.Reader = strings.NewReader(bigCreate(2 * total))
+				if how == "chunked" {
+					rd = chunked(bigCreate(2 * total))
+				}
+				r := c.stream("POST", "/api/v2/resource", rd)
+				if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" {
+					t.Fatalf("a %d-byte body past the total of %d: %d, Retry-After %q; want 503 with Retry-After 1 (%s)",
+						2*total, total, r.Status, r.Header.Get("Retry-After"), r.Body)
+				}
+				if e := c.journal(); len(e) != 1 || e[0].Status != http.StatusServiceUnavailable {
+					t.Errorf("journal %+v, want the 503", e)
+				}
+				eventually(t, 10*time.Second, "the bytes to be given back", func() bool { return c.srv.requestBytes.used.Load() == 0 })
+			})
+		}
+	}
+	// Within the total: counted once, not once by the fault and again by
+	// the handler (6 KiB twice would pass 10 KiB).
+	for _, fault := range []string{
+		`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 1}`,
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": {"Company": "Other"}}}`,
+	} {
+		c := startServer(t, Config{MaxRequestBytes: total}, nil)
+		c.addFault(fault)
+		if r := c.do("POST", "/api/v2/resource", bigCreate(6<<10)); r.Status/100 != 2 {
+			t.Errorf("%s: a 6 KiB create within the total of 10 KiB: %d %s, want it created", fault, r.Status, r.Body)
+		}
+		eventually(t, 10*time.Second, "the bytes to be given back", func() bool { return c.srv.requestBytes.used.Load() == 0 })
+	}
+}
