@@ -200,11 +200,16 @@ func (s *Server) takeFault(x *exchange, r *http.Request) (fault, error) {
 	}
 	// A body over the limit is the handler's 413 (at once, for a client
 	// that waits for 100 Continue), whatever a fault would make of it.
-	var body []byte
-	if r.ContentLength <= s.cfg.MaxBody && x.ns.faults.needsBody(r) {
-		var err error
-		if body, err = readAhead(x, r, s.cfg.MaxBody); err != nil {
-			return fault{}, err
+	var body matchBody
+	if r.ContentLength <= s.cfg.MaxBody {
+		if needsBody, needsProps := x.ns.faults.needsBody(r); needsBody {
+			var err error
+			if body.raw, err = readAhead(x, r, s.cfg.MaxBody); err != nil {
+				return fault{}, err
+			}
+			if needsProps {
+				body.props = parseMatchBody(body.raw)
+			}
 		}
 	}
 	f := x.ns.faults.take(r, body)

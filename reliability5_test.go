@@ -7,9 +7,11 @@ package resourcedir
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -92,5 +94,36 @@ func TestFaultReadAheadHoldsRequestBytes(t *testing.T) {
 			t.Errorf("%s: a 6 KiB create within the total of 10 KiB: %d %s, want it created", fault, r.Status, r.Body)
 		}
 		eventually(t, 10*time.Second, "the bytes to be given back", func() bool { return c.srv.requestBytes.used.Load() == 0 })
+	}
+}
+
+// TestFaultBodyParsedOncePerRequest: however many faults match on body
+// properties, a request's body is parsed once, outside the fault list's
+// lock (100 such faults held every request 5 s).
+func TestFaultBodyParsedOncePerRequest(t *testing.T) {
+	c := startServer(t, Config{}, nil)
+	for i := range 5 {
+		c.addFault(fmt.Sprintf(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": {"Company": "Other%d"}}}`, i))
+	}
+	c.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 418, "Match": {"Body": {"company": "Acme", "FirstName": "Ada"}}}`)
+	faults := &c.srv.defaultNS().faults
+	var parses, locked atomic.Int32
+	bodyParseHook = func() {
+		parses.Add(1)
+		if !faults.mu.TryLock() {
+			locked.Add(1) // nothing else runs here: the caller holds it
+			return
+		}
+		faults.mu.Unlock()
+	}
+	t.Cleanup(func() { bodyParseHook = nil })
+	if r := c.do("POST", "/api/v2/resource", bigCreate(10)); r.Status != 418 {
+		t.Fatalf("the sixth fault's match: %d %s, want 418", r.Status, r.Body)
+	}
+	if r := c.do("POST", "/api/v2/resource", `{"Company": "None"}`); r.Status/100 != 2 {
+		t.Fatalf("no fault's match: %d %s, want it created", r.Status, r.Body)
+	}
+	if n, l := parses.Load(), locked.Load(); n != 2 || l != 0 {
+		t.Errorf("two requests against 6 body faults: %d parses, %d under the faults' lock; want 2 and 0", n, l)
 	}
 }
