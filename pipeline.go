@@ -46,7 +46,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.checkLocal(x, r) {
 		return
 	}
-	x.ns = s.lookupNamespace(nsName)
+	x.ns = s.enterNamespace(x, nsName)
+	if afterLookupHook != nil {
+		afterLookupHook()
+	}
 	if len(s.cfg.CORSOrigins) > 0 && s.cors(x, r) {
 		return
 	}
@@ -70,16 +73,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.mux.ServeHTTP(x, r)
 			return
 		}
-		if x.ns, _, err = s.addNamespace(nsName); err != nil {
+		if x.ns, _, err = s.addNamespace(nsName, x); err != nil {
 			s.writeError(x, err)
 			return
 		}
 		s.startJournal(x, r)
 	}
-	if x.ns != nil && !x.observer {
+	if x.using != nil && !x.observer {
+		x.client = true
 		x.ns.lastRequest.Store(x.start.UnixNano()) // a clock read costs 0.1 µs here
-		x.ns.inFlight.Add(1)                       // until finish: -namespace-idle leaves it alone
-		x.using = x.ns
 	}
 	f, err := s.takeFault(x, r)
 	if err != nil {
@@ -116,6 +118,10 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 	w.Header()["X-Request-Id"] = x.idHeader[:]
 	return x
 }
+
+// afterLookupHook, when set (by a test), runs right after a request has
+// found its namespace and counts in it.
+var afterLookupHook func()
 
 // consoleHeader marks the console's own requests (any value; the console
 // sends 1).

@@ -127,3 +127,46 @@ func TestFaultBodyParsedOncePerRequest(t *testing.T) {
 		t.Errorf("two requests against 6 body faults: %d parses, %d under the faults' lock; want 2 and 0", n, l)
 	}
 }
+
+// nsListed is a namespace as GET /__admin/namespaces lists it.
+type nsListed struct {
+	Name         string
+	Resources    int
+	LastRequest  *time.Time
+	LastActivity *time.Time
+}
+
+// namespaceList is GET /__admin/namespaces, by name.
+func namespaceList(c *testClient) map[string]nsListed {
+	c.t.Helper()
+	var out struct{ Namespaces []nsListed }
+	c.getJSON("/__admin/namespaces", &out)
+	m := map[string]nsListed{}
+	for _, e := range out.Namespaces {
+		m[e.Name] = e
+	}
+	return m
+}
+
+// TestNamespaceNotRemovedUnderItsRequest: a reaper's pass that runs right
+// after a request has found its namespace does not remove it: the request
+// counts in flight from the moment it finds it, and its create lands in a
+// namespace that still exists.
+func TestNamespaceNotRemovedUnderItsRequest(t *testing.T) {
+	c := startServer(t, Config{NamespaceIdle: time.Hour}, nil)
+	ns := c.in("reaped")
+	ns.createPerson("Ada")
+	var passes atomic.Int32
+	afterLookupHook = func() {
+		passes.Add(1)
+		c.srv.removeIdleNamespaces(time.Now().Add(time.Hour)) // everything idle is older than that
+	}
+	r := ns.do("POST", "/api/v2/resource", `{"FirstName": "Grace", "Surname": "Hopper"}`)
+	afterLookupHook = nil
+	if r.Status/100 != 2 || passes.Load() != 1 {
+		t.Fatalf("create: %d %s (%d reaper passes), want it created after one pass", r.Status, r.Body, passes.Load())
+	}
+	if got, ok := namespaceList(c)["reaped"]; !ok || got.Resources != 2 {
+		t.Errorf("after a reaper's pass under a create, the namespace is %+v (listed: %v), want it kept with 2 resources", got, ok)
+	}
+}
