@@ -135,11 +135,12 @@ func (s *Server) enterNamespace(x *exchange, name string) *namespace {
 }
 
 // enter counts x's request as activity in ns and in flight until finish
-// (leave), unless it is a health probe, which is no activity: a probe
-// every few seconds must not keep a leaked namespace for ever. Called
-// under the namespaces' lock.
+// (leave), the console's included (a person using it keeps the namespace),
+// unless it is a health probe, which is no activity: a probe every few
+// seconds must not keep a leaked namespace for ever. Called under the
+// namespaces' lock.
 func (ns *namespace) enter(x *exchange) {
-	if x == nil || x.using != nil || x.observer || isHealthProbe(x.req) {
+	if x == nil || x.using != nil || isHealthProbe(x.req) {
 		return
 	}
 	ns.inFlight.Add(1)
@@ -155,6 +156,13 @@ func (ns *namespace) leave(x *exchange) {
 		ns.lastRequest.Store(now)
 	}
 	ns.inFlight.Add(-1)
+}
+
+// transientNamespace is what a read that creates nothing (the console's,
+// a health probe) sees of a namespace that does not exist: a fresh one, as
+// the first client request would make it, kept by nobody.
+func (s *Server) transientNamespace(name string) *namespace {
+	return s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
 }
 
 // isHealthProbe: GET or HEAD of /__admin/health, in any namespace.

@@ -34,7 +34,8 @@ import (
 //
 // The console's own requests (consoleHeader) skip the journal and the
 // faults: a test's faults, counts and waits must not depend on whether a
-// console is open.
+// console is open. They are activity all the same (-namespace-idle), and
+// their reads create no namespace.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := s.begin(w, r)
 	defer s.finish(x, r)
@@ -58,6 +59,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.Auth != "" && !s.authenticate(x, r) {
 		return
+	}
+	// The console's reads observe: a namespace that does not exist is
+	// answered as a fresh one, and not created.
+	if x.ns == nil && x.observer && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		x.ns = s.transientNamespace(nsName)
 	}
 	// An anonymous health probe answers Status alone, which needs no
 	// namespace: without credentials nothing is created.

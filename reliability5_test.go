@@ -170,3 +170,46 @@ func TestNamespaceNotRemovedUnderItsRequest(t *testing.T) {
 		t.Errorf("after a reaper's pass under a create, the namespace is %+v (listed: %v), want it kept with 2 resources", got, ok)
 	}
 }
+
+// TestConsoleIsActivity: a person using the console keeps a namespace from
+// -namespace-idle: a console request is activity (LastActivity) and counts
+// in flight, though it is still no client's (LastRequest, the journal); a
+// console read of a namespace that does not exist creates nothing.
+func TestConsoleIsActivity(t *testing.T) {
+	c := startServer(t, Config{NamespaceIdle: time.Hour}, nil)
+	ns := c.in("watched")
+	ns.touch()
+	before := namespaceList(c)["watched"]
+	cutoff := time.Now()
+	for !time.Now().After(cutoff) {
+	}
+	ns.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", consoleHeader, "1")
+	c.srv.removeIdleNamespaces(cutoff.Add(time.Nanosecond))
+	after, ok := namespaceList(c)["watched"]
+	switch {
+	case !ok:
+		t.Fatalf("the namespace the console used since the cutoff was removed as idle")
+	case after.LastActivity == nil || !after.LastActivity.After(cutoff):
+		t.Errorf("LastActivity %v, want after the console's request (%v)", after.LastActivity, cutoff)
+	case before.LastRequest == nil || after.LastRequest == nil || !after.LastRequest.Equal(*before.LastRequest):
+		t.Errorf("the console's request moved LastRequest: %v, was %v", after.LastRequest, before.LastRequest)
+	}
+	if n := len(ns.journal()); n != 1 {
+		t.Errorf("journal holds %d entries, want the client's one (not the console's)", n)
+	}
+	// In flight: a reaper's pass under a console request leaves it.
+	afterLookupHook = func() { c.srv.removeIdleNamespaces(time.Now().Add(time.Hour)) }
+	ns.expect(http.StatusOK, http.MethodGet, "/__admin/faults", "", consoleHeader, "1")
+	afterLookupHook = nil
+	if _, ok := namespaceList(c)["watched"]; !ok {
+		t.Errorf("a reaper's pass under a console request removed the namespace")
+	}
+	// A console read of a namespace that does not exist creates nothing.
+	ghost := c.in("ghost")
+	for _, path := range []string{"/api/v2/resource", "/__admin/requests", "/__admin/faults"} {
+		ghost.expect(http.StatusOK, http.MethodGet, path, "", consoleHeader, "1")
+	}
+	if _, ok := namespaceList(c)["ghost"]; ok {
+		t.Errorf("a console read created the namespace it read")
+	}
+}
