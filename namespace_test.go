@@ -153,7 +153,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 	}
 	a := e.in("a")
 	a.createPerson("Only-in-a")
-	e.in("b.2_x-Y").health()
+	e.in("b.2_x-Y").touch()
 	if got := e.namespaces(); !slices.Equal(got, []nsEntry{{"a", 3}, {"b.2_x-Y", 2}, {"default", 2}}) {
 		t.Fatalf("after first use: %+v", got)
 	}
@@ -214,7 +214,7 @@ func TestNamespacesSurviveRestart(t *testing.T) {
 			want[name] = append(want[name], e.in(name).createPerson(fmt.Sprintf("P%d", k)).Id)
 		}
 		if i%4 == 0 {
-			e.in(name).health() // exists, empty
+			e.in(name).touch() // exists, empty
 		}
 	}
 	want["default"] = []string{e.createPerson("D").Id}

@@ -60,9 +60,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Auth != "" && !s.authenticate(x, r) {
 		return
 	}
-	// The console's reads observe: a namespace that does not exist is
-	// answered as a fresh one, and not created.
-	if x.ns == nil && x.observer && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	// The console's reads observe, and a health probe asks whether the
+	// server is up: a namespace that does not exist is answered as a fresh
+	// one, not created, and never refused for -max-namespaces.
+	if x.ns == nil && (isHealthProbe(r) || x.observer && (r.Method == http.MethodGet || r.Method == http.MethodHead)) {
 		x.ns = s.transientNamespace(nsName)
 	}
 	// An anonymous health probe answers Status alone, which needs no

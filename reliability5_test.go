@@ -213,3 +213,29 @@ func TestConsoleIsActivity(t *testing.T) {
 		t.Errorf("a console read created the namespace it read")
 	}
 }
+
+// TestHealthOfAbsentNamespace: GET and HEAD of …/ns/NAME/__admin/health of
+// a namespace that does not exist answer as a fresh one would, create
+// nothing, are never a 429 (even at -max-namespaces) and are no activity.
+func TestHealthOfAbsentNamespace(t *testing.T) {
+	c := startServer(t, Config{MaxNamespaces: 2}, nil)
+	c.in("full").touch() // default and full: the limit
+	var h struct {
+		Status    string
+		Resources int
+	}
+	c.in("absent").getJSON("/__admin/health", &h)
+	if h.Status != "ok" || h.Resources != 0 {
+		t.Errorf("health of an absent namespace: %+v, want ok with 0 resources", h)
+	}
+	c.in("absent").expect(http.StatusOK, http.MethodHead, "/__admin/health", "")
+	if got := namespaceList(c); len(got) != 2 {
+		t.Errorf("namespaces after probes of an absent one: %v, want default and full", got)
+	}
+	// No activity: a probe does not move LastActivity.
+	before := namespaceList(c)["full"]
+	c.in("full").health()
+	if after := namespaceList(c)["full"]; before.LastActivity == nil || after.LastActivity == nil || !after.LastActivity.Equal(*before.LastActivity) {
+		t.Errorf("a health probe moved LastActivity: %v, was %v", after.LastActivity, before.LastActivity)
+	}
+}
