@@ -96,14 +96,25 @@ func unreadable(err error) error {
 // tooLarge is the 413 for r. Unless the client waits for 100 Continue
 // (then it sends nothing more) or declared more than could be thrown away,
 // the rest of the body is read and thrown away first, within bounds, and
-// the connection closed after the answer.
+// an HTTP/1.x connection closed after the answer.
 func tooLarge(x *exchange, r *http.Request, limit int64) error {
-	x.Header().Set("Connection", "close")
+	closeAfter(x, r)
 	if !waitsContinue(r) && r.ContentLength <= limit+maxDiscard {
 		discardRest(x, r)
 	}
 	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
 		"The request body is larger than the limit of %d bytes.", limit)}
+}
+
+// closeAfter closes r's connection after its answer, so that the unread
+// rest of its body is not read as the next request: on HTTP/1.x only. On
+// HTTP/2 the refusal ends that stream alone; "Connection: close" there
+// makes Go close the whole connection (GOAWAY), failing every other
+// request on it (191 of 200 streams).
+func closeAfter(x *exchange, r *http.Request) {
+	if r.ProtoMajor < 2 {
+		x.Header().Set("Connection", "close")
+	}
 }
 
 // discardRest reads and throws away up to maxDiscard more bytes of r's
@@ -156,12 +167,12 @@ func (x *exchange) release() {
 
 // tooBusy is the 503 for a body that would pass the total: answered at
 // once, without waiting for the body (nor for the journal's part of it),
-// and the connection closed, so that its unread bytes are not read.
+// and an HTTP/1.x connection closed, so that its unread bytes are not read.
 func tooBusy(x *exchange) error {
 	x.capture.truncated = true
 	h := x.Header()
 	h.Set("Retry-After", "1")
-	h.Set("Connection", "close")
+	closeAfter(x, x.req)
 	return &apiError{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf(
 		"The server holds as many request bytes as it may at once (-max-request-bytes, %d); retry after a second.", x.srv.cfg.MaxRequestBytes)}
 }

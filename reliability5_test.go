@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -237,5 +239,65 @@ func TestHealthOfAbsentNamespace(t *testing.T) {
 	c.in("full").health()
 	if after := namespaceList(c)["full"]; before.LastActivity == nil || after.LastActivity == nil || !after.LastActivity.Equal(*before.LastActivity) {
 		t.Errorf("a health probe moved LastActivity: %v, was %v", after.LastActivity, before.LastActivity)
+	}
+}
+
+// TestHTTP2RefusalKeepsTheConnection: over HTTP/2 a 413 or a 503 for
+// request bytes refuses that stream only: "Connection: close" made Go
+// close the whole connection (GOAWAY), failing every other stream on it.
+// Over HTTP/1.1 the connection is still closed after them.
+func TestHTTP2RefusalKeepsTheConnection(t *testing.T) {
+	srv := newServer(Config{MaxBody: 16 << 10, MaxRequestBytes: 4 << 10}, newStore(nil), nil)
+	ts := httptest.NewUnstartedServer(srv)
+	ts.EnableHTTP2 = true
+	var conns atomic.Int32
+	ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	client := ts.Client()
+	for _, tt := range []struct {
+		name   string
+		size   int
+		status int
+	}{
+		{"over -max-body", 32 << 10, http.StatusRequestEntityTooLarge},
+		{"over -max-request-bytes", 8 << 10, http.StatusServiceUnavailable},
+		{"within both", 1 << 10, http.StatusOK},
+		{"over -max-body again", 32 << 10, http.StatusRequestEntityTooLarge},
+		{"within both again", 1 << 10, http.StatusOK},
+	} {
+		req, err := http.NewRequest(http.MethodPost, ts.URL+"/api/v2/resource", strings.NewReader(bigCreate(tt.size)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		io.Copy(io.Discard, resp.Body) //nolint:errcheck // the status is what counts
+		resp.Body.Close()
+		if resp.ProtoMajor != 2 || resp.StatusCode/100 != tt.status/100 || resp.StatusCode != tt.status && tt.status != http.StatusOK {
+			t.Errorf("%s: %s %d, want HTTP/2 %d", tt.name, resp.Proto, resp.StatusCode, tt.status)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections for 5 requests over HTTP/2, want 1: a refusal closed the connection", n)
+	}
+	// HTTP/1.1 still closes after a refusal, so that the body's unread
+	// rest is not read as the next request.
+	h1 := httptest.NewServer(srv)
+	t.Cleanup(h1.Close)
+	resp, err := http.Post(h1.URL+"/api/v2/resource", "application/json", strings.NewReader(bigCreate(32<<10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
+		t.Errorf("HTTP/1.1 413: %d, closed %v; want 413 and the connection closed", resp.StatusCode, resp.Close)
 	}
 }
