@@ -44,12 +44,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(x, err)
 		return
 	}
-	if !s.checkLocal(x, r) {
-		return
-	}
+	// The namespace first: a page refused by checkLocal is journaled in it.
 	x.ns = s.enterNamespace(x, nsName)
 	if afterLookupHook != nil {
 		afterLookupHook()
+	}
+	if !s.checkLocal(x, r) {
+		return
 	}
 	if len(s.cfg.CORSOrigins) > 0 && s.cors(x, r) {
 		return

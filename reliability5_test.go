@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -299,5 +300,33 @@ func TestHTTP2RefusalKeepsTheConnection(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !resp.Close {
 		t.Errorf("HTTP/1.1 413: %d, closed %v; want 413 and the connection closed", resp.StatusCode, resp.Close)
+	}
+}
+
+// TestRefusedOriginIsLoggedAndJournaled: a page whose origin is refused
+// cannot see the 403 (no CORS headers), so the server says why where a
+// person looks: a warning naming the origin and the -cors value that
+// admits it, and a journal entry (403) in the namespace it was for, when
+// that namespace exists (none is created).
+func TestRefusedOriginIsLoggedAndJournaled(t *testing.T) {
+	log := &syncBuffer{}
+	srv := newServer(Config{CORSOrigins: []string{"http://good.test"}}, newStore(nil), slog.New(slog.NewTextHandler(log, nil)))
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	c := &testClient{t: t, srv: srv, ts: ts, base: ts.URL, client: ts.Client()}
+	app := c.in("app")
+	app.touch()
+	app.expect(http.StatusForbidden, http.MethodPost, "/api/v2/resource", `{"FirstName": "Eve"}`, "Origin", "http://evil.test")
+	if e := app.journal(); len(e) != 2 || e[1].Status != http.StatusForbidden || e[1].Method != http.MethodPost {
+		t.Errorf("journal %+v, want the list and the refused POST (403)", e)
+	}
+	out := log.String()
+	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "origin=http://evil.test") ||
+		!strings.Contains(out, "-cors http://good.test,http://evil.test") {
+		t.Errorf("log does not warn of the refused origin with the -cors value that admits it:\n%s", out)
+	}
+	c.in("absent").expect(http.StatusForbidden, http.MethodPost, "/api/v2/resource", `{"FirstName": "Eve"}`, "Origin", "http://evil.test")
+	if _, ok := namespaceList(c)["absent"]; ok {
+		t.Errorf("a refused origin created the namespace it was for")
 	}
 }
