@@ -36,19 +36,42 @@ func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 		if origin != "" {
 			from = "the web page at " + origin
 		}
-		s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
+		s.refusePage(x, r, origin, fmt.Sprintf(
 			"A request from %s (Sec-Fetch-Site: %s) is refused: a web page may not reach this server. %s",
-			from, site, s.corsAdvice(origin))})
+			from, site, s.corsAdvice(origin)))
 		return false
 	}
 	safe := r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodOptions
 	if safe || origin == "" || s.originAllowed(origin, r.Host) {
 		return true
 	}
-	s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
+	s.refusePage(x, r, origin, fmt.Sprintf(
 		"A %s from the web page at %s is refused: only the server's own origin and the -cors origins may change its state. %s",
-		r.Method, origin, s.corsAdvice(origin))})
+		r.Method, origin, s.corsAdvice(origin)))
 	return false
+}
+
+// refusePage answers 403 to a web page's request. The page cannot read
+// the answer (no CORS headers: it is not admitted), so the reason goes
+// where a person looks: a warning naming the origin and the -cors value
+// that admits it, and the namespace's journal (the console's request
+// list) when the namespace exists; none is created for it.
+func (s *Server) refusePage(x *exchange, r *http.Request, origin, message string) {
+	s.log.Warn("refused a request from a web page", "origin", origin, "method", r.Method, "path", x.path,
+		"admit_with", s.corsFlag(origin))
+	if x.ns != nil {
+		s.startJournal(x, r)
+	}
+	s.writeError(x, &apiError{Status: http.StatusForbidden, Message: message})
+}
+
+// corsFlag is the -cors flag that admits the page of origin besides those
+// admitted already.
+func (s *Server) corsFlag(origin string) string {
+	if origin == "" || validOrigin(origin) != nil {
+		return "-cors ORIGIN"
+	}
+	return "-cors " + strings.Join(append(slices.Clone(s.cfg.CORSOrigins), origin), ",")
 }
 
 // corsAdvice says how to admit the page of origin: the exact flag, with
@@ -57,7 +80,7 @@ func (s *Server) corsAdvice(origin string) string {
 	if origin == "" || validOrigin(origin) != nil {
 		return "Start it with -cors ORIGIN (scheme://host[:port]) to admit that page's origin."
 	}
-	return fmt.Sprintf("Start it with -cors %s to admit that page's origin.", strings.Join(append(slices.Clone(s.cfg.CORSOrigins), origin), ","))
+	return fmt.Sprintf("Start it with %s to admit that page's origin.", s.corsFlag(origin))
 }
 
 // validOrigin checks a -cors origin: "*", or scheme://host[:port] as a

@@ -50,6 +50,10 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(x, r, limit)
 	}
+	if ahead, ok := r.Body.(*readAheadBody); ok && ahead.err == nil && int64(len(ahead.head)) <= limit {
+		// A fault read it all ahead, and holds it: counted once.
+		return ahead.head, nil
+	}
 	var body []byte
 	var err error
 	if r.ContentLength >= 0 {
@@ -65,20 +69,9 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 		_, err = io.ReadFull(r.Body, body)
 	} else {
 		// Chunked: the buffer is held as it grows.
-		for err == nil && int64(len(body)) <= limit {
-			if len(body) == cap(body) {
-				grown := min(max(2*int64(cap(body)), 64<<10), limit+1)
-				if !x.hold(grown - int64(cap(body))) {
-					return nil, tooBusy(x)
-				}
-				body = append(make([]byte, 0, grown), body...)
-			}
-			var n int
-			n, err = r.Body.Read(body[len(body):cap(body)])
-			body = body[:len(body)+n]
-		}
-		if err == io.EOF {
-			err = nil
+		body, err = readHeld(x, r.Body, -1, limit+1)
+		if errors.Is(err, errNoRoom) {
+			return nil, tooBusy(x)
 		}
 		if int64(len(body)) > limit {
 			return nil, tooLarge(x, r, limit)
@@ -103,14 +96,25 @@ func unreadable(err error) error {
 // tooLarge is the 413 for r. Unless the client waits for 100 Continue
 // (then it sends nothing more) or declared more than could be thrown away,
 // the rest of the body is read and thrown away first, within bounds, and
-// the connection closed after the answer.
+// an HTTP/1.x connection closed after the answer.
 func tooLarge(x *exchange, r *http.Request, limit int64) error {
-	x.Header().Set("Connection", "close")
+	closeAfter(x, r)
 	if !waitsContinue(r) && r.ContentLength <= limit+maxDiscard {
 		discardRest(x, r)
 	}
 	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
 		"The request body is larger than the limit of %d bytes.", limit)}
+}
+
+// closeAfter closes r's connection after its answer, so that the unread
+// rest of its body is not read as the next request: on HTTP/1.x only. On
+// HTTP/2 the refusal ends that stream alone; "Connection: close" there
+// makes Go close the whole connection (GOAWAY), failing every other
+// request on it (191 of 200 streams).
+func closeAfter(x *exchange, r *http.Request) {
+	if r.ProtoMajor < 2 {
+		x.Header().Set("Connection", "close")
+	}
 }
 
 // discardRest reads and throws away up to maxDiscard more bytes of r's
@@ -163,12 +167,12 @@ func (x *exchange) release() {
 
 // tooBusy is the 503 for a body that would pass the total: answered at
 // once, without waiting for the body (nor for the journal's part of it),
-// and the connection closed, so that its unread bytes are not read.
+// and an HTTP/1.x connection closed, so that its unread bytes are not read.
 func tooBusy(x *exchange) error {
 	x.capture.truncated = true
 	h := x.Header()
 	h.Set("Retry-After", "1")
-	h.Set("Connection", "close")
+	closeAfter(x, x.req)
 	return &apiError{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf(
 		"The server holds as many request bytes as it may at once (-max-request-bytes, %d); retry after a second.", x.srv.cfg.MaxRequestBytes)}
 }
@@ -230,6 +234,11 @@ func (c *capturedBody) Read(p []byte) (int, error) {
 		return n, err
 	}
 	keep := min(n, maxJournalBody-len(c.buf))
+	if c.buf == nil && c.declared > 0 {
+		// Made to measure: grown by append, it held a quarter more than it
+		// kept.
+		c.buf = make([]byte, 0, min(c.declared, maxJournalBody))
+	}
 	c.buf = append(c.buf, p[:keep]...)
 	c.truncated = c.truncated || keep < n
 	return n, err
@@ -254,30 +263,76 @@ func (c *capturedBody) drain() {
 // readAhead reads r's body to its end before a delay (the server notices a
 // client that hangs up only once the body has been read, and a delay must
 // end when the client gives up) or for a fault that matches on it. The
-// first limit+1 bytes are kept, returned and put back for the handler,
-// which needs no more to answer; the rest of a body over the limit is
-// thrown away, within the bounds of a 413. Reading it again is free.
-func readAhead(x *exchange, r *http.Request, limit int64) []byte {
+// first limit+1 bytes are kept, held against -max-request-bytes as the
+// handler's reading is (a fault's reading once got around the total),
+// returned and put back for the handler, which needs no more to answer;
+// the rest of a body over the limit is thrown away, within the bounds of a
+// 413. Reading it again is free. The error is the 503 when holding the
+// body would pass the total.
+func readAhead(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil
+		return nil, nil
 	}
-	if ahead, ok := r.Body.(readAheadBody); ok {
-		return ahead.head
+	if ahead, ok := r.Body.(*readAheadBody); ok {
+		return ahead.head, nil
 	}
-	head, _ := io.ReadAll(io.LimitReader(r.Body, limit+1)) // an error recurs when the handler reads
+	head, err := readHeld(x, r.Body, r.ContentLength, limit+1)
+	if errors.Is(err, errNoRoom) {
+		return nil, tooBusy(x)
+	}
 	if int64(len(head)) > limit {
 		discardRest(x, r)
 	}
-	r.Body = readAheadBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body, head}
-	return head
+	// An error recurs when the handler reads past head.
+	r.Body = &readAheadBody{io.MultiReader(bytes.NewReader(head), r.Body), r.Body, head, err}
+	return head, nil
 }
 
-// readAheadBody is a body that readAhead has read: what it read first, then
-// the rest.
+// errNoRoom: a body would pass -max-request-bytes (the 503, tooBusy).
+var errNoRoom = errors.New("no room under -max-request-bytes")
+
+// readHeld reads at most most bytes of body, declared to be declared bytes
+// long (-1: unknown), holding every byte against -max-request-bytes before
+// it is read: a declared body at once, another as its buffer grows. It
+// reads to the end or to most; the error is errNoRoom when the total would
+// be passed, or the body's read error (io.EOF aside).
+func readHeld(x *exchange, body io.Reader, declared, most int64) ([]byte, error) {
+	if declared >= 0 {
+		n := min(declared, most)
+		if !x.hold(n) {
+			return nil, errNoRoom
+		}
+		buf := make([]byte, n)
+		_, err := io.ReadFull(body, buf)
+		return buf, err
+	}
+	var buf []byte
+	var err error
+	for err == nil && int64(len(buf)) < most {
+		if len(buf) == cap(buf) {
+			grown := min(max(2*int64(cap(buf)), 64<<10), most)
+			if !x.hold(grown - int64(cap(buf))) {
+				return nil, errNoRoom
+			}
+			buf = append(make([]byte, 0, grown), buf...)
+		}
+		var n int
+		n, err = body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return buf, err
+}
+
+// readAheadBody is a body that readAhead has read: what it read first
+// (head, held), then the rest; err is what reading head ended with.
 type readAheadBody struct {
 	io.Reader
 	io.Closer
 	head []byte
+	err  error
 }
 
 // readSentBody reads what the client has sent of r's body, within limit,

@@ -38,7 +38,10 @@ type Config struct {
 	JournalSize     int // requests each journal keeps; 0 means 1000, negative turns it off (-journal-size)
 	// JournalBudget bounds the bytes that the journals of every namespace
 	// hold together; beyond it the oldest entries go first, whichever
-	// namespace holds them (-journal-budget, 256 MiB).
+	// namespace holds them (-journal-budget, 32 MiB). It counts what an
+	// entry holds; the process holds up to about twice that (the garbage
+	// collector lets the heap grow to twice what is live), so that RSS
+	// under a load that fills it stays within 1.5 times it plus 64 MB.
 	JournalBudget int64
 	MaxNamespaces int // namespaces that may exist at once (-max-namespaces, 1000)
 	// MaxFaultBodies bounds the bytes the bodies and headers of every
@@ -82,7 +85,7 @@ type Config struct {
 // limits that New gives the fields a Config leaves at zero.
 func DefaultConfig() Config {
 	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
-		JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic),
+		JournalBudget: 32 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic),
 		SnapshotInterval: 10 * time.Second}
 }
 

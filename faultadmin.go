@@ -130,6 +130,8 @@ func parseFault(spec map[string]json.RawMessage, prefix string, ms *modelState) 
 			} else {
 				f.body, f.contentType = f.Body, jsonMediaType // one copy: nothing writes to either
 			}
+		case "Headers":
+			f.Headers = parseFaultHeaders(raw, prefix+name, ms)
 		default:
 			if json.Unmarshal(raw, into[name]) != nil {
 				ms.add(prefix+name, fmt.Sprintf("%s has the wrong JSON type.", name))
@@ -215,4 +217,29 @@ func canonicalHeaders(in map[string]string, prefix string, ms *modelState) map[s
 		out[canonical] = value
 	}
 	return out
+}
+
+// parseFaultHeaders reads a fault's Headers. A value that is not a string
+// is named with its header: "the wrong JSON type" alone left a user to
+// guess which header, and that a number must be quoted.
+func parseFaultHeaders(raw json.RawMessage, prop string, ms *modelState) map[string]string {
+	var values map[string]json.RawMessage
+	if json.Unmarshal(raw, &values) != nil {
+		ms.add(prop, `Headers has the wrong JSON type: it is an object of header names to string values, such as {"Retry-After": "2"}.`)
+		return nil
+	}
+	if values == nil {
+		return nil // null: none
+	}
+	headers := make(map[string]string, len(values))
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		var v string
+		if json.Unmarshal(values[name], &v) != nil {
+			ms.add(prop, fmt.Sprintf("Headers has the wrong JSON type for %q: header values are strings, such as %q: %q.",
+				name, name, strings.Trim(string(values[name]), `"`)))
+			continue
+		}
+		headers[name] = v
+	}
+	return headers
 }

@@ -191,20 +191,30 @@ func (l *faultList) exposedHeaders(base []string) []string {
 // spent reports whether f has fired all its Times and never fires again.
 func (f *fault) spent() bool { return f.Times != 0 && f.Fired >= f.Times }
 
-// takeFault returns the first fault that fires for r, or the zero fault (ID 0).
-func (s *Server) takeFault(x *exchange, r *http.Request) fault {
+// takeFault returns the first fault that fires for r, or the zero fault
+// (ID 0); the error is the 503 when reading the body a fault matches on
+// would pass -max-request-bytes.
+func (s *Server) takeFault(x *exchange, r *http.Request) (fault, error) {
 	if x.observer || !isAPIPath(r.URL.Path) {
-		return fault{}
+		return fault{}, nil
 	}
 	// A body over the limit is the handler's 413 (at once, for a client
 	// that waits for 100 Continue), whatever a fault would make of it.
-	var body []byte
-	if r.ContentLength <= s.cfg.MaxBody && x.ns.faults.needsBody(r) {
-		body = readAhead(x, r, s.cfg.MaxBody)
+	var body matchBody
+	if r.ContentLength <= s.cfg.MaxBody {
+		if needsBody, needsProps := x.ns.faults.needsBody(r); needsBody {
+			var err error
+			if body.raw, err = readAhead(x, r, s.cfg.MaxBody); err != nil {
+				return fault{}, err
+			}
+			if needsProps {
+				body.props = parseMatchBody(body.raw)
+			}
+		}
 	}
 	f := x.ns.faults.take(r, body)
 	x.faultID = f.ID
-	return f
+	return f, nil
 }
 
 // applyFault delays and answers r as fault f says; it reports whether the
@@ -212,7 +222,10 @@ func (s *Server) takeFault(x *exchange, r *http.Request) fault {
 // An After fault's real answer has been served already (ServeHTTP).
 func (s *Server) applyFault(x *exchange, r *http.Request, f fault) bool {
 	if f.DelayMs > 0 || f.Kind == kindHang {
-		readAhead(x, r, s.cfg.MaxBody)
+		if _, err := readAhead(x, r, s.cfg.MaxBody); err != nil {
+			s.writeError(x, err) // the body is held through the delay: it counts
+			return true
+		}
 		d := time.Duration(f.DelayMs) * time.Millisecond
 		if d == 0 {
 			d = hangLimit(r)

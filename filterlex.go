@@ -96,6 +96,10 @@ func lexToken(s string, off int) token {
 		return token{kind: tSym, off: off, end: end, text: s[off:end]}
 	case '\'':
 		return lexString(s, off)
+	case '"':
+		// Said plainly: JSON and most languages quote with ", the filter
+		// language does not.
+		return token{kind: tErr, off: off, end: off + 1, text: `unexpected character "\"": values are in single quotes ('Ada'), not double quotes`}
 	case '-':
 		end := identEnd(s, off+1)
 		if allDigits(s[off+1 : end]) {

@@ -469,3 +469,11 @@ func writeTestFile(t *testing.T, name, content string) string {
 	}
 	return path
 }
+
+// touch makes a client's request to the namespace (a list of one page),
+// which creates it when it does not exist and counts as activity, as a
+// health probe does not.
+func (c *testClient) touch() {
+	c.t.Helper()
+	c.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?pageSize=1", "")
+}

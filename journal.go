@@ -199,7 +199,11 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 		e.body, e.truncated = x.capture.buf, x.capture.truncated
 		if x.kept.header != nil {
 			var cut bool
-			e.respHeader, cut = capHeaders(x.kept.header)
+			// A copy: the answer's map holds values that are arrays in the
+			// exchange (X-Request-Id, Content-Length), and through them the
+			// exchange, the request and every header it sent stayed alive
+			// with the entry (60 KiB of headers counted as 8).
+			e.respHeader, cut = capHeaders(x.kept.header.Clone())
 			e.respBody, e.respTruncated = x.kept.body, x.kept.truncated || cut
 			if x.kept.made {
 				// A made answer is counted whole, not as the 16 KiB copy it
@@ -210,8 +214,9 @@ func (j *journal) add(x *exchange, r *http.Request, now time.Time) {
 			}
 		}
 	}
+	// What the entry holds: its slices' capacities, not their lengths.
 	e.size = journalEntryOverhead + int64(len(e.requestID)+len(e.path)+len(e.route)+len(e.rawQuery)+len(e.host)+
-		len(e.body)+len(e.respBody)+answerBytes+headerBytes(e.header)+headerBytes(e.respHeader))
+		cap(e.body)+cap(e.respBody)+answerBytes+headerBytes(e.header)+headerBytes(e.respHeader))
 	j.insert(e)
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -276,6 +281,10 @@ func headerBytes(h http.Header) int {
 
 // capHeaders returns h when it is within maxJournalHeaders, else a copy
 // of the names (in order) that fit, each with all its values, and true.
+// The values are copied into slices of their own: net/http reads every
+// value of a request into one array of strings, and a name's slice of it
+// kept that whole array, and so every value the budget cut, alive (60 KiB
+// of headers per entry counted as 8).
 func capHeaders(h http.Header) (http.Header, bool) {
 	if headerBytes(h) <= maxJournalHeaders {
 		return h, false
@@ -284,7 +293,7 @@ func capHeaders(h http.Header) (http.Header, bool) {
 	room := maxJournalHeaders
 	for _, name := range slices.Sorted(maps.Keys(h)) {
 		if n := headerBytes(http.Header{name: h[name]}); n <= room {
-			out[name], room = h[name], room-n
+			out[name], room = slices.Clone(h[name]), room-n
 		}
 	}
 	return out, true

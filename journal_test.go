@@ -1404,3 +1404,69 @@ func TestJournalBudgetCountsMadeAnswers(t *testing.T) {
 		t.Errorf("a %d-byte list answer is counted as %d bytes of journal", len(answer.Body), used)
 	}
 }
+
+// TestJournalBudgetBoundsRSS: under the load that once grew the binary by
+// 882 MB with the default -journal-budget of 256 MiB (12 namespaces, 400
+// requests each of some 122 KiB, with 60 KiB of headers), the resident
+// memory stays within 1.5 times the default budget plus 64 MB. An entry
+// kept the whole exchange alive through its answer's headers (the request
+// and every header it sent, counted as 8 KiB), and its body's slack.
+func TestJournalBudgetBoundsRSS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 880 MB and measures the binary's memory")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("VmHWM is read from Linux's /proc")
+	}
+	const namespaces, perNamespace = 12, 400
+	budget := DefaultConfig().JournalBudget
+	p := limStart(t, limBinary(t))
+	body := []byte(`{"Company":"` + strings.Repeat("x", 122<<10) + `"}`)
+	pad := strings.Repeat("p", 1000)
+	client := &http.Client{Timeout: time.Minute}
+	jobs := make(chan string)
+	errs := make(chan error, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for path := range jobs {
+				req, err := http.NewRequest(http.MethodPut, p.url+path, bytes.NewReader(body))
+				if err != nil {
+					errs <- err
+					return
+				}
+				req.Header.Set("Content-Type", "application/json")
+				for i := range 60 {
+					req.Header.Set(fmt.Sprintf("X-Pad-%d", i), pad)
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					errs <- err
+					return
+				}
+				io.Copy(io.Discard, resp.Body) //nolint:errcheck // the status is what counts
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusBadRequest {
+					errs <- fmt.Errorf("PUT %s: %d, want 400", path, resp.StatusCode)
+					return
+				}
+			}
+		})
+	}
+	for i := range namespaces * perNamespace {
+		jobs <- fmt.Sprintf("/ns/rss-%d/api/v2/resource/%s", i%namespaces, "0b5c1c7e-3d7f-4d5e-9d55-6e2f0f0a1b2c")
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	peak := p.peak(t)
+	limit := budget*3/2 + 64<<20
+	t.Logf("%d requests of 122 KiB with 60 KiB of headers: peak resident memory %d MiB (bound %d MiB, budget %d MiB)",
+		namespaces*perNamespace, peak>>20, limit>>20, budget>>20)
+	if peak > limit {
+		t.Errorf("peak resident memory %d MiB, over 1.5 times the -journal-budget of %d MiB plus 64 MB", peak>>20, budget>>20)
+	}
+}

@@ -960,7 +960,7 @@ func (run *modelRun) use(name string) {
 	run.cur = name
 	sp := run.spaces[name]
 	if sp == nil {
-		ns, _, err := run.srv.addNamespace(name)
+		ns, _, err := run.srv.addNamespace(name, nil)
 		if err != nil {
 			run.fatalf("namespace %s: %v", name, err)
 		}

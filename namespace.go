@@ -41,18 +41,22 @@ type namespace struct {
 	journal *journal
 	faults  faultList
 	// created, and the Unix nanoseconds of the last request not the
-	// console's, set at its start and end (0: none), are what
-	// GET /__admin/namespaces shows and -namespace-idle reads.
-	created     time.Time
-	lastRequest atomic.Int64
-	// inFlight counts the client requests being served: a long poll or a
-	// hanging fault outlasts -namespace-idle without the namespace going.
+	// console's (lastRequest) and of the last request of any kind but a
+	// health probe (lastActivity), each set at its start and end (0:
+	// none), are what GET /__admin/namespaces shows; -namespace-idle reads
+	// lastActivity, so that a person using the console keeps it.
+	created      time.Time
+	lastRequest  atomic.Int64
+	lastActivity atomic.Int64
+	// inFlight counts the requests being served, the console's included: a
+	// long poll or a hanging fault outlasts -namespace-idle without the
+	// namespace going.
 	inFlight atomic.Int32
 }
 
-// idleSince is the namespace's last request, or its creation.
+// idleSince is the namespace's last activity, or its creation.
 func (ns *namespace) idleSince() time.Time {
-	if last := ns.lastRequest.Load(); last != 0 {
+	if last := ns.lastActivity.Load(); last != 0 {
 		return time.Unix(0, last)
 	}
 	return ns.created
@@ -95,11 +99,12 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 // addNamespace returns the namespace name, creating it from the seed unless
 // it exists (created says which): of two requests for one new name, only
 // one creates it. It is nil with an error when the name is new and the
-// limit reached.
-func (s *Server) addNamespace(name string) (ns *namespace, created bool, err error) {
+// limit reached. With x, x's request counts in it (enter) in the same step.
+func (s *Server) addNamespace(name string, x *exchange) (ns *namespace, created bool, err error) {
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()
 	if ns := s.spaces.byName[name]; ns != nil {
+		ns.enter(x)
 		return ns, false, nil
 	}
 	if len(s.spaces.byName) >= s.cfg.MaxNamespaces {
@@ -110,7 +115,60 @@ func (s *Server) addNamespace(name string) (ns *namespace, created bool, err err
 	ns = s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
 	s.spaces.byName[name] = ns
 	s.spaces.changed = nextGeneration()
+	ns.enter(x)
 	return ns, true, nil
+}
+
+// enterNamespace returns the namespace name if it exists, else nil, and
+// counts x's request in it (enter) under the same lock: the reaper, which
+// removes a namespace only with none in flight under the write lock, can
+// no longer remove it between the look-up and the count and leave the
+// request to answer into a namespace that is gone.
+func (s *Server) enterNamespace(x *exchange, name string) *namespace {
+	s.spaces.mu.RLock()
+	defer s.spaces.mu.RUnlock()
+	ns := s.spaces.byName[name]
+	if ns != nil {
+		ns.enter(x)
+	}
+	return ns
+}
+
+// enter counts x's request as activity in ns and in flight until finish
+// (leave), the console's included (a person using it keeps the namespace),
+// unless it is a health probe, which is no activity: a probe every few
+// seconds must not keep a leaked namespace for ever. Called under the
+// namespaces' lock.
+func (ns *namespace) enter(x *exchange) {
+	if x == nil || x.using != nil || isHealthProbe(x.req) {
+		return
+	}
+	ns.inFlight.Add(1)
+	ns.lastActivity.Store(x.start.UnixNano())
+	x.using = ns
+}
+
+// leave ends what enter began, at the request's end.
+func (ns *namespace) leave(x *exchange) {
+	now := time.Now().UnixNano()
+	ns.lastActivity.Store(now)
+	if x.client {
+		ns.lastRequest.Store(now)
+	}
+	ns.inFlight.Add(-1)
+}
+
+// transientNamespace is what a read that creates nothing (the console's,
+// a health probe) sees of a namespace that does not exist: a fresh one, as
+// the first client request would make it, kept by nobody.
+func (s *Server) transientNamespace(name string) *namespace {
+	return s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
+}
+
+// isHealthProbe: GET or HEAD of /__admin/health, in any namespace.
+func isHealthProbe(r *http.Request) bool {
+	_, rest, _ := splitNamespace(r.URL.Path)
+	return (r.Method == http.MethodGet || r.Method == http.MethodHead) && rest == "/__admin/health"
 }
 
 // lookupNamespace returns the namespace name if it exists, else nil.
@@ -135,10 +193,11 @@ func (s *Server) sortedNamespaces() []*namespace {
 
 func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
 	type entry struct {
-		Name        string
-		Resources   int
-		Created     time.Time
-		LastRequest *time.Time // null until a client's first request
+		Name         string
+		Resources    int
+		Created      time.Time
+		LastRequest  *time.Time // null until a client's first request
+		LastActivity *time.Time // any request's but a health probe's, the console's included: what -namespace-idle reads
 	}
 	all := s.sortedNamespaces()
 	out := struct {
@@ -149,6 +208,9 @@ func (s *Server) listNamespaces(x *exchange, r *http.Request) (any, error) {
 		out.Namespaces[i] = entry{Name: ns.name, Resources: ns.store.count(), Created: ns.created.UTC()}
 		if last := ns.lastRequest.Load(); last != 0 {
 			out.Namespaces[i].LastRequest = new(time.Unix(0, last).UTC())
+		}
+		if last := ns.lastActivity.Load(); last != 0 {
+			out.Namespaces[i].LastActivity = new(time.Unix(0, last).UTC())
 		}
 	}
 	return out, nil
@@ -326,7 +388,7 @@ func (s *Server) createNamespace(x *exchange, r *http.Request) (any, error) {
 	for range 8 {
 		rand.Read(suffix) //nolint:errcheck // crypto/rand.Read never fails (Go 1.24)
 		name := prefix + "-" + hex.EncodeToString(suffix)
-		_, isNew, err := s.addNamespace(name)
+		_, isNew, err := s.addNamespace(name, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -153,7 +153,7 @@ func TestNamespaceLifecycle(t *testing.T) {
 	}
 	a := e.in("a")
 	a.createPerson("Only-in-a")
-	e.in("b.2_x-Y").health()
+	e.in("b.2_x-Y").touch()
 	if got := e.namespaces(); !slices.Equal(got, []nsEntry{{"a", 3}, {"b.2_x-Y", 2}, {"default", 2}}) {
 		t.Fatalf("after first use: %+v", got)
 	}
@@ -214,7 +214,7 @@ func TestNamespacesSurviveRestart(t *testing.T) {
 			want[name] = append(want[name], e.in(name).createPerson(fmt.Sprintf("P%d", k)).Id)
 		}
 		if i%4 == 0 {
-			e.in(name).health() // exists, empty
+			e.in(name).touch() // exists, empty
 		}
 	}
 	want["default"] = []string{e.createPerson("D").Id}
@@ -296,7 +296,7 @@ func BenchmarkNamespaceHeap(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
 				for i := range 1000 {
-					if _, _, err := srv.addNamespace(fmt.Sprintf("ns-%d", i)); err != nil {
+					if _, _, err := srv.addNamespace(fmt.Sprintf("ns-%d", i), nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -642,7 +642,7 @@ func TestNamespaceListTimes(t *testing.T) {
 	before := time.Now()
 	e.expect(http.StatusCreated, http.MethodPost, "/__admin/namespaces", `{"Prefix": "idle"}`)
 	e.in("used").createPerson("Used")
-	e.in("watched").health()
+	e.in("watched").touch()
 	all := list()
 	var idle entry
 	for name, ns := range all {
@@ -669,15 +669,15 @@ func TestNamespaceIdleRemoved(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig()
 	e := startServer(t, cfg, nil)
-	e.in("old").health()
-	e.in("fresh").health()
-	e.health()
+	e.in("old").touch()
+	e.in("fresh").touch()
+	e.touch()
 	// Every namespace is older than a cutoff just after "fresh" is touched
 	// again; only "old" has not been touched since.
 	cutoff := time.Now()
 	for !time.Now().After(cutoff) {
 	}
-	e.in("fresh").health()
+	e.in("fresh").touch()
 	e.srv.removeIdleNamespaces(cutoff.Add(time.Nanosecond))
 	var names []string
 	for _, ns := range e.namespaces() {
@@ -697,7 +697,7 @@ func TestNamespaceIdleRemoved(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	c := clientAt(t, ts.URL)
-	c.in("leaked").health()
+	c.in("leaked").touch()
 	eventually(t, 10*time.Second, "the leaked namespace to go", func() bool {
 		return len(c.namespaces()) == 1
 	})
@@ -910,7 +910,7 @@ func TestNamespaceIdleSparesRequestsInFlight(t *testing.T) {
 func TestChangeMarkWaitsOutsideTheNamespaces(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, DefaultConfig(), nil).srv
-	if _, _, err := srv.addNamespace("other"); err != nil {
+	if _, _, err := srv.addNamespace("other", nil); err != nil {
 		t.Fatal(err)
 	}
 	busy := srv.defaultNS().store
@@ -928,7 +928,7 @@ func TestChangeMarkWaitsOutsideTheNamespaces(t *testing.T) {
 	}
 	added := make(chan error, 1)
 	go func() {
-		_, _, err := srv.addNamespace("fresh")
+		_, _, err := srv.addNamespace("fresh", nil)
 		added <- err
 	}()
 	var err error

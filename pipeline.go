@@ -34,7 +34,8 @@ import (
 //
 // The console's own requests (consoleHeader) skip the journal and the
 // faults: a test's faults, counts and waits must not depend on whether a
-// console is open.
+// console is open. They are activity all the same (-namespace-idle), and
+// their reads create no namespace.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := s.begin(w, r)
 	defer s.finish(x, r)
@@ -43,10 +44,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(x, err)
 		return
 	}
+	// The namespace first: a page refused by checkLocal is journaled in it.
+	x.ns = s.enterNamespace(x, nsName)
+	if afterLookupHook != nil {
+		afterLookupHook()
+	}
 	if !s.checkLocal(x, r) {
 		return
 	}
-	x.ns = s.lookupNamespace(nsName)
 	if len(s.cfg.CORSOrigins) > 0 && s.cors(x, r) {
 		return
 	}
@@ -55,6 +60,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.Auth != "" && !s.authenticate(x, r) {
 		return
+	}
+	// The console's reads observe, and a health probe asks whether the
+	// server is up: a namespace that does not exist is answered as a fresh
+	// one, not created, and never refused for -max-namespaces.
+	if x.ns == nil && (isHealthProbe(r) || x.observer && (r.Method == http.MethodGet || r.Method == http.MethodHead)) {
+		x.ns = s.transientNamespace(nsName)
 	}
 	// An anonymous health probe answers Status alone, which needs no
 	// namespace: without credentials nothing is created.
@@ -70,18 +81,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.mux.ServeHTTP(x, r)
 			return
 		}
-		if x.ns, _, err = s.addNamespace(nsName); err != nil {
+		if x.ns, _, err = s.addNamespace(nsName, x); err != nil {
 			s.writeError(x, err)
 			return
 		}
 		s.startJournal(x, r)
 	}
-	if x.ns != nil && !x.observer {
+	if x.using != nil && !x.observer {
+		x.client = true
 		x.ns.lastRequest.Store(x.start.UnixNano()) // a clock read costs 0.1 µs here
-		x.ns.inFlight.Add(1)                       // until finish: -namespace-idle leaves it alone
-		x.using = x.ns
 	}
-	f := s.takeFault(x, r)
+	f, err := s.takeFault(x, r)
+	if err != nil {
+		s.writeError(x, err)
+		return
+	}
 	if f.ID != 0 && !f.After && s.applyFault(x, r, f) {
 		return
 	}
@@ -112,6 +126,10 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) *exchange {
 	w.Header()["X-Request-Id"] = x.idHeader[:]
 	return x
 }
+
+// afterLookupHook, when set (by a test), runs right after a request has
+// found its namespace and counts in it.
+var afterLookupHook func()
 
 // consoleHeader marks the console's own requests (any value; the console
 // sends 1).

@@ -32,7 +32,8 @@ type exchange struct {
 	apiPath   string     // path without its /ns/{name} prefix, as the namespace's journal shows it
 	route     string     // apiPath as the routes spell it (canonicalAPIPath)
 	ns        *namespace // nil until authentication has passed
-	using     *namespace // the namespace this client request counts in, until finish
+	using     *namespace // the namespace this request counts in (activity, in flight), until finish
+	client    bool       // not the console's, and past authentication: it counts as a client's request
 
 	// The answer being written: its status once its header is (0 before),
 	// and its body's length so far.
@@ -174,10 +175,7 @@ func (x *exchange) Unwrap() http.ResponseWriter { return x.ResponseWriter }
 func (s *Server) finish(x *exchange, r *http.Request) {
 	defer x.release()
 	if ns := x.using; ns != nil {
-		defer func() {
-			ns.lastRequest.Store(time.Now().UnixNano())
-			ns.inFlight.Add(-1)
-		}()
+		defer ns.leave(x)
 	}
 	cut := false
 	if p := recover(); p != nil {

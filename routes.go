@@ -121,14 +121,16 @@ var routes = []route{
 			"400": errAnswer("An unknown query parameter.")}})},
 	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces, fixed(operation{
 		id: "listNamespaces", summary: "Namespaces",
-		description: "Every namespace with its resource count, when it was created and when a client last sent it a request (the console's own requests aside).",
+		description: "Every namespace with its resource count, when it was created, when a client last sent it a request (the console's own requests aside) and when it last had any request (health probes aside).",
 		answers: obj{"200": okAnswer("The namespaces, by name.", closed(obj{
 			"Namespaces": obj{"type": "array", "items": closed(obj{
 				"Name":        obj{"type": "string", "pattern": namespacePattern},
 				"Resources":   obj{"type": "integer", "minimum": 0},
 				"Created":     obj{"type": "string", "format": "date-time"},
-				"LastRequest": obj{"type": []string{"string", "null"}, "format": "date-time", "description": "null until a client's first request."}},
-				"Name", "Resources", "Created", "LastRequest")},
+				"LastRequest": obj{"type": []string{"string", "null"}, "format": "date-time", "description": "null until a client's first request."},
+				"LastActivity": obj{"type": []string{"string", "null"}, "format": "date-time",
+					"description": "The last request of any kind, the console's included, health probes excepted: what -namespace-idle reads. null until the first."}},
+				"Name", "Resources", "Created", "LastRequest", "LastActivity")},
 			"Total": obj{"type": "integer", "minimum": 1}}, "Namespaces", "Total")),
 			"400": errAnswer("An unknown query parameter.")}})},
 	{http.MethodPost, "/__admin/namespaces", (*Server).createNamespace, fixed(operation{

@@ -357,7 +357,7 @@ func TestMainDefaults(t *testing.T) {
 	want := options{
 		addr: "127.0.0.1:8080", logFormat: "text",
 		cfg: resourcedir.Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
-			JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: "assetic"},
+			JournalBudget: 32 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: "assetic"},
 	}
 	want.cfg.Snapshot, want.cfg.SnapshotInterval, want.snapshotDefault = "resourcedir.gob", 10*time.Second, true
 	if !reflect.DeepEqual(*o, want) {
