@@ -20,7 +20,7 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 	if got := (Config{JournalSize: -1}).withDefaults().JournalSize; got != 0 {
 		t.Errorf("JournalSize %d becomes %d, want 0 (off)", -1, got)
 	}
-	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigins: []string{"*"}, MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: "kendo", SnapshotInterval: time.Second}
+	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigins: []string{"*"}, MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: "kendo", SnapshotInterval: time.Second, ServiceVersion: "1.2.3.4", CreateStatus: 200}
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set values: %+v", got)
 	}

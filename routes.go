@@ -3,6 +3,7 @@ package resourcedir
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -33,10 +34,15 @@ var routes = []route{
 		return operation{id: "createResource", summary: "Create a resource",
 			description: fmt.Sprintf("Creates one resource. The body must be declared as JSON and be at most %d bytes.", l.MaxBody),
 			body:        jsonBody(ref("CreateRequest"), "The new resource."),
-			answers: obj{"200": okAnswer("Created.", ref("CreateResponse")),
+			answers: obj{strconv.Itoa(l.CreateStatus): okAnswer(createdNote(l.CreateStatus), ref("CreateResponse")),
 				"400": errAnswer("The body is not a JSON object, or breaks a rule; ModelState names every offending property."),
 				"413": respRef("PayloadTooLarge"), "415": respRef("UnsupportedMediaType")}}
 	}},
+	{http.MethodGet, versionPath, (*Server).serviceVersion, fixed(operation{
+		id: "getVersion", summary: "The service's version",
+		description: "A .NET System.Version: the version of the service (-service-version here). The vendor's client asks for it first.",
+		pathNote:    "The service's version. Fixed path segments match in any case and one trailing slash is tolerated. Other methods: 405 with Allow.",
+		answers:     obj{"200": okAnswer("The version.", ref("ServiceVersion"))}})},
 	{http.MethodPut, "/api/v2/resource/{id}", (*Server).update, fixed(operation{
 		id: "updateResource", summary: "Replace a resource",
 		description: "A full replacement: the body carries every editable property.",
@@ -164,11 +170,22 @@ var routes = []route{
 			"404": errAnswer("No such file.")}})},
 	{http.MethodGet, "/__admin/openapi.json", (*Server).handleOpenAPI, fixed(operation{
 		id: "openapi", summary: "This document",
-		answers: obj{"200": okAnswer("The OpenAPI document.", obj{"type": "object", "additionalProperties": true})}})},
+		params: []any{queryParam("scope", "api: the document of the emulated API alone (/api/v2, without the /ns/{namespace} twins or the controls), "+
+			"for an application's production client. Absent: the whole document. Another value is a 400.", obj{"type": "string", "enum": []string{scopeAPI}})},
+		answers: obj{"200": okAnswer("The OpenAPI document.", obj{"type": "object", "additionalProperties": true}),
+			"400": errAnswer("An unknown scope or query parameter.")}})},
 }
 
 // fixed is the documentation of a route that the server's limits do not
 // change: one value serves every document, which only copies from it.
 func fixed(o operation) func(openAPILimits) operation {
 	return func(openAPILimits) operation { return o }
+}
+
+// createdNote describes a create's success for the status in force.
+func createdNote(status int) string {
+	if status == http.StatusOK {
+		return "Created; this server answers 200 (-create-status 200), as some tenants do, where the real service answers 201."
+	}
+	return "Created."
 }

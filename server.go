@@ -31,6 +31,8 @@ type Server struct {
 	spaces namespaces
 	seed   *base // the -seed file, frozen: where every namespace starts
 
+	version serviceVersion // what GET /api/v2/version answers
+
 	// closing is closed when the server begins to shut down, to cut
 	// injected delays short.
 	closing      chan struct{}

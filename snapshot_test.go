@@ -1181,7 +1181,7 @@ func snapServe(t testing.TB, h http.Handler, method, target, body string) (int, 
 func snapCreate(t *testing.T, h http.Handler, body string) string {
 	t.Helper()
 	code, resp := snapServe(t, h, http.MethodPost, "/api/v2/resource", body)
-	if code != http.StatusOK {
+	if code != http.StatusCreated {
 		t.Fatalf("create %s: %d %s", body, code, resp)
 	}
 	var out struct{ Data []struct{ Id string } }

@@ -109,7 +109,7 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	}
 	// -max-body
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/api/v2/resource", `{"Company": "`+strings.Repeat("x", 300)+`"}`, auth...)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "small"}`, auth...)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "small"}`, auth...)
 	// -journal-size
 	var j struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &j)
@@ -210,7 +210,7 @@ func TestRunEnvironment(t *testing.T) {
 	// The seed's Ids come from the seed file; -id-seed makes the Ids of
 	// creations repeat.
 	var created struct{ Data []seededResource }
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Created"}`, auth...).decode(t, &created)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "Created"}`, auth...).decode(t, &created)
 	seed := uint64(5)
 	if want := startServer(t, resourcedir.DefaultConfig(), &seed).createPerson("Ref").Id; created.Data[0].Id != want {
 		t.Errorf("RESOURCEDIR_ID_SEED 5: Id %s, want %s", created.Data[0].Id, want)
