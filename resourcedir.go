@@ -241,7 +241,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		s.log.Error("the seed could not be loaded; namespaces start empty", "error", err)
 		seed = emptyBase
 	}
-	s.seed = seed
+	s.seed, s.seedAge = seed, map[*base]uint64{seed: 0}
 	store.setSeed(seed)
 	def := s.newNamespace(defaultNamespace, store)
 	s.spaces.byName = map[string]*namespace{defaultNamespace: def}

@@ -125,6 +125,19 @@ var routes = []route{
 		answers: obj{"200": okAnswer("Reset; Resources is how many the directory holds now (the -seed file's).", closed(obj{
 			"Status": obj{"type": "string", "enum": []string{"reset"}}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
 			"400": errAnswer("An unknown query parameter.")}})},
+	{http.MethodPut, "/__admin/seed", (*Server).putSeed, func(l openAPILimits) operation {
+		return operation{id: "putSeed", summary: "Make the current seed",
+			description: fmt.Sprintf("Server-wide (not under /ns/{namespace}). The array becomes the current seed, as -seed is at start: namespaces made or reset after it start from it; "+
+				"the others, default included, keep what they have until reset. Create rules apply; an Id may be given, the others are derived from the content, the same for the same seed. "+
+				"At most %d distinct seeds are held at once (the current one and those namespaces are on). At most %d bytes (-max-seed-body).", maxHeldSeeds, l.MaxSeedBody),
+			body: jsonBody(obj{"type": "array", "items": ref("SeedResource")}, "The resources, in order."),
+			answers: obj{"200": okAnswer("The current seed now; Ids are its resources' Ids, in order.", ref("SeedResponse")),
+				"400": errAnswer("Not an array of objects, or an item breaks a rule; ModelState keys are \"[i].Property\"."), "413": respRef("PayloadTooLarge"),
+				"409": errAnswer(fmt.Sprintf("%d distinct seeds are held already; the Message names the namespaces on the oldest, which a reset or removal lets go.", maxHeldSeeds))}}
+	}},
+	{http.MethodGet, "/__admin/seed", (*Server).getSeed, fixed(operation{
+		id: "getSeed", summary: "The current seed", description: "Server-wide. The current seed (the -seed file, or the last PUT /__admin/seed), with the Ids its resources get.",
+		answers: obj{"200": okAnswer("The current seed.", ref("ResourceSet"))}})},
 	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces, fixed(operation{
 		id: "listNamespaces", summary: "Namespaces",
 		description: "Every namespace with its resource count, when it was created and when a client last sent it a request (the console's own requests aside).",
