@@ -433,3 +433,29 @@ func TestRunTFiltersInAnyCase(t *testing.T) {
 		t.Errorf("a filter only kendo takes: %d %s", status, body)
 	}
 }
+
+// TestDirectoryPutSeed: PutSeed is server-wide, whichever namespace's
+// handle calls it; namespaces made after it start from it.
+func TestDirectoryPutSeed(t *testing.T) {
+	t.Parallel()
+	dir := resourcedir.RunT(t, resourcedir.Config{})
+	before := dir.Namespace(t)
+	ids := before.PutSeed(`[{"Company": "Put One"}, {"Id": "00000000-0000-4000-8000-000000000001", "Company": "Put Two"}]`)
+	if len(ids) != 2 || ids[1] != "00000000-0000-4000-8000-000000000001" {
+		t.Fatalf("PutSeed: %v", ids)
+	}
+	var all []struct{ Id, Company string }
+	dir.Namespace(t).Resources(&all)
+	if len(all) != 2 || all[0].Id != ids[0] || all[1].Company != "Put Two" {
+		t.Errorf("a namespace made after PutSeed: %+v", all)
+	}
+	before.Resources(&all)
+	if len(all) != 0 {
+		t.Errorf("a namespace made before PutSeed holds %d, want none until reset", len(all))
+	}
+	before.Reset()
+	before.Resources(&all)
+	if len(all) != 2 {
+		t.Errorf("after its reset: %d, want the seed's 2", len(all))
+	}
+}

@@ -121,8 +121,8 @@ var routes = []route{
 			"409": errAnswer("Snapshots are off (-snapshot \"\")."),
 			"500": errAnswer("The snapshot could not be written; the Message gives the request id and a reason.")}})},
 	{http.MethodPost, "/__admin/reset", (*Server).reset, fixed(operation{
-		id: "reset", summary: "Reset", description: "Resources, journal and faults back to empty; the -seed file is loaded again when one was given.",
-		answers: obj{"200": okAnswer("Reset; Resources is how many the directory holds now (the -seed file's).", closed(obj{
+		id: "reset", summary: "Reset", description: "Resources, journal and faults back to empty, then the current seed (the -seed file, or the last PUT /__admin/seed) loaded again.",
+		answers: obj{"200": okAnswer("Reset; Resources is how many the directory holds now (the current seed's).", closed(obj{
 			"Status": obj{"type": "string", "enum": []string{"reset"}}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
 			"400": errAnswer("An unknown query parameter.")}})},
 	{http.MethodPut, "/__admin/seed", (*Server).putSeed, func(l openAPILimits) operation {
