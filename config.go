@@ -106,7 +106,8 @@ const journalOff = -1
 
 // withDefaults fills the limits a caller left at zero from defaultConfig,
 // rather than divide every list by zero or refuse every body. A negative
-// JournalSize becomes 0, which the server reads as off.
+// JournalSize stays negative (journalOff): Open and newServer both apply
+// the defaults, and an "off" turned into 0 here became 1000 the second time.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	atLeastOne(&c.MaxPageSize, d.MaxPageSize)
@@ -119,7 +120,9 @@ func (c Config) withDefaults() Config {
 	if c.JournalSize == 0 {
 		c.JournalSize = d.JournalSize
 	}
-	c.JournalSize = max(c.JournalSize, 0)
+	if c.JournalSize < 0 {
+		c.JournalSize = journalOff
+	}
 	c.Filters = cmp.Or(c.Filters, d.Filters)
 	c.ServiceVersion = cmp.Or(c.ServiceVersion, d.ServiceVersion)
 	c.CreateStatus = cmp.Or(c.CreateStatus, d.CreateStatus)

@@ -16,9 +16,10 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 	if got := (Config{}).withDefaults(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Config{}.withDefaults() = %+v, want %+v", got, want)
 	}
-	// A negative JournalSize turns the journal off: 0 is the default.
-	if got := (Config{JournalSize: -1}).withDefaults().JournalSize; got != 0 {
-		t.Errorf("JournalSize %d becomes %d, want 0 (off)", -1, got)
+	// A negative JournalSize turns the journal off: 0 is the default. The
+	// defaults are applied twice (Open, newServer): off must stay off.
+	if got := (Config{JournalSize: -5}).withDefaults().withDefaults().JournalSize; got != journalOff {
+		t.Errorf("JournalSize %d becomes %d, want %d (off)", -5, got, journalOff)
 	}
 	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigins: []string{"*"}, MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: "kendo", SnapshotInterval: time.Second, ServiceVersion: "1.2.3.4", CreateStatus: 200}
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {

@@ -106,7 +106,7 @@ var openAPIDocs sync.Map // openAPILimits -> []byte
 // openAPILimitsOf is what the document states of cfg.
 func openAPILimitsOf(cfg Config) openAPILimits {
 	return openAPILimits{MaxPageSize: cfg.MaxPageSize, MaxBody: cfg.MaxBody, MaxSeedBody: cfg.MaxSeedBody,
-		JournalSize: cfg.JournalSize, Filters: filterDialect(cfg.Filters), CreateStatus: cmp.Or(cfg.CreateStatus, http.StatusCreated)}
+		JournalSize: max(cfg.JournalSize, 0), Filters: filterDialect(cfg.Filters), CreateStatus: cmp.Or(cfg.CreateStatus, http.StatusCreated)}
 }
 
 type obj = map[string]any

@@ -29,6 +29,10 @@ type options struct {
 	logFormat       string
 	version         bool
 	exitWithParent  bool
+	linger          bool // after the command after --, serve until a signal
+	// snapshotDefault: -snapshot is the default, chosen by neither a flag
+	// nor a variable, which a refusal of its folder says.
+	snapshotDefault bool
 	logLevel        slog.Level
 	cfg             resourcedir.Config // the flags that are a Config's fields write there
 	// command is what follows --: run it against the server, then stop.
@@ -53,7 +57,8 @@ func newFlagSet(o *options) *flag.FlagSet {
   resourcedir health [URL]                   exit 0 when the server at URL (http://127.0.0.1:8080)
                                              answers its health check, 1 with the reason otherwise
   resourcedir SUBCOMMAND -h                  that subcommand's flags
-Every flag can also be set as RESOURCEDIR_<FLAG>, such as RESOURCEDIR_SNAPSHOT_INTERVAL=30s.
+Every flag can also be set as RESOURCEDIR_<FLAG>, such as RESOURCEDIR_SNAPSHOT_INTERVAL=30s,
+except the actions -version and -help.
 
 Flags:
 `)
@@ -63,14 +68,15 @@ Flags:
 	fs.StringVar(&o.addrFile, "addr-file", "", "`file` to write the served URL to once the server accepts connections (removed at exit)")
 	fs.StringVar(&o.cfg.Snapshot, "snapshot", "resourcedir.gob", "snapshot `file`; \"off\" or \"\" keeps everything in memory only (a file named off is ./off)")
 	fs.Var(durationFlag{&o.cfg.SnapshotInterval}, "snapshot-interval", "how often to write the snapshot when something changed (a `duration`: 10s, 500ms, 1m)")
-	fs.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate generated at start for localhost, 127.0.0.1, ::1 and the -allowed-hosts names")
-	fs.StringVar(&o.tlsCAFile, "tls-ca-file", "", "`file` to write the generated certificate's CA to (default: beside the snapshot, else a temporary folder)")
+	fs.BoolVar(&o.tls, "tls", false, "serve HTTPS with a certificate minted at start for localhost, 127.0.0.1, ::1 and the -allowed-hosts names, signed by the user's CA (made once: <user config folder>/resourcedir/ca.pem)")
+	fs.StringVar(&o.tlsCAFile, "tls-ca-file", "", "`file` to copy the user's CA certificate to, for clients to trust (default: none; RESOURCEDIR_CA_FILE and the start-up line name <user config folder>/resourcedir/ca.pem)")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate `file` (with -tls-key) instead of a generated one")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key `file` of -tls-cert")
 	fs.StringVar(&o.cfg.SeedFile, "seed", "", "JSON `file` with an array of resources to load into an empty store at boot (at most -max-seed-body bytes)")
 	fs.StringVar(&o.idSeed, "id-seed", "", "integer `seed` that makes generated GUIDs the same on every run")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.linger, "linger", false, "with -- COMMAND: keep serving, console included, after COMMAND exits, until SIGINT or SIGTERM; then exit with COMMAND's status")
 	fs.BoolVar(&o.exitWithParent, "exit-with-parent", false, "stop as at SIGTERM when the process that started this one dies (Linux, macOS): what a test harness's launcher passes")
 	fs.Func("log-level", "least severe `level` logged: debug, info (the default: one line per request), warn (problems only) or error", func(s string) error {
 		level, ok := logLevels[s]
@@ -114,6 +120,11 @@ Flags:
 	return fs
 }
 
+// actionFlags do something instead of serving: a variable left in an
+// environment (RESOURCEDIR_VERSION=v0.3.0 in a CI job) must not turn every
+// start into that action, so they have none.
+var actionFlags = map[string]bool{"version": true, "help": true}
+
 // envName is the environment variable that sets a flag.
 func envName(flagName string) string {
 	return "RESOURCEDIR_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
@@ -139,6 +150,7 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	env := environMap(environ)
+	o.snapshotDefault = !set["snapshot"] && env[envName("snapshot")] == ""
 	if o.command != nil {
 		// A test run wants a free port, nothing left on disk and a quiet
 		// log; a flag or variable that says otherwise still wins.
@@ -153,7 +165,7 @@ func parseOptions(args, environ []string, stderr io.Writer) (*options, error) {
 		name := envName(f.Name)
 		v := env[name]
 		// An empty variable counts as unset, as in most shells' ${VAR:-}.
-		if v == "" || set[f.Name] || envErr != nil {
+		if v == "" || set[f.Name] || envErr != nil || actionFlags[f.Name] {
 			return
 		}
 		if err := fs.Set(f.Name, v); err != nil {
@@ -206,7 +218,9 @@ func (o *options) check() error {
 
 // flagError names the closest flag to an unknown one, and for the
 // generator's seed, once spelt -seed, its new name: a user is not left guessing.
-func flagError(fs *flag.FlagSet, err error) error {
+// A -port, as other servers spell it, is an -addr on loopback (by
+// meaning: by spelling, -port was closest to -cors).
+func flagError(fs *flag.FlagSet, err error, args []string) error {
 	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
 	if !unknown {
 		return err
@@ -215,6 +229,9 @@ func flagError(fs *flag.FlagSet, err error) error {
 	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 	if name == "seed" && slices.Contains(names, "rand-seed") {
 		return errors.New("-seed is the server's seed file; this subcommand's integer seed is -rand-seed")
+	}
+	if name == "port" && slices.Contains(names, "addr") {
+		return fmt.Errorf("unknown flag -port; did you mean -addr 127.0.0.1:%s? (%s -help lists every flag)", portArg(args), fs.Name())
 	}
 	closest, _ := resourcedir.ClosestName(name, names)
 	return fmt.Errorf("unknown flag -%s; did you mean -%s? (%s -help lists every flag)", name, closest, fs.Name())
@@ -242,12 +259,31 @@ func parseSubcommand(fs *flag.FlagSet, args []string, positional int, stderr io.
 			fs.Usage()
 			return err
 		}
-		return flagError(fs, err)
+		return flagError(fs, err, args)
 	}
 	if fs.NArg() > positional {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(positional))
 	}
 	return nil
+}
+
+// portArg is the value given to -port in args, or PORT when there is no
+// number to repeat.
+func portArg(args []string) string {
+	for i, a := range args {
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		v, withValue := strings.CutPrefix(a, "port=")
+		if !withValue && a == "port" && i+1 < len(args) {
+			v = args[i+1]
+		} else if !withValue {
+			continue
+		}
+		if _, err := strconv.ParseUint(v, 10, 16); err == nil {
+			return v
+		}
+		break
+	}
+	return "PORT"
 }
 
 // durationFlag is a time.Duration flag whose error, for a number without
@@ -289,7 +325,11 @@ func environMap(environ []string) map[string]string {
 // names no flag, with the closest flag: a typo must not pass silently.
 func unknownEnvVars(environ []string) []string {
 	known := map[string]string{} // variable -> flag
-	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) { known[envName(f.Name)] = f.Name })
+	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) {
+		if !actionFlags[f.Name] {
+			known[envName(f.Name)] = f.Name
+		}
+	})
 	names := slices.Sorted(maps.Keys(known))
 	var warnings []string
 	for _, kv := range environ {
@@ -298,6 +338,10 @@ func unknownEnvVars(environ []string) []string {
 		// what a resourcedir started by it finds), and import's and compare's -auth.
 		_, ok := known[name]
 		if ok || !strings.HasPrefix(name, "RESOURCEDIR_") || slices.Contains([]string{urlVar, caFileVar, fromAuthEnv}, name) {
+			continue
+		}
+		if flagName := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(name, "RESOURCEDIR_"), "_", "-")); actionFlags[flagName] {
+			warnings = append(warnings, fmt.Sprintf("environment %s names no flag: -%s is an action, given on the command line only (resourcedir -%s)", name, flagName, flagName))
 			continue
 		}
 		closest, _ := resourcedir.ClosestName(name, names)

@@ -181,11 +181,22 @@ func builtBinary(t testing.TB) string {
 	return builtBin.path
 }
 
+// testConfigHome is the XDG_CONFIG_HOME of every resourcedir the tests
+// start (binaryEnv): -tls keeps its CA in the user's config folder, and a
+// test must never touch the real user's.
+var testConfigHome string
+
 func TestMain(m *testing.M) {
 	// As Main does, before anything runs: the tests and benchmarks make
 	// GUIDs as the binary does.
 	uuid.EnableRandPool()
+	var err error
+	if testConfigHome, err = os.MkdirTemp("", "resourcedir-config-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	os.RemoveAll(testConfigHome)
 	if builtBin.dir != "" {
 		os.RemoveAll(builtBin.dir)
 	}
@@ -212,6 +223,13 @@ var binaryServingLine = regexp.MustCompile(`msg=serving addr=(https?://\S+)`)
 // process's own choice, so that no other test can take it in between.
 func startBinary(t testing.TB, bin, dir string, args ...string) *binaryProc {
 	t.Helper()
+	return startBinaryEnv(t, bin, dir, nil, args...)
+}
+
+// startBinaryEnv is startBinary with env ("NAME=value") added to the
+// environment.
+func startBinaryEnv(t testing.TB, bin, dir string, env []string, args ...string) *binaryProc {
+	t.Helper()
 	p := &binaryProc{t: t, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, append([]string{"-addr", "127.0.0.1:0", "-log-format", "text"}, args...)...)
 	p.cmd.Dir = dir
@@ -222,6 +240,7 @@ func startBinary(t testing.TB, bin, dir string, args ...string) *binaryProc {
 			p.cmd.Env = append(p.cmd.Env, kv)
 		}
 	}
+	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -255,15 +274,16 @@ func startBinary(t testing.TB, bin, dir string, args ...string) *binaryProc {
 }
 
 // binaryEnv is the environment without RESOURCEDIR_ variables, which would
-// change how a resourcedir the tests start runs.
+// change how a resourcedir the tests start runs, and with testConfigHome as
+// XDG_CONFIG_HOME, where -tls keeps the user's CA.
 func binaryEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "RESOURCEDIR_") {
+		if !strings.HasPrefix(kv, "RESOURCEDIR_") && !strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
 			env = append(env, kv)
 		}
 	}
-	return env
+	return append(env, "XDG_CONFIG_HOME="+testConfigHome)
 }
 
 // waitAddrFile returns the URL that a child process started with -addr

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -262,6 +263,7 @@ var runFlagCases = []runFlagCase{
 	{"addr", "127.0.0.1:9", "0.0.0.0:10", func(o *options) any { return o.addr }, "127.0.0.1:9", "0.0.0.0:10"},
 	{"addr-file", "a.url", "b.url", func(o *options) any { return o.addrFile }, "a.url", "b.url"},
 	{"version", "true", "false", func(o *options) any { return o.version }, true, false},
+	{"linger", "true", "false", func(o *options) any { return o.linger }, true, false},
 	{"exit-with-parent", "true", "false", func(o *options) any { return o.exitWithParent }, true, false},
 	{"snapshot", "a.gob", "b.gob", func(o *options) any { return o.cfg.Snapshot }, "a.gob", "b.gob"},
 	{"snapshot-interval", "3s", "1m", func(o *options) any { return o.cfg.SnapshotInterval }, 3 * time.Second, time.Minute},
@@ -322,6 +324,14 @@ func TestMainEveryFlagAndItsEnvironmentVariable(t *testing.T) {
 				t.Errorf("-%s %s: got %v, want %v", c.name, c.value, got, c.want)
 			}
 			env := map[string]string{runEnvName(c.name): c.value}
+			if actionFlags[c.name] {
+				// An action has no variable: RESOURCEDIR_VERSION=v0.3.0
+				// in a CI job's environment must not print and exit.
+				if _, err := parseOptions(nil, runEnviron(env), io.Discard); err == nil || !strings.Contains(err.Error(), "is an action, given on the command line only") {
+					t.Errorf("%s=%s: %v, want a refusal", runEnvName(c.name), c.value, err)
+				}
+				return
+			}
 			o, err = parseOptions(nil, runEnviron(env), io.Discard)
 			if err != nil {
 				t.Fatalf("%s=%s: %v", runEnvName(c.name), c.value, err)
@@ -352,7 +362,7 @@ func TestMainDefaults(t *testing.T) {
 			JournalBudget: 256 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: "assetic",
 			ServiceVersion: "2026.4.1.1", CreateStatus: 201},
 	}
-	want.cfg.Snapshot, want.cfg.SnapshotInterval = "resourcedir.gob", 10*time.Second
+	want.cfg.Snapshot, want.cfg.SnapshotInterval, want.snapshotDefault = "resourcedir.gob", 10*time.Second, true
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults %+v, want %+v", *o, want)
 	}
@@ -1070,15 +1080,18 @@ func TestMainCommand(t *testing.T) {
 	}{
 		{name: "health", args: []string{"--", "sh", "-c", `curl -fsS "$RESOURCEDIR_URL/__admin/health"`},
 			stdout: `{"Status":"ok","Resources":0}`},
-		{name: "exit status", args: []string{"--", "sh", "-c", "exit 3"}, code: 3},
+		{name: "exit status", args: []string{"--", "sh", "-c", "exit 3"}, code: 3,
+			stderr: "resourcedir: sh exited with status 3; no namespace received requests\n"},
 		{name: "url", args: []string{"--", "sh", "-c", checkURL}, stdout: "url ok\n"},
 		// Set by an outer resourcedir -- ...: replaced, and no warning.
 		{name: "url replaced", env: []string{"RESOURCEDIR_URL=http://elsewhere:1"}, args: []string{"--", "sh", "-c", checkURL}, stdout: "url ok\n"},
 		{name: "arguments verbatim", args: []string{"--", "sh", "-c", `printf '[%s]' "$@"`, "sh", "a b", "", "$HOME", "--"},
 			stdout: "[a b][][$HOME][--]"},
 		{name: "stdin", stdin: "piped\n", args: []string{"--", "cat"}, stdout: "piped\n"},
-		{name: "stderr", args: []string{"--", "sh", "-c", "echo oops >&2; exit 1"}, code: 1, stderr: "oops\n"},
-		{name: "killed", args: []string{"--", "sh", "-c", "kill -KILL $$"}, code: 128 + 9},
+		{name: "stderr", args: []string{"--", "sh", "-c", "echo oops >&2; exit 1"}, code: 1,
+			stderr: "oops\nresourcedir: sh exited with status 1; no namespace received requests\n"},
+		{name: "killed", args: []string{"--", "sh", "-c", "kill -KILL $$"}, code: 128 + 9,
+			stderr: "resourcedir: sh exited with status 137; no namespace received requests\n"},
 		{name: "not found", args: []string{"--", "no-such-command", "arg"}, code: 127,
 			stderr: "resourcedir: cannot run no-such-command: executable file not found in $PATH\n"},
 		{name: "not executable", args: []string{"--", "/dev/null"}, code: 127,
@@ -1230,6 +1243,16 @@ func TestMainStartupErrors(t *testing.T) {
 			"unknown flag -adr; did you mean -addr? (resourcedir -help lists every flag)"},
 		{"unknown flag with a command", nil, append([]string{"--snapshot-intervall", "5s"}, ran...),
 			"unknown flag -snapshot-intervall; did you mean -snapshot-interval? (resourcedir -help lists every flag)"},
+		{"-port", nil, []string{"-port", "8080"},
+			"unknown flag -port; did you mean -addr 127.0.0.1:8080? (resourcedir -help lists every flag)"},
+		{"-port=", nil, []string{"-snapshot", "off", "--port=9000"},
+			"unknown flag -port; did you mean -addr 127.0.0.1:9000? (resourcedir -help lists every flag)"},
+		{"RESOURCEDIR_VERSION", []string{"RESOURCEDIR_VERSION=v0.3.0"}, []string{"-snapshot", "off"},
+			"environment RESOURCEDIR_VERSION names no flag: -version is an action, given on the command line only (resourcedir -version)"},
+		{"RESOURCEDIR_VERSION=1", []string{"RESOURCEDIR_VERSION=1"}, ran,
+			"environment RESOURCEDIR_VERSION names no flag: -version is an action, given on the command line only (resourcedir -version)"},
+		{"RESOURCEDIR_HELP", []string{"RESOURCEDIR_HELP=true"}, []string{"-snapshot", "off"},
+			"environment RESOURCEDIR_HELP names no flag: -help is an action, given on the command line only (resourcedir -help)"},
 		{"unknown flag=value", nil, []string{"-max-namespace=5"},
 			"unknown flag -max-namespace; did you mean -max-namespaces? (resourcedir -help lists every flag)"},
 		{"duration without a unit", nil, []string{"-snapshot-interval", "5"},
@@ -1407,4 +1430,59 @@ func TestRunServiceVersionAndCreateStatus(t *testing.T) {
 	}
 	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Two hundred"}`)
 	e.expect(http.StatusOK, http.MethodPost, "/ns/other/api/v2/resource", `{"Company": "Two hundred"}`)
+}
+
+// -journal-size 0 kept a journal of 1000: the program turned 0 into "off"
+// (-1), and the library's defaults, applied twice, turned that back into
+// the default. The journal is off through the binary's own flags.
+func TestRunJournalSizeZeroTurnsTheJournalOff(t *testing.T) {
+	t.Parallel()
+	p := runStart(t, runArgs("-journal-size", "0"), nil)
+	c := clientAt(t, p.url)
+	c.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
+	var j struct {
+		Requests []wireEntry
+		Count    int
+		Journal  string
+	}
+	c.getJSON("/__admin/requests", &j)
+	if j.Journal != "off" || j.Count != 0 || len(j.Requests) != 0 {
+		t.Errorf("-journal-size 0: Journal %q, Count %d, %d entries; want off and none", j.Journal, j.Count, len(j.Requests))
+	}
+	p.stopClean()
+}
+
+// A newcomer's first start in a folder they cannot write was refused
+// naming a path they never chose; it says it is the default and the way
+// out.
+func TestMainDefaultSnapshotUnwritable(t *testing.T) {
+	t.Parallel()
+	// sysfs takes no new files, even from root.
+	got := runBinary(t, "/sys", nil, "", "-addr", "127.0.0.1:0")
+	want := "resourcedir: snapshot resourcedir.gob: the folder /sys cannot be written (permission denied); " +
+		"resourcedir.gob in the working directory is the default snapshot: run with -snapshot off to keep everything in memory, or -snapshot PATH to write it elsewhere\n"
+	if got.code != 1 || got.stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and:\n%s", got.code, got.stderr, want)
+	}
+}
+
+// In the image, a /data that the container's user cannot write (a bind
+// mount of a folder of the host's user) says whom the image runs as and
+// how to give it the folder.
+func TestMainImageDataUnwritable(t *testing.T) {
+	t.Parallel()
+	denied := func(string) error { return fs.ErrPermission }
+	err := checkSnapshotFolder("/data/resourcedir.gob", false, denied)
+	want := "snapshot /data/resourcedir.gob: the folder /data cannot be written (permission denied) by uid " + strconv.Itoa(os.Getuid()) +
+		"; the image runs as 65532:65532: give it the folder, as in podman run -v DIR:/data:U, or chown 65532:65532 DIR (or run with -snapshot off)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	// Elsewhere, a path of one's own is the library's to check.
+	if err := checkSnapshotFolder("/srv/x.gob", false, denied); err != nil {
+		t.Errorf("a chosen path outside /data: %v", err)
+	}
+	if err := checkSnapshotFolder("/data/x.gob", false, func(string) error { return nil }); err != nil {
+		t.Errorf("a writable /data: %v", err)
+	}
 }

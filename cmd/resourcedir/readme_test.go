@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,34 +20,15 @@ import (
 	"github.com/resourcedir/resourcedir"
 )
 
-// The README's recipes each follow a "<!-- readme-test: NAME -->" line;
-// TestReadmeExamples reads them from README.md and runs them, so the
-// README cannot rot.
-
-// readmeSnippet returns the code block that follows the marker for name.
-func readmeSnippet(t *testing.T, name string) string {
-	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(readme), "<!-- readme-test: "+name+" -->\n```")
-	if !ok {
-		t.Fatalf("README.md has no snippet marked %q", name)
-	}
-	_, rest, _ = strings.Cut(rest, "\n") // the fence's language tag
-	code, _, ok := strings.Cut(rest, "```\n")
-	if !ok {
-		t.Fatalf("README.md: the snippet %q has no closing fence", name)
-	}
-	return code
-}
+// The recipes of README.md and docs/ each follow a "<!-- readme-test:
+// NAME -->" line; TestReadmeExamples reads them (docsSnippet, in
+// docs_test.go) and runs them as written, so the documentation cannot rot.
 
 // readmeCommand returns the line of the README's "run" snippet that holds
 // part: the command line a user types.
 func readmeCommand(t *testing.T, part string) string {
 	t.Helper()
-	for _, line := range strings.Split(readmeSnippet(t, "run"), "\n") {
+	for _, line := range strings.Split(docsSnippet(t, "run"), "\n") {
 		if strings.Contains(line, part) {
 			return line
 		}
@@ -55,7 +37,7 @@ func readmeCommand(t *testing.T, part string) string {
 	return ""
 }
 
-// readmeManyTests is a package of 32 parallel tests on the README's Go
+// readmeManyTests is a package of 32 parallel tests on docs/go.md's
 // recipe (its people and createResource), each a user's test of a client:
 // creates retried through a 503, a filtered and paged list, a PUT, and the
 // journal. They call RunT, and after the README's swap ConnectT.
@@ -131,25 +113,66 @@ func TestMany(t *testing.T) {
 }
 `
 
-// readmeSwap is the README's one change that runs the Go recipe against a
+// readmeSwap is docs/go.md's one change that runs the Go recipe against a
 // server in another process.
 var readmeSwap = [2]string{"resourcedir.RunT(t, people)", "resourcedir.ConnectT(t)"}
 
 func TestReadmeExamples(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the README's recipes build and run modules of their own for a minute; they run without -short, as in CI")
+		t.Skip("the documentation's recipes build and run modules of their own for minutes; they run without -short, as in CI")
 	}
 	tmp := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	env := readmePath(binaryEnv(), filepath.Dir(builtBinary(t)))
-	readmeSeed := readmeSnippet(t, "seed")
-	readmeGo := readmeSnippet(t, "go")
+	checkout, err := filepath.Abs(docsRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
 
-	// run runs a command line of the README with sh in dir, and returns its
-	// output; it fails the test unless the command succeeds.
+	// Every snippet of docsRunSnippets is read by a subtest below; the
+	// check at the end makes sure none was forgotten.
+	read := map[string]bool{}
+	snippet := func(t *testing.T, name string) string {
+		t.Helper()
+		read[name] = true
+		return docsSnippet(t, name)
+	}
+	command := func(t *testing.T, part string) string {
+		t.Helper()
+		read["run"] = true
+		return readmeCommand(t, part)
+	}
+	defer func() {
+		if strings.Contains(flag.Lookup("test.run").Value.String(), "/") {
+			return // some subtests were chosen with -run: the others read theirs
+		}
+		for _, name := range docsRunSnippets {
+			if !read[name] {
+				t.Errorf("the snippet %q was never run", name)
+			}
+		}
+	}()
+
+	// The README's install line, run in the checkout as written; the one
+	// substitution is GOBIN, a temporary folder rather than the user's
+	// $(go env GOPATH)/bin. Every recipe then finds that resourcedir first
+	// on its PATH.
+	bin := filepath.Join(tmp, "bin")
+	install := exec.CommandContext(ctx, "sh", "-c", snippet(t, "install"))
+	install.Dir, install.Env = checkout, append(binaryEnv(), "GOBIN="+bin, "GOWORK=off")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Fatalf("the README's install line: %v\n%s", err, out)
+	}
+	env := readmePath(binaryEnv(), bin)
+	readmeSeed := snippet(t, "seed")
+
+	// run runs a command line of the documentation with sh in dir, and
+	// returns its output; it fails the test unless the command succeeds.
 	run := func(t *testing.T, dir, line string, extraEnv ...string) string {
 		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		cmd := exec.CommandContext(ctx, "sh", "-c", line)
 		cmd.Dir = dir
 		cmd.Env = append(slices.Clone(env), extraEnv...)
@@ -167,18 +190,46 @@ func TestReadmeExamples(t *testing.T) {
 			}
 		}
 	}
-
-	// A module of the user's, set up as the README says: its go.mod points
-	// at this checkout. Two packages of the README's tests and 32 parallel
-	// ones each.
-	mod := filepath.Join(tmp, "go")
-	checkout, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
+	// wantLine: beside the server's line on standard error, the recipe
+	// printed want, a line of its own.
+	wantLine := func(t *testing.T, out, want string) {
+		t.Helper()
+		for _, line := range strings.Split(out, "\n") {
+			if strings.TrimRight(line, "\r") == want {
+				return
+			}
+		}
+		t.Errorf("the output has no line %q:\n%s", want, out)
 	}
+	wantIn := func(t *testing.T, doc, text string) {
+		t.Helper()
+		if !strings.Contains(docsRead(t, doc), text) {
+			t.Fatalf("%s no longer says %q", doc, text)
+		}
+	}
+
+	// goModule makes a fresh Go module in dir as the README's Go quick
+	// start does, in its order: the setup commands in an empty folder
+	// (their -replace pointed at this checkout), then the test files.
 	goEnv := []string{"GOWORK=off", "GOFLAGS=" + os.Getenv("GOFLAGS")}
-	readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.26\n")
-	readmeWrite(t, filepath.Join(mod, "testdata", "people.json"), readmeSeed)
+	goModule := func(t *testing.T, dir string) {
+		t.Helper()
+		run(t, dir, strings.ReplaceAll(snippet(t, "go-setup"), "../resourcedir", checkout), goEnv...)
+	}
+
+	t.Run("GoQuickStart", func(t *testing.T) {
+		mod := filepath.Join(tmp, "go-quick")
+		goModule(t, mod)
+		readmeWrite(t, filepath.Join(mod, "client_test.go"), snippet(t, "go-quick"))
+		wantIn(t, "README.md", "`client_test.go`, run with `go test ./...`")
+		out := run(t, mod, "go test -v ./...", goEnv...)
+		wantCounts(t, out, map[string]int{"--- PASS: TestCreateIsRetriedAfter503": 1, "--- FAIL": 0, "ok  \texample.com/client": 1})
+	})
+
+	// A module of the user's with two packages of docs/go.md's tests and
+	// 32 parallel ones each.
+	mod := filepath.Join(tmp, "go")
+	readmeGo := snippet(t, "go")
 	writeTests := func(t *testing.T, swap bool) {
 		code, many := readmeGo, readmeManyTests
 		if swap {
@@ -206,11 +257,10 @@ func TestReadmeExamples(t *testing.T) {
 		return out
 	}
 
-	// The tests first: go mod tidy keeps what they import.
-	writeTests(t, false)
-	run(t, mod, strings.ReplaceAll(readmeSnippet(t, "go-setup"), "../resourcedir", checkout), goEnv...)
-
 	t.Run("GoInProcess", func(t *testing.T) {
+		goModule(t, mod)
+		readmeWrite(t, filepath.Join(mod, "testdata", "people.json"), readmeSeed)
+		writeTests(t, false)
 		out := run(t, mod, "go test -race -count=3 -v ./...", goEnv...)
 		wantCounts(t, out, times(goPassed, 3))
 		// One test from an editor: no wrapper, no server of its own.
@@ -219,15 +269,13 @@ func TestReadmeExamples(t *testing.T) {
 	})
 
 	t.Run("GoAgainstTheBinary", func(t *testing.T) {
-		readme, err := os.ReadFile("../../README.md")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if swap := fmt.Sprintf("swap `%s`\nfor `%s`", readmeSwap[0], readmeSwap[1]); !strings.Contains(string(readme), swap) {
-			t.Fatalf("README.md no longer says %q", swap)
+		wantIn(t, "docs/go.md", fmt.Sprintf("swap `%s`\nfor `%s`", readmeSwap[0], readmeSwap[1]))
+		line := strings.TrimSpace(snippet(t, "go-remote"))
+		if want := strings.TrimSpace(strings.SplitN(command(t, "-- go test"), "#", 2)[0]); line != want {
+			t.Errorf("docs/go.md runs %q, the README %q", line, want)
 		}
 		writeTests(t, true)
-		out := run(t, mod, readmeCommand(t, "-- go test"), append(goEnv, "GOFLAGS="+os.Getenv("GOFLAGS")+" -race -v")...)
+		out := run(t, mod, line, append(goEnv, "GOFLAGS="+os.Getenv("GOFLAGS")+" -race -v")...)
 		wantCounts(t, out, goPassed)
 		// Right after that pass, with no server: a failure, never a cached pass.
 		cmd := exec.CommandContext(ctx, "sh", "-c", "go test ./...")
@@ -240,15 +288,14 @@ func TestReadmeExamples(t *testing.T) {
 	})
 
 	t.Run("GoParallelSection", func(t *testing.T) {
-		// The section on parallel tests builds on the Go recipe; with fresh
+		// docs/namespaces.md builds on docs/go.md's recipe; with fresh
 		// namespaces it passes run twice in one process.
 		mod := filepath.Join(tmp, "go-parallel")
-		readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.26\n")
+		goModule(t, mod)
 		readmeWrite(t, filepath.Join(mod, "testdata", "people.json"), readmeSeed)
 		readmeWrite(t, filepath.Join(mod, "resourcedir_test.go"), readmeGo)
-		readmeWrite(t, filepath.Join(mod, "parallel_test.go"), readmeSnippet(t, "go-parallel"))
-		run(t, mod, strings.ReplaceAll(readmeSnippet(t, "go-setup"), "../resourcedir", checkout), goEnv...)
-		out := run(t, mod, readmeCommand(t, "-- go test"), append(goEnv, "GOFLAGS="+os.Getenv("GOFLAGS")+" -count=2 -v")...)
+		readmeWrite(t, filepath.Join(mod, "parallel_test.go"), snippet(t, "go-parallel"))
+		out := run(t, mod, command(t, "-- go test"), append(goEnv, "GOFLAGS="+os.Getenv("GOFLAGS")+" -count=2 -v")...)
 		wantCounts(t, out, map[string]int{
 			"--- PASS: TestParallelClients/client7": 2, "--- PASS: TestParallelClients ": 2, "--- FAIL": 0,
 			"ok  \texample.com/client": 1,
@@ -256,20 +303,17 @@ func TestReadmeExamples(t *testing.T) {
 	})
 
 	t.Run("TLS", func(t *testing.T) {
-		// Each client of the README's HTTPS section, through the binary.
+		// Each client of docs/https.md, through the binary.
 		work := filepath.Join(tmp, "tls")
-		if err := os.MkdirAll(work, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(readmeSnippet(t, "tls")), "\n") {
+		for _, line := range strings.Split(strings.TrimSpace(snippet(t, "tls")), "\n") {
 			if out := run(t, work, line); !strings.Contains(out, `{"Status":"ok","Resources":0}`) {
 				t.Errorf("%s:\n%s", line, out)
 			}
 		}
 		// The Go handle trusts the CA by itself; the client under test
-		// through the README's trustingClient.
+		// through the page's trustingClient.
 		mod := filepath.Join(tmp, "go-tls")
-		readmeWrite(t, filepath.Join(mod, "go.mod"), "module example.com/client\n\ngo 1.26\n")
+		goModule(t, mod)
 		readmeWrite(t, filepath.Join(mod, "tls_test.go"), `package client_test
 
 import (
@@ -281,7 +325,7 @@ import (
 
 	"github.com/resourcedir/resourcedir"
 )
-`+readmeSnippet(t, "tls-go")+`
+`+snippet(t, "tls-go")+`
 func TestOverTLS(t *testing.T) {
 	dir := resourcedir.ConnectT(t)
 	resp, err := trustingClient(t).Get(dir.URL + "/api/v2/resource")
@@ -294,53 +338,115 @@ func TestOverTLS(t *testing.T) {
 	}
 }
 `)
-		run(t, mod, strings.ReplaceAll(readmeSnippet(t, "go-setup"), "../resourcedir", checkout), goEnv...)
 		out := run(t, mod, "resourcedir -tls -- go test -count=1 -v ./...", goEnv...)
 		wantCounts(t, out, map[string]int{"--- PASS: TestOverTLS": 1, "--- FAIL": 0})
 	})
 
-	t.Run("Node", func(t *testing.T) {
-		if _, err := exec.LookPath("node"); err != nil {
-			t.Skip("node is not on the PATH")
+	t.Run("NodeQuickStart", func(t *testing.T) {
+		dir := filepath.Join(tmp, "node-quick")
+		readmeWrite(t, filepath.Join(dir, "test", "quick.test.mjs"), snippet(t, "node-quick"))
+		line := "resourcedir -- node --test"
+		wantIn(t, "README.md", "`test/quick.test.mjs`, run with `"+line+"`")
+		out := run(t, dir, line)
+		if !regexp.MustCompile(`(?m)^(# |ℹ )pass 1$`).MatchString(out) || !regexp.MustCompile(`(?m)^(# |ℹ )fail 0$`).MatchString(out) {
+			t.Errorf("node --test did not pass 1 test:\n%s", out)
 		}
+	})
+
+	t.Run("PythonQuickStart", func(t *testing.T) {
+		// The wheel of this checkout, wrapping the binary installed above,
+		// in a fresh venv: the install line runs as written with the
+		// wheel's path for the package's name (no index is asked).
+		work := filepath.Join(tmp, "python-quick")
+		build := exec.CommandContext(ctx, "python3", "python/build.py", "--binary", filepath.Join(bin, "resourcedir"),
+			"--goos", runtime.GOOS, "--goarch", runtime.GOARCH, "--out", filepath.Join(work, "dist"))
+		build.Dir, build.Env = checkout, env
+		out, err := build.Output()
+		if err != nil {
+			t.Fatalf("python/build.py: %v\n%s", err, out)
+		}
+		wheel := strings.TrimSpace(string(out))
+		venv := filepath.Join(work, "venv")
+		run(t, work, "python3 -m venv "+venv)
+		venvPath := "PATH=" + filepath.Join(venv, "bin") + string(os.PathListSeparator) + os.Getenv("PATH")
+		line := strings.TrimSpace(snippet(t, "python-install"))
+		if line != "pip install resourcedir" {
+			t.Fatalf("the README's Python install line is %q; this test substitutes the wheel in pip install resourcedir", line)
+		}
+		run(t, work, "pip install --no-index --disable-pip-version-check "+wheel, venvPath)
+		project := filepath.Join(work, "project")
+		readmeWrite(t, filepath.Join(project, "test_quick.py"), snippet(t, "python-quick"))
+		wantIn(t, "README.md", "`test_quick.py`, run with `python -m unittest`")
+		// The binary installed above is not on this PATH: the test runs
+		// the wheel's own.
+		cmd := exec.CommandContext(ctx, "sh", "-c", "python -m unittest")
+		cmd.Dir, cmd.Env = project, append(binaryEnv(), venvPath, "PYTHONDONTWRITEBYTECODE=1")
+		got, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(got), "Ran 1 test") || !strings.HasSuffix(string(got), "\nOK\n") {
+			t.Errorf("python -m unittest did not pass 1 test: %v\n%s", err, got)
+		}
+	})
+
+	t.Run("Node", func(t *testing.T) {
 		dir := filepath.Join(tmp, "node")
 		readmeWrite(t, filepath.Join(dir, "testdata", "people.json"), readmeSeed)
-		readmeWrite(t, filepath.Join(dir, "test", "directory.test.mjs"), readmeSnippet(t, "node"))
-		out := run(t, dir, readmeCommand(t, "-- node --test"))
+		readmeWrite(t, filepath.Join(dir, "test", "directory.test.mjs"), snippet(t, "node"))
+		out := run(t, dir, command(t, "-- node --test"))
 		if !regexp.MustCompile(`(?m)^(# |ℹ )pass 2$`).MatchString(out) || !regexp.MustCompile(`(?m)^(# |ℹ )fail 0$`).MatchString(out) {
 			t.Errorf("node --test did not pass 2 tests:\n%s", out)
 		}
 		// A test that fails keeps its namespace and says where it is.
-		readmeWrite(t, filepath.Join(dir, "test", "directory.test.mjs"), readmeSnippet(t, "node")+
+		readmeWrite(t, filepath.Join(dir, "test", "directory.test.mjs"), snippet(t, "node")+
 			"directoryTest('fails on purpose', async (t, base) => { assert.fail('on purpose'); });\n")
-		readmeWantKept(t, ctx, env, dir, readmeCommand(t, "-- node --test"), "node-")
+		readmeWantKept(t, ctx, env, dir, command(t, "-- node --test"), "node-")
 	})
 
 	t.Run("Python", func(t *testing.T) {
-		if _, err := exec.LookPath("python3"); err != nil {
-			t.Skip("python3 is not on the PATH")
-		}
 		dir := filepath.Join(tmp, "python")
 		readmeWrite(t, filepath.Join(dir, "testdata", "people.json"), readmeSeed)
-		readmeWrite(t, filepath.Join(dir, "test_directory.py"), readmeSnippet(t, "python"))
-		out := run(t, dir, readmeCommand(t, "-- python3 -m unittest"))
+		readmeWrite(t, filepath.Join(dir, "test_directory.py"), snippet(t, "python"))
+		out := run(t, dir, command(t, "-- python3 -m unittest"))
 		if !strings.Contains(out, "Ran 2 tests") || !strings.HasSuffix(out, "\nOK\n") {
 			t.Errorf("python3 -m unittest did not pass 2 tests:\n%s", out)
 		}
-		code := strings.Replace(readmeSnippet(t, "python"), "\n\nif __name__", "\n    def test_fails_on_purpose(self):\n        self.fail(\"on purpose\")\n\n\nif __name__", 1)
+		code := strings.Replace(snippet(t, "python"), "\n\nif __name__", "\n    def test_fails_on_purpose(self):\n        self.fail(\"on purpose\")\n\n\nif __name__", 1)
 		readmeWrite(t, filepath.Join(dir, "test_directory.py"), code)
-		readmeWantKept(t, ctx, env, dir, readmeCommand(t, "-- python3 -m unittest"), "py-")
+		readmeWantKept(t, ctx, env, dir, command(t, "-- python3 -m unittest"), "py-")
 	})
 
-	readmeShell := readmeSnippet(t, "shell")
-	readmeRetries := readmeSnippet(t, "retries")
+	t.Run("Cors", func(t *testing.T) {
+		out := run(t, filepath.Join(tmp, "cors"), snippet(t, "cors"))
+		wantLine(t, out, "Access-Control-Allow-Origin: http://localhost:5173")
+	})
+
+	t.Run("Walk", func(t *testing.T) {
+		work := filepath.Join(tmp, "walk")
+		readmeWrite(t, filepath.Join(work, "walk.sh"), snippet(t, "walk"))
+		line := "resourcedir -- bash walk.sh"
+		wantIn(t, "docs/api.md", "`"+line+"`")
+		out := run(t, work, line)
+		for _, want := range []string{
+			`{"Data":[{"Id":"`, `"DisplayName":"Ada Lovelace Analytical Engines"`, `"Total":1}`,
+			`{"TotalResults":1,"TotalPages":1,"Page":1,"ResourceList":[`,
+			`"DisplayName":"Ada Lovelace","FirstName":"Ada"`, `"ExternalID":"E-1"`, `"Status":"Inactive","StatusId":2`,
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the walk-through's output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("Generate", func(t *testing.T) {
+		out := run(t, filepath.Join(tmp, "generate"), snippet(t, "generate"))
+		wantLine(t, out, `{"Status":"ok","Resources":5000}`)
+	})
+
 	bash, bashErr := exec.LookPath("bash")
-	_, curlErr := exec.LookPath("curl")
+	if bashErr != nil {
+		t.Fatal(bashErr)
+	}
 
 	t.Run("Shell", func(t *testing.T) {
-		if bashErr != nil || curlErr != nil {
-			t.Skip("the shell examples need bash and curl")
-		}
 		work := filepath.Join(tmp, "shell")
 		readmeWrite(t, filepath.Join(work, "testdata", "people.json"), readmeSeed)
 		// A demo is running where the environment points: the script once
@@ -355,13 +461,13 @@ func TestOverTLS(t *testing.T) {
 		defer demoTS.Close()
 		demoAPI := clientAt(t, demoTS.URL)
 		demoAPI.createPerson("Demo")
-		cmd := exec.CommandContext(ctx, bash, "-c", readmeShell)
+		cmd := exec.CommandContext(ctx, bash, "-c", snippet(t, "shell"))
 		cmd.Dir = work
 		cmd.Env = append(slices.Clone(env), "RESOURCEDIR_ADDR="+strings.TrimPrefix(demoTS.URL, "http://"), "RESOURCEDIR_LOG_FORMAT=json")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(work, "resourcedir.log"))
-			t.Fatalf("the README's shell example failed: %v\n%s\nresourcedir.log:\n%s", err, out, log)
+			t.Fatalf("the shell example failed: %v\n%s\nresourcedir.log:\n%s", err, out, log)
 		}
 		text := string(out)
 		for _, want := range []string{
@@ -382,20 +488,17 @@ func TestOverTLS(t *testing.T) {
 	})
 
 	t.Run("Retries", func(t *testing.T) {
-		if bashErr != nil || curlErr != nil {
-			t.Skip("the shell examples need bash and curl")
-		}
 		work := filepath.Join(tmp, "retries")
 		if err := os.MkdirAll(work, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.CommandContext(ctx, bash, "-c", readmeRetries)
+		cmd := exec.CommandContext(ctx, bash, "-c", snippet(t, "retries"))
 		cmd.Dir = work
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			log, _ := os.ReadFile(filepath.Join(work, "resourcedir.log"))
-			t.Fatalf("the README's retries example failed: %v\n%s\nresourcedir.log:\n%s", err, out, log)
+			t.Fatalf("the retries example failed: %v\n%s\nresourcedir.log:\n%s", err, out, log)
 		}
 		want := "attempt 1: 503\nattempt 2: 201\n" +
 			"attempt 1: failed (curl exit 56)\nattempt 2: 201\n" +
@@ -440,19 +543,4 @@ func readmeWrite(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// TestReadmeFlagTable: the README's flag table lists every flag, with its
-// environment variable.
-func TestReadmeFlagTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) {
-		row := fmt.Sprintf("| `-%s` | `%s` |", f.Name, envName(f.Name))
-		if !strings.Contains(string(readme), row) {
-			t.Errorf("README.md has no row starting %s", row)
-		}
-	})
 }

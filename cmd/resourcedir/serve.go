@@ -9,8 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/resourcedir/resourcedir"
@@ -41,13 +45,18 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 		return err
 	}
 	o.cfg.IDSeed, o.cfg.Logger, o.cfg.DroppedLogLines = idSeed, logger, logs.droppedLines
+	if o.cfg.Snapshot != "" {
+		if err := checkSnapshotFolder(o.cfg.Snapshot, o.snapshotDefault, writableFolder); err != nil {
+			return err
+		}
+	}
 	srv, err := resourcedir.Open(ctx, o.cfg)
 	if err != nil {
 		return err
 	}
 	// Serve closes it; this is for the returns before Serve.
 	defer srv.Close() //nolint:errcheck // Serve reports the last write's error
-	l, err := listen(o)
+	l, err := listen(o, environ, logger)
 	if err != nil {
 		return err
 	}
@@ -83,6 +92,21 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	}
 	fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", l.served, o.command[0], l.served, trust)
 	code, cmdErr := runCommand(ctx, o.command, environ, vars, stdout, stderr, served)
+	// A stop asked of the server (a signal, -exit-with-parent) ended the
+	// command: no failure of its own to explain, and nothing to linger for.
+	if ctx.Err() == nil && !isClosed(served) {
+		if code != 0 && cmdErr == nil {
+			writeLastRequests(stderr, srv, o.cfg.Auth, l.served, fmt.Sprintf("%s exited with status %d", o.command[0], code))
+		}
+		if o.linger {
+			fmt.Fprintf(stderr, "resourcedir: %s exited with status %d; lingering: serving %s, console %s/, until interrupted (Ctrl-C, or kill -TERM %d)\n",
+				o.command[0], code, l.served, l.served, os.Getpid())
+			select {
+			case <-ctx.Done():
+			case <-served:
+			}
+		}
+	}
 	stop()
 	<-served
 	err = errors.Join(cmdErr, serveErr)
@@ -90,6 +114,57 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 		return err // nil, or an error of the server's: status 1
 	}
 	return &exitError{code: code, err: err}
+}
+
+// imageData is the image's volume (Containerfile), where its snapshot is.
+const imageData = "/data"
+
+// checkSnapshotFolder says what to do when the snapshot's folder cannot be
+// written and the user never chose it: the default path in the working
+// directory, or the image's /data, whose owner on the host is rarely the
+// image's user. Other paths, and other problems, are Open's to report.
+func checkSnapshotFolder(path string, isDefault bool, writable func(dir string) error) error {
+	inImage := strings.HasPrefix(filepath.Clean(path), imageData+"/")
+	if !isDefault && !inImage {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	err := writable(dir)
+	if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		return nil
+	}
+	if pathErr, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pathErr.Err // its path is a probe's, not the user's
+	}
+	if inImage {
+		return fmt.Errorf("snapshot %s: the folder %s cannot be written (%v) by uid %d; the image runs as 65532:65532: "+
+			"give it the folder, as in podman run -v DIR:/data:U, or chown 65532:65532 DIR (or run with -snapshot off)", path, dir, err, os.Getuid())
+	}
+	if abs, absErr := filepath.Abs(dir); absErr == nil {
+		dir = abs
+	}
+	return fmt.Errorf("snapshot %s: the folder %s cannot be written (%v); %s in the working directory is the default snapshot: "+
+		"run with -snapshot off to keep everything in memory, or -snapshot PATH to write it elsewhere", path, dir, err, path)
+}
+
+// writableFolder checks that dir takes new files, by making one.
+func writableFolder(dir string) error {
+	f, err := os.CreateTemp(dir, ".resourcedir-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// isClosed tells whether c is closed, without waiting.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // parentPoll is how often -exit-with-parent looks at its parent: a stop

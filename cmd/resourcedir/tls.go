@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,9 +11,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -20,14 +24,30 @@ import (
 	"github.com/resourcedir/resourcedir"
 )
 
-// tlsValidity is how long a generated certificate is good for: a test
-// double's run, not a deployment's.
-const tlsValidity = 7 * 24 * time.Hour
+// tlsValidity is how long a minted server certificate is good for: a
+// test double's run, not a deployment's. The CA lasts for years, as
+// mkcert's does: a trust store trusts it once.
+const (
+	tlsValidity = 7 * 24 * time.Hour
+	caValidity  = 10 * 365 * 24 * time.Hour
+)
 
-// useTLS makes l serve HTTPS: it loads -tls-cert and -tls-key, or generates
-// a CA and a certificate it signs for the loopback names and -allowed-hosts,
-// writing the CA's to -tls-ca-file, beside the snapshot, or a temporary folder.
-func (l *listening) useTLS(o *options) error {
+// The user's CA: <os.UserConfigDir>/resourcedir/caCertName and caKeyName.
+const (
+	caCertName = "ca.pem"
+	caKeyName  = "ca-key.pem"
+)
+
+// caWait is how long a start waits for another start's CA to be complete
+// (its key exists, its certificate not yet): a creation takes milliseconds,
+// so a longer wait means a creation that died half-way.
+const caWait = 10 * time.Second
+
+// useTLS makes l serve HTTPS: it loads -tls-cert and -tls-key, or mints a
+// certificate for the loopback names and -allowed-hosts, signed by the
+// user's CA (userCA), whose certificate it names in l.caFile, or copies to
+// -tls-ca-file.
+func (l *listening) useTLS(o *options, environ []string, logger *slog.Logger) error {
 	l.tls = &tls.Config{MinVersion: tls.VersionTLS12}
 	if o.tlsCert != "" || o.tlsKey != "" {
 		if o.tlsCert == "" || o.tlsKey == "" {
@@ -37,66 +57,252 @@ func (l *listening) useTLS(o *options) error {
 		if err != nil {
 			return fmt.Errorf("-tls-cert %s, -tls-key %s: %w", o.tlsCert, o.tlsKey, err)
 		}
+		// Served anyway, it fails every client's handshake, far from here.
+		if err := checkValidity(cert.Leaf, time.Now()); err != nil {
+			return fmt.Errorf("-tls-cert %s: %w", o.tlsCert, err)
+		}
 		l.tls.Certificates = []tls.Certificate{cert}
 		return nil
 	}
-	caPEM, cert, err := generateCertificates(append([]string{"localhost", "127.0.0.1", "::1"}, o.cfg.AllowedHosts...))
+	ca, caFile, err := userCA(environ, logger)
 	if err != nil {
 		return fmt.Errorf("-tls: %w", err)
 	}
-	l.tls.Certificates, l.caFile = []tls.Certificate{cert}, o.tlsCAFile
+	cert, err := ca.mint(append([]string{"localhost", "127.0.0.1", "::1"}, o.cfg.AllowedHosts...))
+	if err != nil {
+		return fmt.Errorf("-tls: %w", err)
+	}
+	l.tls.Certificates = []tls.Certificate{cert}
 	switch {
-	case l.caFile != "":
-	case o.cfg.Snapshot != "":
-		l.caFile = filepath.Join(filepath.Dir(o.cfg.Snapshot), "resourcedir-ca.pem")
+	case o.tlsCAFile != "":
+		if err := writePublicFile(o.tlsCAFile, ca.pem); err != nil {
+			return fmt.Errorf("-tls-ca-file: %w", err)
+		}
+		l.caFile = o.tlsCAFile
+	case caFile != "":
+		l.caFile = caFile
 	default:
+		// A CA for this run only: its certificate in a folder of its own,
+		// removed at exit.
 		dir, err := os.MkdirTemp("", "resourcedir-tls-")
 		if err != nil {
 			return fmt.Errorf("-tls: a folder for the CA file: %w", err)
 		}
-		l.caFile = filepath.Join(dir, "ca.pem")
+		l.caFile = filepath.Join(dir, caCertName)
 		l.close = func() { os.RemoveAll(dir) }
-	}
-	if err := resourcedir.WriteFileAtomic(l.caFile, caPEM); err != nil {
-		l.close()
-		return fmt.Errorf("-tls: write the CA file: %w", err)
+		if err := writePublicFile(l.caFile, ca.pem); err != nil {
+			l.close()
+			return fmt.Errorf("-tls: write the CA file: %w", err)
+		}
 	}
 	return nil
 }
 
-// generateCertificates makes a CA (its certificate as PEM, for clients to
-// trust) and a server certificate it signs for names, both ECDSA P-256.
-func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// checkValidity refuses a certificate that is out of its dates at now.
+func checkValidity(leaf *x509.Certificate, now time.Time) error {
+	const layout = time.RFC3339
+	switch {
+	case leaf == nil:
+		return nil
+	case now.After(leaf.NotAfter):
+		return fmt.Errorf("the certificate expired: NotAfter %s (NotBefore %s); renew it, or use -tls for a generated one",
+			leaf.NotAfter.UTC().Format(layout), leaf.NotBefore.UTC().Format(layout))
+	case now.Before(leaf.NotBefore):
+		return fmt.Errorf("the certificate is not valid yet: NotBefore %s (NotAfter %s); check this machine's clock",
+			leaf.NotBefore.UTC().Format(layout), leaf.NotAfter.UTC().Format(layout))
+	}
+	return nil
+}
+
+// localCA signs the certificates that -tls serves.
+type localCA struct {
+	cert *x509.Certificate
+	key  crypto.Signer
+	pem  []byte // cert, for clients to trust
+}
+
+// userCA returns the user's CA, made by the first start that needs it and
+// reused by every server and restart, so that a trust store trusts it once,
+// and its certificate's file. When its folder cannot be used, it says so
+// and returns a CA for this run only, with no file ("").
+func userCA(environ []string, logger *slog.Logger) (*localCA, string, error) {
+	base, err := userConfigDir(environMap(environ))
+	if err == nil {
+		dir := filepath.Join(base, "resourcedir")
+		ca, err := loadOrCreateCA(dir)
+		if err == nil {
+			return ca, filepath.Join(dir, caCertName), nil
+		}
+		logger.Warn("-tls: the user's CA cannot be used; a CA for this run only signs the certificate, and clients must trust it anew",
+			"folder", dir, "error", err)
+	} else {
+		logger.Warn("-tls: no folder for the user's CA; a CA for this run only signs the certificate, and clients must trust it anew", "error", err)
+	}
+	ca, err := newCA()
+	return ca, "", err
+}
+
+// userConfigDir is os.UserConfigDir read from environ, the environment
+// run is given: tests give theirs, not the user's.
+func userConfigDir(env map[string]string) (string, error) {
+	var dir string
+	switch runtime.GOOS {
+	case "windows":
+		if dir = env["AppData"]; dir == "" {
+			dir = env["APPDATA"]
+		}
+		if dir == "" {
+			return "", errors.New("%AppData% is not set")
+		}
+		return dir, nil
+	case "darwin", "ios":
+		if dir = env["HOME"]; dir == "" {
+			return "", errors.New("$HOME is not set")
+		}
+		return filepath.Join(dir, "Library", "Application Support"), nil
+	}
+	if dir = env["XDG_CONFIG_HOME"]; dir != "" {
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("$XDG_CONFIG_HOME %q is relative", dir)
+		}
+		return dir, nil
+	}
+	if dir = env["HOME"]; dir == "" {
+		return "", errors.New("neither $XDG_CONFIG_HOME nor $HOME is set")
+	}
+	return filepath.Join(dir, ".config"), nil
+}
+
+// loadOrCreateCA reads the CA in dir, or makes it. The key is created
+// with O_EXCL, so of concurrent first starts one makes the CA; the others
+// wait until its certificate, written after the key and renamed into
+// place, appears.
+func loadOrCreateCA(dir string) (*localCA, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	keyPath := filepath.Join(dir, caKeyName)
+	f, err := os.OpenFile(keyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return waitForCA(dir, caWait)
+	}
 	if err != nil {
-		return nil, tls.Certificate{}, err
+		return nil, err
+	}
+	ca, err := newCA()
+	if err == nil {
+		err = writeCAKey(f, ca.key)
+	} else {
+		f.Close()
+	}
+	if err == nil {
+		err = writePublicFile(filepath.Join(dir, caCertName), ca.pem)
+	}
+	if err != nil {
+		// Half a CA would keep every later start waiting.
+		os.Remove(keyPath)
+		return nil, err
+	}
+	return ca, nil
+}
+
+// writeCAKey writes key to f, durably, and closes f.
+func writeCAKey(f *os.File, key crypto.Signer) error {
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err == nil {
+		_, err = f.Write(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// waitForCA reads the CA in dir, waiting up to timeout for a creation under
+// way to finish.
+func waitForCA(dir string, timeout time.Duration) (*localCA, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ca, err := readCA(dir)
+		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
+			if errors.Is(err, fs.ErrNotExist) {
+				err = fmt.Errorf("%s exists without %s after %v: a creation stopped half-way; remove %s to make a new CA", caKeyName, caCertName, timeout, filepath.Join(dir, caKeyName))
+			}
+			return ca, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// readCA reads the CA's certificate and key in dir and checks they belong
+// together and are in date.
+func readCA(dir string) (*localCA, error) {
+	certPEM, err := os.ReadFile(filepath.Join(dir, caCertName))
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(dir, caKeyName))
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("%s and %s: %w; remove both to make a new CA", caCertName, caKeyName, err)
+	}
+	signer, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok || !pair.Leaf.IsCA {
+		return nil, fmt.Errorf("%s is not a CA; remove it and %s to make a new one", caCertName, caKeyName)
+	}
+	if err := checkValidity(pair.Leaf, time.Now()); err != nil {
+		return nil, fmt.Errorf("%s: %w; remove it and %s to make a new CA", caCertName, err, caKeyName)
+	}
+	return &localCA{cert: pair.Leaf, key: signer, pem: certPEM}, nil
+}
+
+// newCA makes a CA, ECDSA P-256.
+func newCA() (*localCA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
 	}
 	now := time.Now()
 	// No SerialNumber: CreateCertificate makes a random one, as RFC 5280 asks of a CA.
-	ca := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "resourcedir test CA", Organization: []string{"resourcedir"}},
+	tmpl := &x509.Certificate{
+		Subject:               pkix.Name{CommonName: "resourcedir local CA", Organization: []string{"resourcedir"}},
 		NotBefore:             now.Add(-time.Hour), // a client whose clock is a little behind
-		NotAfter:              now.Add(tlsValidity),
+		NotAfter:              now.Add(caValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		MaxPathLenZero:        true,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
-		return nil, tls.Certificate{}, err
+		return nil, err
 	}
-	if ca, err = x509.ParseCertificate(caDER); err != nil {
-		return nil, tls.Certificate{}, err
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
 	}
+	return &localCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+}
+
+// mint makes a server certificate for names, signed by ca; its key lives
+// in memory only.
+func (ca *localCA) mint(names []string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return nil, tls.Certificate{}, err
+		return tls.Certificate{}, err
+	}
+	now := time.Now()
+	notAfter := now.Add(tlsValidity)
+	if ca.cert.NotAfter.Before(notAfter) {
+		notAfter = ca.cert.NotAfter // a leaf outliving its CA fails to verify
 	}
 	leaf := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "resourcedir", Organization: []string{"resourcedir"}},
 		NotBefore:   now.Add(-time.Hour),
-		NotAfter:    now.Add(tlsValidity),
+		NotAfter:    notAfter,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -110,12 +316,34 @@ func generateCertificates(names []string) ([]byte, tls.Certificate, error) {
 			leaf.DNSNames = append(leaf.DNSNames, name)
 		}
 	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leaf, ca, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, leaf, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
-		return nil, tls.Certificate{}, err
+		return tls.Certificate{}, err
 	}
-	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	return caPEM, tls.Certificate{Certificate: [][]byte{leafDER, caDER}, PrivateKey: key}, nil
+	return tls.Certificate{Certificate: [][]byte{der, ca.cert.Raw}, PrivateKey: key}, nil
+}
+
+// writePublicFile writes b to path atomically, readable by all (0644): a
+// certificate for every client and trust store.
+func writePublicFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if err = errors.Join(err, tmp.Close()); err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // listening is where the server listens: the listener, the URL a client
@@ -124,17 +352,17 @@ type listening struct {
 	ln     net.Listener
 	served string
 	tls    *tls.Config // nil: plain HTTP
-	caFile string      // the generated certificate's CA; "" without one
-	close  func()      // removes a temporary CA file
+	caFile string      // the minted certificate's CA; "" without one
+	close  func()      // removes a run-only CA's file
 }
 
 // listen makes o's certificate when -tls asks for one, listens on o's
 // address, and writes the -addr-file once connections queue.
-func listen(o *options) (*listening, error) {
+func listen(o *options, environ []string, logger *slog.Logger) (*listening, error) {
 	l := &listening{close: func() {}}
 	scheme := "http"
 	if o.tls {
-		if err := l.useTLS(o); err != nil {
+		if err := l.useTLS(o, environ, logger); err != nil {
 			return nil, err
 		}
 		scheme = "https"

@@ -1,17 +1,30 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // -tls as a client meets it: a certificate it can trust through the CA
@@ -69,8 +82,7 @@ func TestTLSServes(t *testing.T) {
 }
 
 // resourcedir -tls -- COMMAND: the command gets an https RESOURCEDIR_URL and
-// RESOURCEDIR_CA_FILE, which curl trusts; the temporary CA file is gone at
-// exit.
+// RESOURCEDIR_CA_FILE, the user's CA, which curl trusts.
 func TestTLSCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary; skipped with -short")
@@ -78,12 +90,12 @@ func TestTLSCommand(t *testing.T) {
 	t.Parallel()
 	got := runBinary(t, t.TempDir(), nil, "", "-tls", "--", "sh", "-c",
 		`curl -fsS --cacert "$RESOURCEDIR_CA_FILE" "$RESOURCEDIR_URL/__admin/health"`)
-	m := regexp.MustCompile(`^resourcedir: serving (https://127\.0\.0\.1:[0-9]+) for sh; console (https://127\.0\.0\.1:[0-9]+)/; CA certificate (\S+/ca\.pem)\n$`).FindStringSubmatch(got.stderr)
+	m := regexp.MustCompile(`^resourcedir: serving (https://127\.0\.0\.1:[0-9]+) for sh; console (https://127\.0\.0\.1:[0-9]+)/; CA certificate (\S+)\n$`).FindStringSubmatch(got.stderr)
 	if got.code != 0 || got.stdout != `{"Status":"ok","Resources":0}` || m == nil || m[1] != m[2] {
 		t.Fatalf("exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
 	}
-	if _, err := os.Stat(m[3]); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the temporary CA file %s is left: %v", m[3], err)
+	if want := filepath.Join(testConfigHome, "resourcedir", "ca.pem"); m[3] != want {
+		t.Errorf("the CA file is %s, want the user's, %s", m[3], want)
 	}
 	// The health probe trusts the CA as the other clients do.
 	got = runBinary(t, t.TempDir(), nil, "", "-tls", "--", builtBinary(t), "health")
@@ -100,10 +112,15 @@ func TestTLSOwnCertificate(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	caPEM, cert, err := generateCertificates([]string{"127.0.0.1"})
+	ca, err := newCA()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cert, err := ca.mint([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM := ca.pem
 	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
 	if err != nil {
 		t.Fatal(err)
@@ -129,23 +146,204 @@ func TestTLSOwnCertificate(t *testing.T) {
 	}
 }
 
-// Without -tls-ca-file the CA's certificate goes beside the snapshot, and
-// stays there for the clients that read it.
-func TestTLSCAFileBesideTheSnapshot(t *testing.T) {
+// The CA was written beside the snapshot, and two servers sharing a
+// folder overwrote each other's. There is one CA per user now, in the
+// config folder: two servers with different snapshot folders share it,
+// a restart reuses it, and nothing of it lands beside the snapshots.
+func TestTLSUserCAShared(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary; skipped with -short")
 	}
 	t.Parallel()
-	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "data"), 0o755); err != nil {
+	config, dirA, dirB := t.TempDir(), t.TempDir(), t.TempDir()
+	env := []string{"XDG_CONFIG_HOME=" + config}
+	caFile, keyFile := filepath.Join(config, "resourcedir", "ca.pem"), filepath.Join(config, "resourcedir", "ca-key.pem")
+	a := startBinaryEnv(t, builtBinary(t), dirA, env, "-tls", "-snapshot", "a.gob")
+	b := startBinaryEnv(t, builtBinary(t), dirB, env, "-tls", "-snapshot", "b.gob")
+	for _, p := range []*binaryProc{a, b} {
+		if !strings.Contains(p.stdout.String(), "ca_file="+caFile+"\n") {
+			t.Errorf("the serving line does not name %s:\n%s", caFile, p.stdout.String())
+		}
+	}
+	for path, mode := range map[string]os.FileMode{caFile: 0o644, keyFile: 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != mode {
+			t.Errorf("%s: %v, mode %v; want %v", path, err, fi, mode)
+		}
+	}
+	first, err := os.ReadFile(caFile)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := runBinary(t, dir, nil, "", "-tls", "-snapshot", filepath.Join("data", "x.gob"), "--", "sh", "-c",
-		`test "$RESOURCEDIR_CA_FILE" = data/resourcedir-ca.pem && curl -fsS --cacert "$RESOURCEDIR_CA_FILE" "$RESOURCEDIR_URL/__admin/health"`)
-	if got.code != 0 || !strings.HasPrefix(got.stdout, `{"Status":"ok","Resources":0,`) {
+	trusting := trustingClient(t, first)
+	for _, p := range []*binaryProc{a, b} {
+		if r := (&testClient{t: t, base: p.url, client: trusting}).do(http.MethodPost, "/api/v2/resource", `{"Company":"Kept"}`); r.Status != 200 {
+			t.Errorf("%s: create %d %s", p.url, r.Status, r.Body)
+		}
+	}
+	if code := a.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("stop: exit %d; stderr %s", code, a.stderr.String())
+	}
+	// A restart mints a new certificate from the same CA: the client that
+	// trusted it trusts the new server.
+	a = startBinaryEnv(t, builtBinary(t), dirA, env, "-tls", "-snapshot", "a.gob")
+	if r := (&testClient{t: t, base: a.url, client: trusting}).do(http.MethodGet, "/__admin/health", ""); r.Status != 200 {
+		t.Errorf("after the restart: %d %s", r.Status, r.Body)
+	}
+	if again, err := os.ReadFile(caFile); err != nil || !bytes.Equal(again, first) {
+		t.Errorf("the restart changed the CA file (%v)", err)
+	}
+	a.stop(syscall.SIGTERM)
+	b.stop(syscall.SIGTERM)
+	// Nothing of the CA beside the snapshots, and its key in neither.
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(keyPEM)
+	for dir, name := range map[string]string{dirA: "a.gob", dirB: "b.gob"} {
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 1 || entries[0].Name() != name {
+			t.Errorf("%s holds %v, want %s alone", dir, entries, name)
+		}
+		if snap, err := os.ReadFile(filepath.Join(dir, name)); err != nil || bytes.Contains(snap, block.Bytes) {
+			t.Errorf("%s: %v, or it holds the CA's key", name, err)
+		}
+	}
+}
+
+// trustingClient trusts caPEM alone.
+func trustingClient(t *testing.T, caPEM []byte) *http.Client {
+	t.Helper()
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("no certificate in %q", caPEM)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// Concurrent first starts (a CI job's parallel suites) make one CA: the
+// one whose exclusive create of the key wins makes it, the others wait for
+// it and sign with it, and every client trusts it.
+func TestTLSUserCAConcurrentFirstStarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary; skipped with -short")
+	}
+	t.Parallel()
+	config := t.TempDir()
+	const n = 4
+	var outs [n]binaryRun
+	t.Run("starts", func(t *testing.T) {
+		for i := range n {
+			t.Run(strconv.Itoa(i), func(t *testing.T) {
+				t.Parallel()
+				outs[i] = runBinary(t, t.TempDir(), []string{"XDG_CONFIG_HOME=" + config}, "", "-tls", "--", "sh", "-c",
+					`curl -fsS -o /dev/null --cacert "$RESOURCEDIR_CA_FILE" "$RESOURCEDIR_URL/__admin/health" && cat "$RESOURCEDIR_CA_FILE"`)
+			})
+		}
+	})
+	ca, err := os.ReadFile(filepath.Join(config, "resourcedir", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range outs {
+		if got.code != 0 || got.stdout != string(ca) {
+			t.Errorf("start %d: exit %d, stderr %q; its CA is the one in the folder: %v", i, got.code, got.stderr, got.stdout == string(ca))
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(config, "resourcedir")); len(entries) != 2 {
+		t.Errorf("the CA folder holds %v, want ca.pem and ca-key.pem", entries)
+	}
+}
+
+// A config folder that cannot be written does not stop -tls: the start
+// says so, naming the folder, and signs with a CA for this run only.
+func TestTLSUserCAUnwritable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary; skipped with -short")
+	}
+	t.Parallel()
+	// sysfs takes no new folders, even from root.
+	got := runBinary(t, t.TempDir(), []string{"XDG_CONFIG_HOME=/sys"}, "", "-tls", "--", "sh", "-c",
+		`curl -fsS --cacert "$RESOURCEDIR_CA_FILE" "$RESOURCEDIR_URL/__admin/health"`)
+	if got.code != 0 || got.stdout != `{"Status":"ok","Resources":0}` ||
+		!strings.Contains(got.stderr, "level=WARN msg=\"-tls: the user's CA cannot be used; a CA for this run only signs the certificate, and clients must trust it anew\" folder=/sys/resourcedir ") {
 		t.Errorf("exit %d, stdout %q, stderr %q", got.code, got.stdout, got.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "data", "resourcedir-ca.pem")); err != nil {
-		t.Errorf("the CA file: %v", err)
+}
+
+// userConfigDir reads what os.UserConfigDir reads, from the environment
+// run is given.
+func TestTLSUserConfigDirIsOS(t *testing.T) {
+	want, wantErr := os.UserConfigDir()
+	got, err := userConfigDir(environMap(os.Environ()))
+	if got != want || (err == nil) != (wantErr == nil) {
+		t.Errorf("userConfigDir: %q %v; os.UserConfigDir: %q %v", got, err, want, wantErr)
 	}
+	if got, err := userConfigDir(map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"}); runtime.GOOS == "linux" && (got != "/x" || err != nil) {
+		t.Errorf("with XDG_CONFIG_HOME: %q %v", got, err)
+	}
+}
+
+// An expired (or not yet valid) -tls-cert started silently, and every
+// client then failed its handshake; the start refuses it, naming its dates.
+func TestTLSOwnCertificateOutOfDateRefused(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	for _, tt := range []struct {
+		name                string
+		notBefore, notAfter time.Time
+		want                string
+	}{
+		{"expired", now.Add(-48 * time.Hour), now.Add(-24 * time.Hour), "expired: NotAfter " + now.Add(-24*time.Hour).UTC().Format(time.RFC3339)},
+		{"not yet valid", now.Add(24 * time.Hour), now.Add(48 * time.Hour), "is not valid yet: NotBefore " + now.Add(24*time.Hour).UTC().Format(time.RFC3339)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			certFile, keyFile := writeCertificate(t, tt.notBefore, tt.notAfter)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // should the certificate be accepted, run returns at once
+			var stdout bytes.Buffer
+			err := run(ctx, []string{"-addr", "127.0.0.1:0", "-snapshot", "off", "-tls-cert", certFile, "-tls-key", keyFile}, nil, &stdout, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "-tls-cert "+certFile+": the certificate "+tt.want) {
+				t.Errorf("error %v, want one naming %s and saying %q", err, certFile, tt.want)
+			}
+			if strings.Contains(stdout.String(), "serving") {
+				t.Error("served with it")
+			}
+		})
+	}
+}
+
+// writeCertificate writes a self-signed certificate for 127.0.0.1, valid
+// from notBefore to notAfter, and its key; it returns their files.
+func writeCertificate(t *testing.T, notBefore, notAfter time.Time) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test"},
+		NotBefore: notBefore.Truncate(time.Second), NotAfter: notAfter.Truncate(time.Second),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
