@@ -472,7 +472,12 @@ func writeTestFile(t *testing.T, name, content string) string {
 // success is the status of a request that succeeds: 201 for a create (the
 // real service's; -create-status 200 aside), 200 for everything else.
 func success(method, path string) int {
-	if method == http.MethodPost && canonicalAPIPath(strings.TrimPrefix(path, "/ns/"+strings.SplitN(strings.TrimPrefix(path, "/ns/"), "/", 2)[0])) == "/api/v2/resource" {
+	path, _, _ = strings.Cut(path, "?")
+	if rest, ok := strings.CutPrefix(path, "/ns/"); ok { // a namespace's path is the same after its name
+		_, rest, _ = strings.Cut(rest, "/")
+		path = "/" + rest
+	}
+	if method == http.MethodPost && canonicalAPIPath(path) == "/api/v2/resource" {
 		return http.StatusCreated
 	}
 	return http.StatusOK

@@ -97,6 +97,9 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 // one creates it. It is nil with an error when the name is new and the
 // limit reached.
 func (s *Server) addNamespace(name string) (ns *namespace, created bool, err error) {
+	// Read before the namespaces' lock: PUT /__admin/seed takes the seed's
+	// lock, then the namespaces'.
+	seed := s.currentSeed()
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()
 	if ns := s.spaces.byName[name]; ns != nil {
@@ -107,7 +110,7 @@ func (s *Server) addNamespace(name string) (ns *namespace, created bool, err err
 			"The namespace %q would be one more than the limit of %d namespaces (-max-namespaces); delete one with DELETE /__admin/namespaces/{name}.",
 			name, s.cfg.MaxNamespaces)}
 	}
-	ns = s.newNamespace(name, newLayer(s.currentSeed(), s.cfg.IDSeed))
+	ns = s.newNamespace(name, newLayer(seed, s.cfg.IDSeed))
 	s.spaces.byName[name] = ns
 	s.spaces.changed = nextGeneration()
 	return ns, true, nil

@@ -203,3 +203,28 @@ func TestSnapshotVersion4StillLoads(t *testing.T) {
 		t.Fatalf("version 4: %v %+v %v", err, spaces, current)
 	}
 }
+
+// TestPutSeedWhileNamespacesAreMade: the seed's lock and the namespaces'
+// are taken in one order (a PUT takes the seed's, then the namespaces').
+func TestPutSeedWhileNamespacesAreMade(t *testing.T) {
+	t.Parallel()
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 20 {
+			if rec := serveBody(srv, http.MethodPut, "/__admin/seed", fmt.Sprintf(`[{"Company": "S%d"}]`, i%3)); rec.Code != 200 {
+				t.Errorf("PUT %d: %d %s", i, rec.Code, rec.Body)
+			}
+		}
+	}()
+	for i := range 200 {
+		if rec := serve(srv, http.MethodGet, fmt.Sprintf("/ns/n%d/api/v2/resource", i), nil); rec.Code != 200 {
+			t.Fatalf("namespace %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	<-done
+	if n := len(srv.pinnedSeeds()); n > maxHeldSeeds {
+		t.Errorf("%d seeds pinned", n)
+	}
+}
