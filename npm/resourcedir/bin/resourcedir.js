@@ -1,38 +1,35 @@
 #!/usr/bin/env node
-// Runs the resourcedir binary of this platform's package (one of this
-// package's optionalDependencies, which npm installs by its os and cpu
-// fields), as esbuild and Biome do: the binary is the program, this is
-// only how npx finds it.
-"use strict";
-
-const { spawn } = require("node:child_process");
-const { constants } = require("node:os");
-
-const pkg = `@resourcedir/${process.platform}-${process.arch}`;
-const exe = process.platform === "win32" ? "resourcedir.exe" : "resourcedir";
+// Runs the resourcedir binary of this platform's package: the binary is the
+// program, this is only how npx finds it. It must not change what a shell
+// sees: the same exit status, and each signal sent to this process reaching
+// the binary once.
+import { spawn } from "node:child_process";
+import { constants } from "node:os";
+import { binaryPath, ownGroup } from "../binary.js";
 
 let binary;
 try {
-  binary = require.resolve(`${pkg}/bin/${exe}`);
-} catch {
-  console.error(
-    `resourcedir: ${pkg} is not installed, so there is no binary for ${process.platform}-${process.arch}. ` +
-      "Install without --no-optional (or --omit=optional), or, where Go is, " +
-      "go install github.com/resourcedir/resourcedir/cmd/resourcedir@latest",
-  );
+  binary = binaryPath();
+} catch (err) {
+  console.error(err.message);
   process.exit(1);
 }
 
-const child = spawn(binary, process.argv.slice(2), { stdio: "inherit" });
+// The server stops when this process dies, even by SIGKILL (a CI job's
+// timeout): it is in a group of its own, where no group kill of ours reaches
+// it. The subcommands serve nothing and take no such flag.
+const subcommands = ["generate", "import", "compare", "health"];
+const args = process.argv.slice(2);
+if (!subcommands.includes(args[0])) args.unshift("-exit-with-parent");
+
+// In a group of its own, a terminal's Ctrl-C reaches this process only, and
+// the binary gets it from the handler below: once, whether the signal came
+// from a terminal or from kill. Not unref'd: this process waits for it.
+const child = spawn(binary, args, { stdio: "inherit", detached: ownGroup });
 
 // resourcedir passes SIGINT and SIGTERM on to the command it runs after --.
-// A Ctrl-C at a terminal reaches the whole foreground group, the binary
-// included, so passing SIGINT on again would deliver it twice.
 for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(sig, () => {
-    if (sig === "SIGINT" && process.stdin.isTTY) return;
-    child.kill(sig);
-  });
+  process.on(sig, () => child.kill(sig));
 }
 
 child.on("error", (err) => {
