@@ -202,7 +202,7 @@ func TestAuthRequired(t *testing.T) {
 	}
 	auth := []string{"Authorization", "Basic Y2k6dG9rOmVu"} // ci:tok:en
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", auth...)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, auth...)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, auth...)
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/health", "", auth...)
 	e.expect(http.StatusNotFound, http.MethodGet, "/unknown", "", auth...)
 	// Every /api/v2 request is journaled, the refused ones too: five 401s
@@ -213,7 +213,7 @@ func TestAuthRequired(t *testing.T) {
 	for _, entry := range jr.Requests {
 		statuses = append(statuses, entry.Status)
 	}
-	if want := []int{401, 401, 401, 401, 401, 200, 200}; !slices.Equal(statuses, want) {
+	if want := []int{401, 401, 401, 401, 401, 200, 201}; !slices.Equal(statuses, want) {
 		t.Errorf("journal statuses %v, want %v", statuses, want)
 	}
 }
@@ -353,7 +353,7 @@ func TestAuthHealthHead(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Auth = "ci:token"
 	e := startServer(t, cfg, nil)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, "Authorization", "Basic Y2k6dG9rZW4=")
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`, "Authorization", "Basic Y2k6dG9rZW4=")
 	for _, tt := range []struct {
 		name string
 		hdr  []string
@@ -406,7 +406,7 @@ func TestAccessFetchMetadata(t *testing.T) {
 		{http.MethodGet, "same-site", "http://localhost:3000", http.StatusForbidden},
 		{http.MethodPost, "cross-site", "", http.StatusForbidden},
 		{http.MethodGet, "cross-site", "https://app.example", http.StatusOK}, // the -cors origin
-		{http.MethodPost, "cross-site", "https://app.example", http.StatusOK},
+		{http.MethodPost, "cross-site", "https://app.example", http.StatusCreated},
 		{http.MethodGet, "same-origin", "", http.StatusOK}, // the console
 		{http.MethodGet, "none", "", http.StatusOK},        // typed in the address bar
 		{http.MethodGet, "", "", http.StatusOK},            // not a browser
@@ -593,7 +593,7 @@ func accSend(t *testing.T, base, method, path, host, origin, contentType, body s
 // accCreate adds one resource, so that a reset that went through shows.
 func accCreate(t *testing.T, base string) {
 	t.Helper()
-	if status, _, body := accSend(t, base, http.MethodPost, "/api/v2/resource", "", "", "application/json", `{"Company":"Acme"}`); status != http.StatusOK {
+	if status, _, body := accSend(t, base, http.MethodPost, "/api/v2/resource", "", "", "application/json", `{"Company":"Acme"}`); status != http.StatusCreated {
 		t.Fatalf("create: %d %s", status, body)
 	}
 }

@@ -92,9 +92,10 @@ func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 	return res, nil
 }
 
-// reset puts resources, journal and faults back to the start: empty, or the -seed file's.
+// reset puts resources, journal and faults back to the start: empty, or
+// the current seed (the -seed file's, or the last PUT /__admin/seed's).
 func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
-	x.ns.store.reset()
+	x.ns.store.resetTo(s.currentSeed())
 	x.ns.journal.clear()
 	x.ns.faults.clear()
 	return struct {

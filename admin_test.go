@@ -256,7 +256,7 @@ func TestAdminSeedStrict(t *testing.T) {
 		t.Errorf("%d resources, want the 2 of the valid seeds", n)
 	}
 	// The API reads what it knows and ignores the rest, as the real service does.
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company":"B","Frstname":"Ada","Types":[{"Type":"Team","Name":"x"}]}`)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company":"B","Frstname":"Ada","Types":[{"Type":"Team","Name":"x"}]}`)
 }
 
 // TestAdminSeedRoundTrip: what GET /__admin/resources answers, its Data

@@ -39,7 +39,7 @@ func TestBodyLimits(t *testing.T) {
 			tooLarge := fmt.Sprintf("The request body is larger than the limit of %d bytes.", limit)
 
 			a.on(t).create(apiPadded(n))
-			if r := a.on(t).stream(http.MethodPost, "/api/v2/resource", chunked(apiPadded(n))); r.Status != http.StatusOK {
+			if r := a.on(t).stream(http.MethodPost, "/api/v2/resource", chunked(apiPadded(n))); r.Status != http.StatusCreated {
 				t.Errorf("chunked body at the limit: %d %s", r.Status, r.Body)
 			}
 			a.on(t).do(http.MethodPost, "/api/v2/resource", apiPadded(n+1)).wantError(t, http.StatusRequestEntityTooLarge, tooLarge, nil)
@@ -105,7 +105,7 @@ func TestBodyLimits(t *testing.T) {
 	for _, tt := range tests {
 		for _, chunked := range []bool{false, true} {
 			what := fmt.Sprintf("%s (chunked %v)", tt.name, chunked)
-			if status, _, body := send(what, tt.method, tt.path, padJSON(tt.doc, tt.limit), chunked); status != http.StatusOK {
+			if status, _, body := send(what, tt.method, tt.path, padJSON(tt.doc, tt.limit), chunked); status != success(tt.method, tt.path) {
 				t.Errorf("%s: a body of exactly the limit, %d bytes: %d %.300s", what, tt.limit, status, body)
 			}
 			status, h, body := send(what, tt.method, tt.path, padJSON(tt.doc, tt.limit+1), chunked)
@@ -294,8 +294,12 @@ func TestMediaTypes(t *testing.T) {
 		} {
 			what := req.method + " with Content-Type " + tt.contentType
 			status, h, body := accSend(t, a.base, req.method, req.path, "", "", tt.contentType, req.body)
-			if status != tt.status {
-				t.Errorf("%s: %d %s, want %d", what, status, body, tt.status)
+			want := tt.status
+			if want == http.StatusOK {
+				want = success(req.method, req.path)
+			}
+			if status != want {
+				t.Errorf("%s: %d %s, want %d", what, status, body, want)
 				continue
 			}
 			if tt.status == http.StatusOK {
@@ -426,7 +430,7 @@ const inpBOM = "\xEF\xBB\xBF"
 func TestInputsByteOrderMark(t *testing.T) {
 	a := startServer(t, DefaultConfig(), nil).checkingEvery()
 	created := doStrictJSON(t, a, http.MethodPost, "/api/v2/resource", inpBOM+`{"Company":"Acme"}`)
-	if created.Status != http.StatusOK {
+	if created.Status != http.StatusCreated {
 		t.Fatalf("create after a BOM: %d %s", created.Status, created.Body)
 	}
 	var out struct {
@@ -811,7 +815,7 @@ func TestRequestBytesBounded(t *testing.T) {
 	slow[0].Close()
 	eventually(t, 10*time.Second, "a closed upload to give its room back", func() bool { return held() == 2<<20 })
 	resp, body, err := rawExchange(t, addr, head("Content-Length: 18"), strings.NewReader(`{"Company":"Acme"}`))
-	if err != nil || resp.StatusCode != http.StatusOK {
+	if err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("a create with room: %v %v %s", resp, err, body)
 	}
 	if held() != 2<<20 {

@@ -2,7 +2,12 @@ package resourcedir
 
 import (
 	"cmp"
+	"fmt"
 	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,6 +32,16 @@ type Config struct {
 	// Filters is the filter dialect: "assetic" (the default: only what the
 	// real service documents) or "kendo" (-filters).
 	Filters string
+
+	// ServiceVersion is what GET /api/v2/version answers: four
+	// non-negative integers joined by dots, as .NET's System.Version
+	// prints one ("" means 2026.4.1.1, a recent release of the real
+	// service; -service-version).
+	ServiceVersion string
+	// CreateStatus is the status of a successful create: 201 (0 means
+	// 201, as the real service answers) or 200, for a tenant that answers
+	// so (-create-status).
+	CreateStatus int
 
 	MaxPageSize int   // largest list pageSize; larger ones are clamped (-max-page-size, 500)
 	MaxBody     int64 // largest request body in bytes; larger ones are a 413 (-max-body, 1 MiB)
@@ -86,7 +101,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
 		JournalBudget: 32 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: string(dialectAssetic),
-		SnapshotInterval: 10 * time.Second}
+		SnapshotInterval: 10 * time.Second, ServiceVersion: defaultServiceVersion, CreateStatus: http.StatusCreated}
 }
 
 // journalOff is JournalSize's value for no journal: 0 means the default.
@@ -112,6 +127,8 @@ func (c Config) withDefaults() Config {
 		c.JournalSize = journalOff
 	}
 	c.Filters = cmp.Or(c.Filters, d.Filters)
+	c.ServiceVersion = cmp.Or(c.ServiceVersion, d.ServiceVersion)
+	c.CreateStatus = cmp.Or(c.CreateStatus, d.CreateStatus)
 	atLeastOne(&c.SnapshotInterval, d.SnapshotInterval)
 	return c
 }
@@ -121,4 +138,43 @@ func atLeastOne[T ~int | ~int64](limit *T, def T) {
 	if *limit < 1 {
 		*limit = def
 	}
+}
+
+// defaultServiceVersion is a recent release of the real service: the
+// vendor's client checks that Major is at least 2023.
+const defaultServiceVersion = "2026.4.1.1"
+
+// serviceVersion is a .NET System.Version as the real service writes it.
+type serviceVersion struct {
+	Major, Minor, Build, Revision int32
+	// The high and low 16 bits of Revision, read as unsigned.
+	MajorRevision, MinorRevision uint16
+}
+
+// parseServiceVersion reads four non-negative integers joined by dots,
+// each within .NET's int range.
+func parseServiceVersion(text string) (serviceVersion, error) {
+	parts := strings.Split(text, ".")
+	var n [4]int32
+	bad := len(parts) != len(n)
+	for i := 0; !bad && i < len(parts); i++ {
+		v, err := strconv.ParseInt(parts[i], 10, 32)
+		bad = err != nil || v < 0 || strings.TrimLeft(parts[i], "0123456789") != ""
+		if !bad {
+			n[i] = int32(v)
+		}
+	}
+	if bad {
+		return serviceVersion{}, fmt.Errorf("service version %q: want four non-negative integers joined by dots, each at most %d, as 2026.4.1.1", text, math.MaxInt32)
+	}
+	return serviceVersion{Major: n[0], Minor: n[1], Build: n[2], Revision: n[3],
+		MajorRevision: uint16(uint32(n[3]) >> 16), MinorRevision: uint16(uint32(n[3]))}, nil
+}
+
+// checkCreateStatus refuses a create status other than 200 and 201.
+func checkCreateStatus(status int) error {
+	if status != http.StatusOK && status != http.StatusCreated {
+		return fmt.Errorf("create status %d: want 201 (the real service's) or 200", status)
+	}
+	return nil
 }

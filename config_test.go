@@ -21,7 +21,7 @@ func TestMainConfigDefaultsAgree(t *testing.T) {
 	if got := (Config{JournalSize: -5}).withDefaults().withDefaults().JournalSize; got != journalOff {
 		t.Errorf("JournalSize %d becomes %d, want %d (off)", -5, got, journalOff)
 	}
-	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigins: []string{"*"}, MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: "kendo", SnapshotInterval: time.Second}
+	set := Config{MaxPageSize: 3, MaxBody: 10, MaxSeedBody: 20, JournalSize: 4, Auth: "a:b", CORSOrigins: []string{"*"}, MaxNamespaces: 5, MaxFaultBodies: 6, JournalBudget: 7, MaxRequestBytes: 8, Filters: "kendo", SnapshotInterval: time.Second, ServiceVersion: "1.2.3.4", CreateStatus: 200}
 	if got := set.withDefaults(); !reflect.DeepEqual(got, set) {
 		t.Errorf("withDefaults changed set values: %+v", got)
 	}

@@ -404,7 +404,7 @@ func TestInputsLoneSurrogates(t *testing.T) {
 
 	created := doStrictJSON(t, a, http.MethodPost, "/api/v2/resource", body)
 	var out struct{ Data []json.RawMessage }
-	if err := json.Unmarshal(created.Body, &out); created.Status != http.StatusOK || err != nil || len(out.Data) != 1 {
+	if err := json.Unmarshal(created.Body, &out); created.Status != http.StatusCreated || err != nil || len(out.Data) != 1 {
 		t.Fatalf("create: %d %v %s", created.Status, err, created.Body)
 	}
 	check("create's answer", out.Data[0])

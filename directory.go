@@ -415,6 +415,21 @@ func (d *Directory) Seed(resources any) []string {
 	return seeded.Ids
 }
 
+// PutSeed makes resources (as Seed takes them) the server's current seed
+// (PUT /__admin/seed, server-wide): namespaces made or reset after it start
+// from it, those that exist keep what they have until reset. It returns
+// the Ids the seed's resources get, in order.
+func (d *Directory) PutSeed(resources any) []string {
+	d.t.Helper()
+	text, err := asJSON(resources)
+	if err != nil {
+		d.t.Fatalf("resourcedir: put seed: %v", err)
+	}
+	var seeded struct{ Ids []string }
+	d.do(http.MethodPut, d.root+"/__admin/seed", string(text), http.StatusOK, &seeded)
+	return seeded.Ids
+}
+
 // Generate adds count generated resources, the same ones for the same seed,
 // and returns their Ids.
 func (d *Directory) Generate(count int, seed uint64) []string {

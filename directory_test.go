@@ -63,7 +63,7 @@ func TestRunTControls(t *testing.T) {
 		body != `{"Message":"Injected fault 1: POST /api/v2/resource answers 503 (see /__admin/faults)."}` {
 		t.Errorf("the fault's answer: %d %s", status, body)
 	}
-	if status, _ := send(t, "POST", dir.URL+"/api/v2/resource", `{"FirstName": "Grace", "Surname": "Hopper"}`); status != 200 {
+	if status, _ := send(t, "POST", dir.URL+"/api/v2/resource", `{"FirstName": "Grace", "Surname": "Hopper"}`); status != 201 {
 		t.Errorf("the retry: %d", status)
 	}
 	faults := dir.Faults()
@@ -73,7 +73,7 @@ func TestRunTControls(t *testing.T) {
 
 	got := dir.Requests(resourcedir.RequestFilter{Method: "POST"})
 	if len(got) != 2 || got[0].Status != 503 || got[0].Fault == nil || *got[0].Fault != id ||
-		got[1].Status != 200 || got[1].Delivered != 200 || got[1].Fault != nil ||
+		got[1].Status != 201 || got[1].Delivered != 201 || got[1].Fault != nil ||
 		string(got[1].Body) != `{"FirstName":"Grace","Surname":"Hopper"}` ||
 		got[0].Headers.Get("Content-Type") != "application/json" ||
 		got[0].Response == nil || got[0].Response.Headers.Get("Retry-After") != "2" {
@@ -98,7 +98,7 @@ func TestRunTControls(t *testing.T) {
 	// Only the create of one ExternalID fails, after one such went through.
 	only := dir.AddFault(resourcedir.Fault{Method: "POST", Path: "*", Status: 409, Skip: 1, Times: 1,
 		Match: &resourcedir.FaultMatch{Body: map[string]string{"ExternalID": "X-1"}, Headers: map[string]string{"X-Tenant": "blue"}}})
-	for i, want := range []int{200, 200, 409, 200} {
+	for i, want := range []int{201, 201, 409, 201} {
 		body := `{"Company": "C", "ExternalID": "X-1"}`
 		if i == 1 {
 			body = `{"Company": "C", "ExternalID": "X-2"}`
@@ -431,5 +431,31 @@ func TestRunTFiltersInAnyCase(t *testing.T) {
 	}
 	if status, body := send(t, "GET", dir.URL+"/api/v2/resource?requestParams.filters="+url.QueryEscape("Fax~isnull"), ""); status != 200 {
 		t.Errorf("a filter only kendo takes: %d %s", status, body)
+	}
+}
+
+// TestDirectoryPutSeed: PutSeed is server-wide, whichever namespace's
+// handle calls it; namespaces made after it start from it.
+func TestDirectoryPutSeed(t *testing.T) {
+	t.Parallel()
+	dir := resourcedir.RunT(t, resourcedir.Config{})
+	before := dir.Namespace(t)
+	ids := before.PutSeed(`[{"Company": "Put One"}, {"Id": "00000000-0000-4000-8000-000000000001", "Company": "Put Two"}]`)
+	if len(ids) != 2 || ids[1] != "00000000-0000-4000-8000-000000000001" {
+		t.Fatalf("PutSeed: %v", ids)
+	}
+	var all []struct{ Id, Company string }
+	dir.Namespace(t).Resources(&all)
+	if len(all) != 2 || all[0].Id != ids[0] || all[1].Company != "Put Two" {
+		t.Errorf("a namespace made after PutSeed: %+v", all)
+	}
+	before.Resources(&all)
+	if len(all) != 0 {
+		t.Errorf("a namespace made before PutSeed holds %d, want none until reset", len(all))
+	}
+	before.Reset()
+	before.Resources(&all)
+	if len(all) != 2 {
+		t.Errorf("after its reset: %d, want the seed's 2", len(all))
 	}
 }

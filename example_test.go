@@ -39,7 +39,7 @@ func ExampleNew() {
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Println("list:", resp.Status, strings.Contains(string(body), `"TotalResults":1`), strings.Contains(string(body), `"DisplayName":"Grace Hopper"`))
 	// Output:
-	// create: 200 OK
+	// create: 201 Created
 	// list: 200 OK true true
 }
 
@@ -90,6 +90,6 @@ func ExampleRunT() {
 	fmt.Println(len(all), "resources")
 	// Output:
 	// POST /api/v2/resource 503 {"FirstName":"Grace"}
-	// POST /api/v2/resource 200 {"FirstName":"Grace"}
+	// POST /api/v2/resource 201 {"FirstName":"Grace"}
 	// 2 resources
 }

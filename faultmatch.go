@@ -175,7 +175,7 @@ func faultPath(p string) (string, bool) {
 		return "", false
 	}
 	canonical := canonicalAPIPath(p)
-	if canonical == "/api/v2/resource" {
+	if canonical == "/api/v2/resource" || canonical == versionPath {
 		return canonical, true
 	}
 	id, ok := strings.CutPrefix(canonical, "/api/v2/resource/")

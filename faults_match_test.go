@@ -108,7 +108,7 @@ func TestFaultMatchBodyOverTCP(t *testing.T) {
 		t.Errorf("the matching create: %q then %v, want nothing then ECONNRESET", got, err)
 	}
 	got, _ = rawConnExchange(t, e.base, rawPost("/api/v2/resource", `{"Company": "Kept", "ExternalID": "X-8"}`))
-	if !strings.HasPrefix(string(got), "HTTP/1.1 200 OK\r\n") {
+	if !strings.HasPrefix(string(got), "HTTP/1.1 201 Created\r\n") {
 		t.Errorf("the other create: %q", got)
 	}
 	if n := e.health(); n != 1 {
@@ -173,7 +173,7 @@ func TestFaultMatchBodyLeavesOtherBodies(t *testing.T) {
 		status int
 	}{
 		{`{"Company": "X-1"}`, http.StatusServiceUnavailable},
-		{`{"Company": "Kept"}`, http.StatusOK},
+		{`{"Company": "Kept"}`, http.StatusCreated},
 	} {
 		if status := postExpectingContinue(t, e, tt.body); status != tt.status {
 			t.Errorf("%.40s: status %d, want %d", tt.body, status, tt.status)

@@ -376,8 +376,8 @@ func TestFaultAfter(t *testing.T) {
 		attempts = append(attempts, resp.Status)
 		break
 	}
-	if !slices.Equal(attempts, []string{"error", "200 OK"}) {
-		t.Fatalf("attempts %v, want a reset then 200", attempts)
+	if !slices.Equal(attempts, []string{"error", "201 Created"}) {
+		t.Fatalf("attempts %v, want a reset then 201", attempts)
 	}
 	var list struct {
 		TotalResults int
@@ -393,11 +393,11 @@ func TestFaultAfter(t *testing.T) {
 	if len(got) != 3 || got[0].Method != "POST" || got[1].Method != "POST" || got[2].Method != "GET" {
 		t.Fatalf("journal %+v, want the create, the retry and the list", got)
 	}
-	if got[0].Status != 200 || got[0].Delivered != 0 || got[0].Fault == nil || *got[0].Fault != id {
-		t.Errorf("the faulted create: Status %d Delivered %d Fault %v, want 200, 0 and %d", got[0].Status, got[0].Delivered, got[0].Fault, id)
+	if got[0].Status != 201 || got[0].Delivered != 0 || got[0].Fault == nil || *got[0].Fault != id {
+		t.Errorf("the faulted create: Status %d Delivered %d Fault %v, want 201, 0 and %d", got[0].Status, got[0].Delivered, got[0].Fault, id)
 	}
-	if got[1].Status != 200 || got[1].Delivered != 200 || got[1].Fault != nil {
-		t.Errorf("the retry: Status %d Delivered %d Fault %v, want 200, 200 and null", got[1].Status, got[1].Delivered, got[1].Fault)
+	if got[1].Status != 201 || got[1].Delivered != 201 || got[1].Fault != nil {
+		t.Errorf("the retry: Status %d Delivered %d Fault %v, want 201, 201 and null", got[1].Status, got[1].Delivered, got[1].Fault)
 	}
 
 	// With a Status, the client gets it instead of the 200.
@@ -826,8 +826,8 @@ func TestFaultFiresExactlyNTimes(t *testing.T) {
 	}
 	// Other methods on the path are not affected.
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "B"}`)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "B"}`)
 	if n := e.health(); n != 2 {
 		t.Errorf("%d resources, want 2: faulted requests must not reach the store", n)
 	}
@@ -839,7 +839,7 @@ func TestFaultFiresExactlyNTimes(t *testing.T) {
 	for _, g := range e.journal() {
 		statuses = append(statuses, g.Status)
 	}
-	if !slices.Equal(statuses, []int{503, 503, 200, 200, 200}) {
+	if !slices.Equal(statuses, []int{503, 503, 200, 201, 201}) {
 		t.Errorf("journal statuses %v", statuses)
 	}
 }
@@ -877,7 +877,7 @@ func TestFaultMethodMatching(t *testing.T) {
 		t.Errorf("methods normalised to %q and %q, want \"\" and GET", fs[0].Method, fs[1].Method)
 	}
 	e.expect(http.StatusGatewayTimeout, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`) // the GET-only fault waits
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "A"}`) // the GET-only fault waits
 	e.expect(http.StatusTooManyRequests, http.MethodGet, "/api/v2/resource", "")
 }
 
@@ -926,7 +926,7 @@ func TestFaultDelayOnlyThenRealAnswer(t *testing.T) {
 		Data  []seededResource
 		Total int
 	}
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"FirstName": "Slow"}`).decode(t, &out)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"FirstName": "Slow"}`).decode(t, &out)
 	if took := time.Since(start); took < 150*time.Millisecond {
 		t.Errorf("delayed request answered after %v, want at least 150ms", took)
 	}
@@ -934,7 +934,7 @@ func TestFaultDelayOnlyThenRealAnswer(t *testing.T) {
 		t.Errorf("delay-only fault did not serve the real answer: %+v", out)
 	}
 	got := e.journal()
-	if len(got) != 1 || got[0].Status != 200 || got[0].DurationMs < 150 || string(got[0].Body) != `{"FirstName":"Slow"}` {
+	if len(got) != 1 || got[0].Status != 201 || got[0].DurationMs < 150 || string(got[0].Body) != `{"FirstName":"Slow"}` {
 		t.Errorf("journal %+v", got)
 	}
 
@@ -1112,9 +1112,9 @@ func TestFaultJournaledBeforeDelivery(t *testing.T) {
 		{name: "response", fault: `{"Status": 503}`, method: "GET", answered: 503, status: 503, delivered: 503},
 		{name: "response with a large Body", fault: `{"Status": 502, "Body": ` + bigBody + `}`, method: "GET",
 			answered: 502, status: 502, delivered: 502},
-		{name: "After, reset", fault: `{"Kind": "reset", "After": true}`, method: "POST", wantErr: syscall.ECONNRESET, status: 200},
-		{name: "After, empty", fault: `{"Kind": "empty", "After": true}`, method: "POST", wantErr: io.EOF, status: 200},
-		{name: "After, response", fault: `{"Status": 503, "After": true}`, method: "POST", answered: 503, status: 200, delivered: 503},
+		{name: "After, reset", fault: `{"Kind": "reset", "After": true}`, method: "POST", wantErr: syscall.ECONNRESET, status: 201},
+		{name: "After, empty", fault: `{"Kind": "empty", "After": true}`, method: "POST", wantErr: io.EOF, status: 201},
+		{name: "After, response", fault: `{"Status": 503, "After": true}`, method: "POST", answered: 503, status: 201, delivered: 503},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

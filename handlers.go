@@ -32,8 +32,14 @@ func (s *Server) create(x *exchange, r *http.Request) (any, error) {
 	if res, err = x.ns.store.create(res); err != nil {
 		return nil, fmt.Errorf("create resource: %w", err)
 	}
-	x.answer = madeAnswer{created: res}
+	x.answer = madeAnswer{created: res, status: s.cfg.CreateStatus}
 	return &x.answer, nil
+}
+
+// version answers the service's version, which the vendor's client asks
+// for first.
+func (s *Server) serviceVersion(*exchange, *http.Request) (any, error) {
+	return s.version, nil
 }
 
 func (s *Server) update(x *exchange, r *http.Request) (any, error) {

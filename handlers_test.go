@@ -1298,21 +1298,21 @@ func TestHostileInput(t *testing.T) {
 		{"create: 100,000 {\"a\": in Address", "POST", createPath, []byte(`{"Company":"x","Address":` + strings.Repeat(`{"a":`, 100000) + `}`), 400, ""},
 		{"create: 100,000 [ in an unknown property", "POST", createPath, []byte(`{"Company":"x","Bogus":` + deep("[", "]", 100000) + `}`), 400, ""},
 		{"create: 100,000 [ in Types", "POST", createPath, []byte(`{"Company":"x","Types":` + deep("[", "]", 100000) + `}`), 400, ""},
-		{"create: 1,000-deep Address is stored", "POST", createPath, []byte(`{"Company":"x","Address":{"a":` + deep("[", "]", 1000) + `}}`), 200, ""},
+		{"create: 1,000-deep Address is stored", "POST", createPath, []byte(`{"Company":"x","Address":{"a":` + deep("[", "]", 1000) + `}}`), 201, ""},
 		// Encoding: invalid UTF-8 in strings is read as U+FFFD (as
 		// encoding/json and Json.NET do), outside strings it is a syntax error.
-		{"create: invalid UTF-8 in a value", "POST", createPath, []byte("{\"Company\":\"\xff\xfe\xc3\"}"), 200, ""},
-		{"create: invalid UTF-8 in a key", "POST", createPath, []byte("{\"\xffCompany\":1,\"Company\":\"x\"}"), 200, ""},
+		{"create: invalid UTF-8 in a value", "POST", createPath, []byte("{\"Company\":\"\xff\xfe\xc3\"}"), 201, ""},
+		{"create: invalid UTF-8 in a key", "POST", createPath, []byte("{\"\xffCompany\":1,\"Company\":\"x\"}"), 201, ""},
 		{"create: invalid UTF-8 outside strings", "POST", createPath, []byte("\xff{\"Company\":\"x\"}"), 400, "-"},
 		{"create: UTF-16 BOM", "POST", createPath, []byte("\xfe\xff\x00{"), 400, "-"},
-		{"create: escaped NUL in a value", "POST", createPath, []byte(`{"Company":"a\u0000b"}`), 200, ""},
-		{"create: lone surrogate escape", "POST", createPath, []byte(`{"Company":"\ud800"}`), 200, ""},
+		{"create: escaped NUL in a value", "POST", createPath, []byte(`{"Company":"a\u0000b"}`), 201, ""},
+		{"create: lone surrogate escape", "POST", createPath, []byte(`{"Company":"\ud800"}`), 201, ""},
 		{"create: raw NUL in a value", "POST", createPath, []byte("{\"Company\":\"a\x00b\"}"), 400, "-"},
 		{"create: NUL before the body", "POST", createPath, []byte("\x00{\"Company\":\"x\"}"), 400, "-"},
 		{"create: NUL after the body", "POST", createPath, []byte("{\"Company\":\"x\"}\x00"), 400, "-"},
 		// Unknown and odd properties.
-		{"create: unknown properties", "POST", createPath, []byte(`{"Company":"x","Bogus":[1,{"a":null}],"StatusId":"nope","_links":5,"_embedded":{}}`), 200, ""},
-		{"create: empty key", "POST", createPath, []byte(`{"":1,"Company":"x"}`), 200, ""},
+		{"create: unknown properties", "POST", createPath, []byte(`{"Company":"x","Bogus":[1,{"a":null}],"StatusId":"nope","_links":5,"_embedded":{}}`), 201, ""},
+		{"create: empty key", "POST", createPath, []byte(`{"":1,"Company":"x"}`), 201, ""},
 		{"create: 10,000 unknown keys", "POST", createPath, func() []byte {
 			var b bytes.Buffer
 			b.WriteString(`{"Company":"x"`)
@@ -1320,9 +1320,9 @@ func TestHostileInput(t *testing.T) {
 				fmt.Fprintf(&b, `,"k%d":%d`, i, i)
 			}
 			return append(b.Bytes(), '}')
-		}(), 200, ""},
-		{"create: huge number", "POST", createPath, []byte(`{"Company":"x","Bogus":1` + strings.Repeat("0", 100000) + `}`), 200, ""},
-		{"create: 50,000 Types", "POST", createPath, []byte(`{"Company":"x","Types":[` + strings.TrimSuffix(strings.Repeat(`{"Type":"Team"},`, 50000), ",") + `]}`), 200, ""},
+		}(), 201, ""},
+		{"create: huge number", "POST", createPath, []byte(`{"Company":"x","Bogus":1` + strings.Repeat("0", 100000) + `}`), 201, ""},
+		{"create: 50,000 Types", "POST", createPath, []byte(`{"Company":"x","Types":[` + strings.TrimSuffix(strings.Repeat(`{"Type":"Team"},`, 50000), ",") + `]}`), 201, ""},
 		// Update: the path and the body.
 		{"update: id not a GUID", "PUT", "/api/v2/resource/not-a-guid", []byte(putBody(id)), 400, ""},
 		{"update: NUL id", "PUT", "/api/v2/resource/%00", []byte(putBody(id)), 400, ""},
@@ -1605,7 +1605,7 @@ func TestConcurrentClients(t *testing.T) {
 				status, b := do("POST", "/api/v2/resource", fmt.Appendf(nil,
 					`{"FirstName":"w%d","Surname":"r%d","Company":"Concurrent","Types":[{"Type":"Team"}]}`, w, i))
 				var out struct{ Data []struct{ Id string } }
-				if status != 200 || json.Unmarshal(b, &out) != nil || len(out.Data) != 1 {
+				if status != 201 || json.Unmarshal(b, &out) != nil || len(out.Data) != 1 {
 					fail("create w%d r%d: %d %s", w, i, status, b)
 					return
 				}
@@ -1953,7 +1953,7 @@ func fuzzListServer(t testing.TB) *Server {
 		req := httptest.NewRequest(http.MethodPost, "/api/v2/resource", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		srv.ServeHTTP(rec, req)
-		if rec.Code != 200 {
+		if rec.Code != 201 {
 			t.Fatalf("seed %s: %d %s", body, rec.Code, rec.Body)
 		}
 	}

@@ -294,18 +294,18 @@ func (c *testClient) all() []seededResource {
 func (c *testClient) createPerson(first string) seededResource {
 	c.t.Helper()
 	var out struct{ Data []seededResource }
-	c.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"FirstName":%q,"Surname":"Test"}`, first)).decode(c.t, &out)
+	c.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"FirstName":%q,"Surname":"Test"}`, first)).decode(c.t, &out)
 	return out.Data[0]
 }
 
 var guidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
-// create posts body, requires a 200, and returns the new Id and the response
+// create posts body, requires a 201, and returns the new Id and the response
 // with that Id replaced by "ID".
 func (c *testClient) create(body string) (string, []byte) {
 	c.t.Helper()
 	r := c.do(http.MethodPost, "/api/v2/resource", body)
-	if r.Status != http.StatusOK {
+	if r.Status != http.StatusCreated {
 		c.t.Fatalf("create %s: status %d: %s", body, r.Status, r.Body)
 	}
 	var env struct {
@@ -476,4 +476,18 @@ func writeTestFile(t *testing.T, name, content string) string {
 func (c *testClient) touch() {
 	c.t.Helper()
 	c.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?pageSize=1", "")
+}
+
+// success is the status of a request that succeeds: 201 for a create (the
+// real service's; -create-status 200 aside), 200 for everything else.
+func success(method, path string) int {
+	path, _, _ = strings.Cut(path, "?")
+	if rest, ok := strings.CutPrefix(path, "/ns/"); ok { // a namespace's path is the same after its name
+		_, rest, _ = strings.Cut(rest, "/")
+		path = "/" + rest
+	}
+	if method == http.MethodPost && canonicalAPIPath(path) == "/api/v2/resource" {
+		return http.StatusCreated
+	}
+	return http.StatusOK
 }

@@ -78,7 +78,7 @@ func TestJournalEntryExact(t *testing.T) {
 		fmt.Sprintf("Content-Length: %d\r\n\r\n", len(body)) + body
 	before := time.Now().UTC()
 	got, _ := rawConnExchange(t, e.base, req)
-	if !bytes.HasPrefix(got, []byte("HTTP/1.1 200 OK\r\n")) {
+	if !bytes.HasPrefix(got, []byte("HTTP/1.1 201 Created\r\n")) {
 		t.Fatalf("answer %q", got)
 	}
 	_, answer, _ := bytes.Cut(got, []byte("\r\n\r\n"))
@@ -101,7 +101,7 @@ func TestJournalEntryExact(t *testing.T) {
 		`"Params":{"empty":"","odd":"/&","requestParams.page":"1","tag":["a","b"]},`+
 		`"Headers":{"Authorization":"Basic svc:***","Connection":"close","Content-Length":"%d","Content-Type":"application/json",`+
 		`"Host":"127.0.0.1","X-Request-Id":"journal-exact-1","X-Trace":["one","two"]},"HeadersTruncated":false,`+
-		`"Body":{"FirstName":"Ada","Surname":"Lovelace"},"BodyTruncated":false,"Status":200,"DurationMs":%s,"Fault":null,"Delivered":200,`+
+		`"Body":{"FirstName":"Ada","Surname":"Lovelace"},"BodyTruncated":false,"Status":201,"DurationMs":%s,"Fault":null,"Delivered":201,`+
 		`"Response":{"Headers":{"Content-Length":"%d","Content-Type":"application/json; charset=utf-8","X-Request-Id":"journal-exact-1"},`+
 		`"Body":%s},"ResponseTruncated":false}],`+
 		`"Count":1,"Journal":"on"}`,
@@ -347,7 +347,8 @@ func TestJournalFilters(t *testing.T) {
 		{"?path=/api/v2/resource/not-a-guid", []uint64{6}},
 		{"?path=/api/v2/{what}", []uint64{1, 2, 3, 4, 8, 9, 11}},
 		{"?path=/api/v2/nowhere", []uint64{8}},
-		{"?status=200", []uint64{2, 3, 9}},
+		{"?status=200", []uint64{2, 9}},
+		{"?status=201", []uint64{3}},
 		{"?status=400", []uint64{4, 6}},
 		{"?status=503", []uint64{1}},
 		{"?status=0", []uint64{11}},
@@ -630,7 +631,7 @@ func TestJournalWaitersAnswered(t *testing.T) {
 		if body == "" {
 			e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "")
 		} else {
-			e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", body)
+			e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", body)
 		}
 	}
 	tests := []struct {
@@ -676,19 +677,19 @@ func TestJournalWaitRecounts(t *testing.T) {
 	cfg.JournalSize = 3
 	e := startServer(t, cfg, nil)
 	j := e.srv.defaultNS().journal
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "1"}`)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "1"}`)
 	polls := startLongPolls(t, e, "?method=POST&count=2&wait=60s", 1)
 	eventually(t, 10*time.Second, "the long poll to wait", func() bool { return waiting(j) == 1 })
 	e.expect(http.StatusOK, http.MethodDelete, "/__admin/requests", "")
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "2"}`)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "3"}`)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "2"}`)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "3"}`)
 	var a journalAnswer
 	polls.take(t, 1)[0].decode(t, &a)
 	if got := seqs(a.Requests); !slices.Equal(got, []uint64{2, 3}) {
 		t.Errorf("after a clear: Seq %v, want [2 3]", got)
 	}
 
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "4"}`)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "4"}`)
 	if got := seqs(e.readJournal("?method=POST&count=4&wait=50ms").Requests); !slices.Equal(got, []uint64{2, 3, 4}) {
 		t.Errorf("count=4 of 3 kept: Seq %v, want [2 3 4]", got)
 	}
@@ -768,7 +769,7 @@ func TestJournalEntryFields(t *testing.T) {
 	t.Parallel()
 	e := startServer(t, DefaultConfig(), nil)
 	before := time.Now()
-	created := e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", "{\n  \"FirstName\": \"Ada\",\n  \"Surname\": \"Lovelace\"\n}")
+	created := e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", "{\n  \"FirstName\": \"Ada\",\n  \"Surname\": \"Lovelace\"\n}")
 	list := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource?requestParams.pageSize=5&requestParams.filters=FirstName~eq~%27Ada%27", "")
 	bad := e.expect(http.StatusBadRequest, http.MethodPut, "/api/v2/resource/not-a-guid", "plain text, not JSON")
 	mine := e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", "X-Request-Id", "client-chosen-42")
@@ -786,7 +787,7 @@ func TestJournalEntryFields(t *testing.T) {
 		body                string
 		status              int
 	}{
-		{created, "POST", "/api/v2/resource", "", `{"FirstName":"Ada","Surname":"Lovelace"}`, 200},
+		{created, "POST", "/api/v2/resource", "", `{"FirstName":"Ada","Surname":"Lovelace"}`, 201},
 		{list, "GET", "/api/v2/resource", "requestParams.pageSize=5&requestParams.filters=FirstName~eq~%27Ada%27", `null`, 200},
 		{bad, "PUT", "/api/v2/resource/not-a-guid", "", `"plain text, not JSON"`, 400},
 		{mine, "GET", "/api/v2/resource", "", `null`, 200},
@@ -981,9 +982,9 @@ func TestJournalDelivered(t *testing.T) {
 		{"hang with DelayMs", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 1}`, 0, 0, "null"},
 		// The create is applied and journaled as served; the client gets
 		// the fault's answer instead.
-		{"After with a 503", `{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Body": "lost", "After": true}`, 200, 503, `"lost"`},
+		{"After with a 503", `{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Body": "lost", "After": true}`, 201, 503, `"lost"`},
 		// Nothing reaches the client: the answer shown is the one it lost.
-		{"After with a reset", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "reset", "After": true}`, 200, 0, "created"},
+		{"After with a reset", `{"Method": "POST", "Path": "/api/v2/resource", "Kind": "reset", "After": true}`, 201, 0, "created"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1064,7 +1065,7 @@ func TestJournalIgnoresConsole(t *testing.T) {
 	id := e.addFault(`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Times": 1}`)[0].ID
 	console := []string{consoleHeader, "1"}
 	e.expect(http.StatusOK, http.MethodGet, "/api/v2/resource", "", console...)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Console"}`, console...)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "Console"}`, console...)
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests?count=1&wait=1ms", "", console...)
 	if f := e.faults(); len(f) != 1 || f[0].Fired != 0 {
 		t.Errorf("faults %+v, want fault %d unfired", f, id)
@@ -1074,10 +1075,10 @@ func TestJournalIgnoresConsole(t *testing.T) {
 	}
 	// The client meets the fault set up for it, and its retry is served.
 	e.expect(http.StatusServiceUnavailable, http.MethodPost, "/api/v2/resource", `{"Company": "Client"}`)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Client"}`)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "Client"}`)
 	got := e.readJournal("").Requests
-	if len(got) != 2 || got[0].Delivered != 503 || *got[0].Fault != id || got[1].Delivered != 200 || got[1].Fault != nil {
-		t.Errorf("journal %+v, want the client's 503 and 200", got)
+	if len(got) != 2 || got[0].Delivered != 503 || *got[0].Fault != id || got[1].Delivered != 201 || got[1].Fault != nil {
+		t.Errorf("journal %+v, want the client's 503 and 201", got)
 	}
 }
 
@@ -1339,7 +1340,7 @@ func TestJournalBudgetMemory(t *testing.T) {
 func TestJournalMadeAnswers(t *testing.T) {
 	t.Parallel()
 	c := startServer(t, DefaultConfig(), nil)
-	created := c.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Types":[{"Type":"Employee"}]}`)
+	created := c.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"FirstName":"Ada","Surname":"Lovelace","Company":"Analytical Engines","Types":[{"Type":"Employee"}]}`)
 	var out struct{ Data []struct{ Id string } }
 	if err := json.Unmarshal(created.Body, &out); err != nil || len(out.Data) != 1 {
 		t.Fatalf("create: %v %s", err, created.Body)

@@ -1172,8 +1172,8 @@ func (run *modelRun) create() {
 		run.checkError(body, faults)
 		return
 	}
-	if code != http.StatusOK {
-		run.fatalf("valid create: status %d, want 200", code)
+	if code != http.StatusCreated {
+		run.fatalf("valid create: status %d, want 201", code)
 	}
 	var resp struct {
 		Data  []json.RawMessage

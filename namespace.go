@@ -101,6 +101,9 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 // one creates it. It is nil with an error when the name is new and the
 // limit reached. With x, x's request counts in it (enter) in the same step.
 func (s *Server) addNamespace(name string, x *exchange) (ns *namespace, created bool, err error) {
+	// Read before the namespaces' lock: PUT /__admin/seed takes the seed's
+	// lock, then the namespaces'.
+	seed := s.currentSeed()
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()
 	if ns := s.spaces.byName[name]; ns != nil {
@@ -112,7 +115,7 @@ func (s *Server) addNamespace(name string, x *exchange) (ns *namespace, created 
 			"The namespace %q would be one more than the limit of %d namespaces (-max-namespaces); delete one with DELETE /__admin/namespaces/{name}.",
 			name, s.cfg.MaxNamespaces)}
 	}
-	ns = s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
+	ns = s.newNamespace(name, newLayer(seed, s.cfg.IDSeed))
 	s.spaces.byName[name] = ns
 	s.spaces.changed = nextGeneration()
 	ns.enter(x)
@@ -279,8 +282,9 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 }
 
 // snapshotSpaces gives the snapshot every namespace, by name, as its base
-// (shared: written once) and its layer, and the change mark they reflect.
-func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
+// (shared: written once) and its layer, the current seed (sharing a
+// namespace's base when one is on it), and the change mark they reflect.
+func (s *Server) snapshotSpaces() ([]snapshotSpace, *snapshotBase, uint64) {
 	// The mark first: every change it covers is then in the states read
 	// after it, and any change it does not cover has a larger generation.
 	mark := s.changeMark()
@@ -302,7 +306,19 @@ func (s *Server) snapshotSpaces() ([]snapshotSpace, uint64) {
 		}
 		spaces[i].Base = bases[st.base]
 	}
-	return spaces, mark
+	seed := s.currentSeed()
+	if len(seed.rows) == 0 {
+		return spaces, nil, mark
+	}
+	current := bases[seed]
+	if current == nil {
+		rs := make([]*resource, len(seed.rows))
+		for k := range seed.rows {
+			rs[k] = seed.rows[k].res
+		}
+		current = &snapshotBase{Resources: rs, frozen: seed}
+	}
+	return spaces, current, mark
 }
 
 // changeMark is the generation of the directory's last change (a store's,
@@ -323,9 +339,23 @@ func (s *Server) changeMark() uint64 {
 
 // restore replaces every namespace with a snapshot's; the default one
 // keeps its store, so that the caller's reference stays good. A base that
-// is the seed's is shared with it, not frozen a second time.
-func (s *Server) restore(spaces []snapshotSpace) error {
+// is the seed's is shared with it, not frozen a second time. The
+// snapshot's current seed becomes the current one unless the server was
+// given a seed (-seed on the command line wins).
+func (s *Server) restore(spaces []snapshotSpace, current *snapshotBase) error {
 	def := s.defaultNS()
+	s.seedMu.Lock()
+	if current != nil && len(current.Resources) > 0 && len(s.seed.rows) == 0 {
+		frozen, err := newBase(current.Resources)
+		if err != nil {
+			s.seedMu.Unlock()
+			return fmt.Errorf("the current seed: %w", err)
+		}
+		current.frozen, s.seed = frozen, frozen
+		s.seedClock++
+		s.seedAge = map[*base]uint64{frozen: s.seedClock}
+	}
+	s.seedMu.Unlock()
 	restored := map[string]*namespace{defaultNamespace: def}
 	for _, sp := range spaces {
 		b := emptyBase
@@ -349,6 +379,12 @@ func (s *Server) restore(spaces []snapshotSpace) error {
 		if err := store.restore(b, sp.Replaced, sp.Own); err != nil {
 			return fmt.Errorf("namespace %s: %w", sp.Name, err)
 		}
+		s.seedMu.Lock()
+		if _, ok := s.seedAge[b]; !ok && len(b.rows) > 0 {
+			s.seedClock++
+			s.seedAge[b] = s.seedClock
+		}
+		s.seedMu.Unlock()
 	}
 	s.spaces.mu.Lock()
 	s.spaces.byName = restored
@@ -443,7 +479,7 @@ func requestHost(r *http.Request) string {
 // serverWide are the controls of the whole server rather than of one
 // namespace: under /ns/{name}/ they are not found, and the document lists
 // no /ns/{namespace} twin of them.
-var serverWide = []string{"/__admin/snapshot", "/__admin/namespaces"}
+var serverWide = []string{"/__admin/snapshot", "/__admin/namespaces", "/__admin/seed"}
 
 // requestScheme is the scheme the client used: https over TLS.
 func requestScheme(r *http.Request) string {

@@ -60,7 +60,7 @@ func TestNamespacesIsolated(t *testing.T) {
 			for k := range creates {
 				r := ns.do(http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"Company": %q}`, fmt.Sprintf("%s co %d", name, k)), "Content-Type", "application/json")
 				var out struct{ Data []seededResource }
-				if r.Status != 200 || jsonInto(r.Body, &out) != nil {
+				if r.Status != 201 || jsonInto(r.Body, &out) != nil {
 					fail("create %d: %d %s", k, r.Status, r.Body)
 					return
 				}

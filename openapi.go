@@ -1,10 +1,12 @@
 package resourcedir
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -49,9 +51,32 @@ func lengthLimits() string {
 	return strings.Join(limits, ", ")
 }
 
+// Scopes of the document (?scope=): everything, or the emulated API alone.
+const (
+	scopeAll = ""
+	scopeAPI = "api"
+)
+
 // handleOpenAPI serves the document for this server's limits, built once.
 func (s *Server) handleOpenAPI(x *exchange, r *http.Request) (any, error) {
 	limits := openAPILimitsOf(s.cfg)
+	values, _ := url.ParseQuery(r.URL.RawQuery)
+	ms := modelState{}
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		switch {
+		case name != "scope":
+			ms.add(name, fmt.Sprintf("Unknown parameter %q; %s %s takes only scope.", name, r.Method, r.URL.Path))
+		case len(values[name]) > 1:
+			ms.add(name, fmt.Sprintf("scope is given %d times; give it once.", len(values[name])))
+		case values.Get(name) != scopeAPI:
+			ms.add(name, fmt.Sprintf("Unknown scope %q; the one scope is %q (the emulated API alone), or no scope for the whole document.", values.Get(name), scopeAPI))
+		default:
+			limits.Scope = scopeAPI
+		}
+	}
+	if !ms.empty() {
+		return nil, invalidAs("The query string is invalid.", ms)
+	}
 	body, ok := openAPIDocs.Load(limits)
 	if !ok {
 		b, _ := json.Marshal(openAPIDocument(limits, s.routes)) // plain maps and slices: cannot fail
@@ -69,7 +94,11 @@ type openAPILimits struct {
 	JournalSize          int
 	// Filters is the dialect in force (-filters), which the filter
 	// parameter's description follows; "" is the default, assetic.
-	Filters filterDialect
+	Filters      filterDialect
+	CreateStatus int // the create's success status (-create-status)
+	// Scope is scopeAPI for the document of the emulated API alone (a
+	// production client's, which must not reach a control), else scopeAll.
+	Scope string
 }
 
 var openAPIDocs sync.Map // openAPILimits -> []byte
@@ -77,7 +106,7 @@ var openAPIDocs sync.Map // openAPILimits -> []byte
 // openAPILimitsOf is what the document states of cfg.
 func openAPILimitsOf(cfg Config) openAPILimits {
 	return openAPILimits{MaxPageSize: cfg.MaxPageSize, MaxBody: cfg.MaxBody, MaxSeedBody: cfg.MaxSeedBody,
-		JournalSize: max(cfg.JournalSize, 0), Filters: filterDialect(cfg.Filters)}
+		JournalSize: max(cfg.JournalSize, 0), Filters: filterDialect(cfg.Filters), CreateStatus: cmp.Or(cfg.CreateStatus, http.StatusCreated)}
 }
 
 type obj = map[string]any
@@ -161,6 +190,9 @@ func (o operation) render(api, strict bool) obj {
 // openAPIDocument is the OpenAPI 3.1 description of a server with these
 // limits that serves rs.
 func openAPIDocument(cfg openAPILimits, rs []route) obj {
+	if cfg.Scope == scopeAPI {
+		return apiScoped(cfg, rs)
+	}
 	responses := openAPIResponses()
 	return obj{
 		"openapi": "3.1.0",
@@ -197,6 +229,71 @@ func openAPIDocument(cfg openAPILimits, rs []route) obj {
 			},
 			"responses": responses,
 		},
+	}
+}
+
+// apiScoped is the document of the emulated API alone: its paths, without
+// their /ns/{namespace} twins, the controls or their schemas, for an
+// application's production client, which must not be able to call a control.
+func apiScoped(cfg openAPILimits, rs []route) obj {
+	var api []route
+	for _, rt := range rs {
+		if isAPIPath(rt.pattern) {
+			api = append(api, rt)
+		}
+	}
+	cfg.Scope = scopeAll
+	doc := openAPIDocument(cfg, api)
+	paths := doc["paths"].(obj)
+	for p := range paths {
+		if !isAPIPath(p) {
+			delete(paths, p)
+		}
+	}
+	info := doc["info"].(obj)
+	info["description"] = "The Resource Directory API (/api/v2) as resourcedir emulates it (scope=api: the test-double controls are left out). " +
+		strings.TrimPrefix(info["description"].(string), "A local test double of the Resource Directory API (/api/v2) with test-double controls under /__admin/. ")
+	doc["servers"] = doc["servers"].([]any)[:1]
+	doc["tags"] = doc["tags"].([]any)[:1]
+	pruneComponents(doc)
+	return doc
+}
+
+// pruneComponents drops the components that nothing the paths use refers
+// to, directly or through other components.
+func pruneComponents(doc obj) {
+	components := doc["components"].(obj)
+	used := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case obj:
+			if r, ok := v["$ref"].(string); ok && !used[r] {
+				used[r] = true
+				kind, name, _ := strings.Cut(strings.TrimPrefix(r, "#/components/"), "/")
+				if section, ok := components[kind].(obj); ok {
+					walk(section[name])
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc["paths"])
+	for kind, section := range components {
+		if kind == "securitySchemes" {
+			continue
+		}
+		for name := range section.(obj) {
+			if !used["#/components/"+kind+"/"+name] {
+				delete(section.(obj), name)
+			}
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package resourcedir
 import (
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -57,6 +58,14 @@ func openAPISchemas(cfg openAPILimits) obj {
 					"FailedWrites":        obj{"type": "integer", "minimum": 1, "description": "Present while writes fail: how many failed since the last good one."},
 				}},
 		}, "Status"),
+		"ServiceVersion": closed(obj{
+			"Major":         obj{"type": "integer", "minimum": 0, "maximum": math.MaxInt32},
+			"Minor":         obj{"type": "integer", "minimum": 0, "maximum": math.MaxInt32},
+			"Build":         obj{"type": "integer", "minimum": 0, "maximum": math.MaxInt32},
+			"Revision":      obj{"type": "integer", "minimum": 0, "maximum": math.MaxInt32},
+			"MajorRevision": obj{"type": "integer", "minimum": 0, "maximum": math.MaxUint16, "description": "The high 16 bits of Revision."},
+			"MinorRevision": obj{"type": "integer", "minimum": 0, "maximum": math.MaxUint16, "description": "The low 16 bits of Revision."},
+		}, "Major", "Minor", "Build", "Revision", "MajorRevision", "MinorRevision"),
 		"ResourceSet": closed(obj{
 			"Data": obj{"type": "array", "items": ref("ResourceCreated")}, "Total": obj{"type": "integer", "minimum": 0}}, "Data", "Total"),
 		"GenerateRequest": closed(obj{

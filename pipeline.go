@@ -199,6 +199,10 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 	return r2, name, nil
 }
 
+// versionPath is the service's version, the API's one route beside the
+// resource routes.
+const versionPath = "/api/v2/version"
+
 // apiSegments are the fixed segments of the API's routes.
 var apiSegments = [3]string{"api", "v2", "resource"}
 
@@ -211,6 +215,12 @@ func canonicalAPIPath(p string) string {
 	trimmed := p
 	if len(p) > 1 && strings.HasSuffix(p, "/") {
 		trimmed = p[:len(p)-1]
+	}
+	if len(trimmed) == len(versionPath) && strings.EqualFold(trimmed, versionPath) {
+		if p == versionPath {
+			return p
+		}
+		return versionPath
 	}
 	rest := trimmed[1:]
 	for i, want := range apiSegments {

@@ -313,6 +313,9 @@ func canonicalAPIPathBySplit(p string) string {
 		trimmed = p[:len(p)-1]
 	}
 	segs := strings.Split(trimmed[1:], "/")
+	if len(segs) == 3 && strings.EqualFold(segs[0], "api") && strings.EqualFold(segs[1], "v2") && strings.EqualFold(segs[2], "version") {
+		return "/api/v2/version"
+	}
 	if len(segs) < 3 || len(segs) > 4 {
 		return p
 	}
@@ -346,12 +349,16 @@ func TestCanonicalAPIPath(t *testing.T) {
 		"/":                       "/",
 		"/__admin/requests":       "/__admin/requests",
 		"/api/v2/resource/x/y/z/": "/api/v2/resource/x/y/z/",
+		"/api/v2/version":         "/api/v2/version",
+		"/API/V2/Version/":        "/api/v2/version",
+		"/api/v2/version/x":       "/api/v2/version/x",
+		"/api/v2/versions":        "/api/v2/versions",
 	} {
 		if got := canonicalAPIPath(p); got != want {
 			t.Errorf("canonicalAPIPath(%q) = %q, want %q", p, got, want)
 		}
 	}
-	for _, p := range []string{"/api/v2/resource", "/api/v2/resource/AbC"} {
+	for _, p := range []string{"/api/v2/resource", "/api/v2/resource/AbC", "/api/v2/version"} {
 		if n := testing.AllocsPerRun(10, func() { canonicalAPIPath(p) }); n != 0 {
 			t.Errorf("canonicalAPIPath(%q) allocates %v times", p, n)
 		}
@@ -391,7 +398,7 @@ func TestRoutesCaseAndTrailingSlash(t *testing.T) {
 			t.Errorf("PUT %s: %d %s, want the update", path, r.Status, r.Body)
 		}
 	}
-	if r := a.on(t).do(http.MethodPost, "/API/v2/Resource/", `{"Company":"Second"}`); r.Status != http.StatusOK {
+	if r := a.on(t).do(http.MethodPost, "/API/v2/Resource/", `{"Company":"Second"}`); r.Status != http.StatusCreated {
 		t.Errorf("POST /API/v2/Resource/: %d %s", r.Status, r.Body)
 	}
 	for _, tt := range []struct{ method, path string }{

@@ -47,6 +47,12 @@ func Open(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("filters: %w", err)
 	}
 	cfg.Filters = string(dialect) // "Kendo" is kendo, as -filters reads it
+	if _, err := parseServiceVersion(cfg.ServiceVersion); err != nil {
+		return nil, err
+	}
+	if err := checkCreateStatus(cfg.CreateStatus); err != nil {
+		return nil, err
+	}
 	if cfg.Auth != "" && !strings.Contains(cfg.Auth, ":") {
 		return nil, errors.New("auth must be user:token")
 	}
@@ -213,10 +219,19 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		cfg: cfg.withDefaults(), log: logger, mux: http.NewServeMux(), routes: routes,
 		closing: make(chan struct{}), requestIDPrefix: uuid.NewString()[:8],
 	}
+	// Open refused a version that does not parse; the tests' servers,
+	// which come here directly, get the default for one.
+	var err error
+	if s.version, err = parseServiceVersion(s.cfg.ServiceVersion); err != nil {
+		s.version, _ = parseServiceVersion(defaultServiceVersion)
+	}
+	if checkCreateStatus(s.cfg.CreateStatus) != nil {
+		s.cfg.CreateStatus = http.StatusCreated
+	}
 	s.journals.limit = s.cfg.JournalBudget
 	s.requestBytes.limit = s.cfg.MaxRequestBytes
 	// The seed is frozen once and shared by every namespace.
-	seed, err := cfg.seedBase, error(nil)
+	seed := cfg.seedBase
 	if seed == nil {
 		seed, err = newBase(cfg.seedResources)
 	}
@@ -226,7 +241,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		s.log.Error("the seed could not be loaded; namespaces start empty", "error", err)
 		seed = emptyBase
 	}
-	s.seed = seed
+	s.seed, s.seedAge = seed, map[*base]uint64{seed: 0}
 	store.setSeed(seed)
 	def := s.newNamespace(defaultNamespace, store)
 	s.spaces.byName = map[string]*namespace{defaultNamespace: def}

@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,7 +65,7 @@ func writeMade(x *exchange, a *madeAnswer) {
 	bp := bufPool.Get().(*[]byte)
 	*bp = a.appendTo((*bp)[:0])
 	x.kept.next, x.kept.madeLen = true, len(*bp)
-	writeBody(x, http.StatusOK, *bp)
+	writeBody(x, cmp.Or(a.status, http.StatusOK), *bp)
 	if cap(*bp) <= 1<<20 { // don't keep a giant page's buffer forever
 		*bp = (*bp)[:0]
 		bufPool.Put(bp)
@@ -121,6 +122,7 @@ func contentLength(w http.ResponseWriter, n int) []string {
 // show.
 type madeAnswer struct {
 	created *resource   // a create's resource
+	status  int         // the create's status (-create-status); 0 means 200
 	updated *resource   // an update's resource
 	page    []*resource // a list's page, when neither is set
 	total   int

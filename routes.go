@@ -3,6 +3,7 @@ package resourcedir
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 )
 
 // routes is every endpoint the server answers: the emulated API, which must
@@ -33,10 +34,15 @@ var routes = []route{
 		return operation{id: "createResource", summary: "Create a resource",
 			description: fmt.Sprintf("Creates one resource. The body must be declared as JSON and be at most %d bytes.", l.MaxBody),
 			body:        jsonBody(ref("CreateRequest"), "The new resource."),
-			answers: obj{"200": okAnswer("Created.", ref("CreateResponse")),
+			answers: obj{strconv.Itoa(l.CreateStatus): okAnswer(createdNote(l.CreateStatus), ref("CreateResponse")),
 				"400": errAnswer("The body is not a JSON object, or breaks a rule; ModelState names every offending property."),
 				"413": respRef("PayloadTooLarge"), "415": respRef("UnsupportedMediaType")}}
 	}},
+	{http.MethodGet, versionPath, (*Server).serviceVersion, fixed(operation{
+		id: "getVersion", summary: "The service's version",
+		description: "A .NET System.Version: the version of the service (-service-version here). The vendor's client asks for it first.",
+		pathNote:    "The service's version. Fixed path segments match in any case and one trailing slash is tolerated. Other methods: 405 with Allow.",
+		answers:     obj{"200": okAnswer("The version.", ref("ServiceVersion"))}})},
 	{http.MethodPut, "/api/v2/resource/{id}", (*Server).update, fixed(operation{
 		id: "updateResource", summary: "Replace a resource",
 		description: "A full replacement: the body carries every editable property.",
@@ -115,10 +121,23 @@ var routes = []route{
 			"409": errAnswer("Snapshots are off (-snapshot \"\")."),
 			"500": errAnswer("The snapshot could not be written; the Message gives the request id and a reason.")}})},
 	{http.MethodPost, "/__admin/reset", (*Server).reset, fixed(operation{
-		id: "reset", summary: "Reset", description: "Resources, journal and faults back to empty; the -seed file is loaded again when one was given.",
-		answers: obj{"200": okAnswer("Reset; Resources is how many the directory holds now (the -seed file's).", closed(obj{
+		id: "reset", summary: "Reset", description: "Resources, journal and faults back to empty, then the current seed (the -seed file, or the last PUT /__admin/seed) loaded again.",
+		answers: obj{"200": okAnswer("Reset; Resources is how many the directory holds now (the current seed's).", closed(obj{
 			"Status": obj{"type": "string", "enum": []string{"reset"}}, "Resources": obj{"type": "integer", "minimum": 0}}, "Status", "Resources")),
 			"400": errAnswer("An unknown query parameter.")}})},
+	{http.MethodPut, "/__admin/seed", (*Server).putSeed, func(l openAPILimits) operation {
+		return operation{id: "putSeed", summary: "Make the current seed",
+			description: fmt.Sprintf("Server-wide (not under /ns/{namespace}). The array becomes the current seed, as -seed is at start: namespaces made or reset after it start from it; "+
+				"the others, default included, keep what they have until reset. Create rules apply; an Id may be given, the others are derived from the content, the same for the same seed. "+
+				"At most %d distinct seeds are held at once (the current one and those namespaces are on). At most %d bytes (-max-seed-body).", maxHeldSeeds, l.MaxSeedBody),
+			body: jsonBody(obj{"type": "array", "items": ref("SeedResource")}, "The resources, in order."),
+			answers: obj{"200": okAnswer("The current seed now; Ids are its resources' Ids, in order.", ref("SeedResponse")),
+				"400": errAnswer("Not an array of objects, or an item breaks a rule; ModelState keys are \"[i].Property\"."), "413": respRef("PayloadTooLarge"),
+				"409": errAnswer(fmt.Sprintf("%d distinct seeds are held already; the Message names the namespaces on the oldest, which a reset or removal lets go.", maxHeldSeeds))}}
+	}},
+	{http.MethodGet, "/__admin/seed", (*Server).getSeed, fixed(operation{
+		id: "getSeed", summary: "The current seed", description: "Server-wide. The current seed (the -seed file, or the last PUT /__admin/seed), with the Ids its resources get.",
+		answers: obj{"200": okAnswer("The current seed.", ref("ResourceSet"))}})},
 	{http.MethodGet, "/__admin/namespaces", (*Server).listNamespaces, fixed(operation{
 		id: "listNamespaces", summary: "Namespaces",
 		description: "Every namespace with its resource count, when it was created, when a client last sent it a request (the console's own requests aside) and when it last had any request (health probes aside).",
@@ -166,11 +185,22 @@ var routes = []route{
 			"404": errAnswer("No such file.")}})},
 	{http.MethodGet, "/__admin/openapi.json", (*Server).handleOpenAPI, fixed(operation{
 		id: "openapi", summary: "This document",
-		answers: obj{"200": okAnswer("The OpenAPI document.", obj{"type": "object", "additionalProperties": true})}})},
+		params: []any{queryParam("scope", "api: the document of the emulated API alone (/api/v2, without the /ns/{namespace} twins or the controls), "+
+			"for an application's production client. Absent: the whole document. Another value is a 400.", obj{"type": "string", "enum": []string{scopeAPI}})},
+		answers: obj{"200": okAnswer("The OpenAPI document.", obj{"type": "object", "additionalProperties": true}),
+			"400": errAnswer("An unknown scope or query parameter.")}})},
 }
 
 // fixed is the documentation of a route that the server's limits do not
 // change: one value serves every document, which only copies from it.
 func fixed(o operation) func(openAPILimits) operation {
 	return func(openAPILimits) operation { return o }
+}
+
+// createdNote describes a create's success for the status in force.
+func createdNote(status int) string {
+	if status == http.StatusOK {
+		return "Created; this server answers 200 (-create-status 200), as some tenants do, where the real service answers 201."
+	}
+	return "Created."
 }

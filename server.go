@@ -29,7 +29,16 @@ type Server struct {
 	snap   *snapshotter // nil when running in memory only
 
 	spaces namespaces
-	seed   *base // the -seed file, frozen: where every namespace starts
+	// seed is the current seed, frozen: the -seed file's, or the last
+	// PUT /__admin/seed's; where new namespaces and resets start. seedMu
+	// guards it and seedAge (when each seed held became current, to name
+	// the oldest), and makes one PUT /__admin/seed at a time.
+	seed      *base
+	seedMu    sync.Mutex
+	seedAge   map[*base]uint64
+	seedClock uint64
+
+	version serviceVersion // what GET /api/v2/version answers
 
 	// closing is closed when the server begins to shut down, to cut
 	// injected delays short.

@@ -11,9 +11,9 @@ import (
 	"syscall"
 )
 
-// writeSnapshot replaces path atomically with a snapshot of spaces.
-func writeSnapshot(path string, spaces []snapshotSpace) (size int64, err error) {
-	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, spaces) })
+// writeSnapshot replaces path atomically with a snapshot of spaces and the current seed.
+func writeSnapshot(path string, spaces []snapshotSpace, current *snapshotBase) (size int64, err error) {
+	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, spaces, current) })
 }
 
 // writeFileAtomic replaces path atomically with what write writes, and
@@ -128,17 +128,18 @@ func removeStaleTemps(path string) (int, error) {
 }
 
 // readSnapshot loads path, never writing to it; a missing file's error is os.ErrNotExist.
-func readSnapshot(path string) ([]snapshotSpace, error) {
+func readSnapshot(path string) ([]snapshotSpace, *snapshotBase, error) {
 	f, size, err := openRegular(path)
 	var spaces []snapshotSpace
+	var current *snapshotBase
 	if err == nil {
 		defer f.Close()
-		spaces, err = decodeSnapshot(f, size)
+		spaces, current, err = decodeSnapshot(f, size)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load snapshot %s: %w", path, err)
+		return nil, nil, fmt.Errorf("load snapshot %s: %w", path, err)
 	}
-	return spaces, nil
+	return spaces, current, nil
 }
 
 // dataRun returns where, from at on, r's next run of data and the hole

@@ -28,7 +28,7 @@ func TestSnapshotWriteFailsMidway(t *testing.T) {
 	newer := snapRealistic(snapshotChunkSize + 1)
 	for _, limit := range []int{0, 1000, 1 << 17} {
 		_, err := writeFileAtomic(path, func(w io.Writer) error {
-			return encodeSnapshot(&snapFailingWriter{w: w, limit: limit, err: errSnapInjected}, defaultSpace(newer))
+			return encodeSnapshot(&snapFailingWriter{w: w, limit: limit, err: errSnapInjected}, defaultSpace(newer), nil)
 		})
 		if !errors.Is(err, errSnapInjected) || !strings.Contains(err.Error(), path) {
 			t.Errorf("writeFileAtomic = %v; want the injected error, naming %s", err, path)

@@ -25,9 +25,13 @@ import (
 // and own ones. Values go by the header's Fields, by name, so that a
 // property added to the model later reads as null in an older file.
 // Versions 1 to 3 came from development builds (values by enum number).
+//
+// Version 5 adds which base is the current seed (header.Current), which
+// PUT /__admin/seed may have made at run time: it is written even when no
+// namespace is on it. A version 4 file reads as having none.
 const (
 	snapshotMagic         = "resourcedir snapshot\n"
-	snapshotVersion       = 4
+	snapshotVersion       = 5
 	oldestSnapshotVersion = 4 // the first release's
 	// snapshotChunkSize records go in one gob value: one value per record
 	// costs a gob message each, one for all a second copy in memory. The
@@ -73,6 +77,9 @@ type snapshotHeader struct {
 	Fields     []string // the string fields, in the order of each record's Values
 	Bases      []int    // resource count of each base
 	Namespaces []snapshotNamespace
+	// Current is 1 + the index in Bases of the current seed; 0 for none
+	// (an empty seed, or a version 4 file).
+	Current int
 }
 
 type snapshotNamespace struct {
@@ -107,8 +114,9 @@ func recordOf(r *resource, pos int32) snapshotRecord {
 	return rec
 }
 
-// encodeSnapshot writes the namespaces to w in the snapshot format.
-func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
+// encodeSnapshot writes the namespaces and the current seed (nil: none)
+// to w in the snapshot format.
+func encodeSnapshot(w io.Writer, spaces []snapshotSpace, current *snapshotBase) error {
 	header := snapshotHeader{Written: time.Now().UTC(), Fields: fieldNames[:numStringFields], Namespaces: make([]snapshotNamespace, len(spaces))}
 	var bases []*snapshotBase
 	baseIndex := map[*snapshotBase]int{}
@@ -123,6 +131,14 @@ func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
 			ns.Base = baseIndex[sp.Base] + 1
 		}
 		header.Namespaces[i] = ns
+	}
+	if current != nil && len(current.Resources) > 0 {
+		if _, ok := baseIndex[current]; !ok {
+			baseIndex[current] = len(bases)
+			bases = append(bases, current)
+			header.Bases = append(header.Bases, len(current.Resources))
+		}
+		header.Current = baseIndex[current] + 1
 	}
 	crc := crc32.New(crcTable)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
@@ -172,35 +188,35 @@ func encodeSnapshot(w io.Writer, spaces []snapshotSpace) error {
 // decodeSnapshot reads the snapshot of size bytes that r holds, believing nothing before it is
 // checked: the magic, every gob record's length (checkDeclaredSizes), the checksum, only then the
 // version. Nothing of a size the file declares is allocated before the file is known good.
-func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
+func decodeSnapshot(r io.ReaderAt, size int64) (spaces []snapshotSpace, current *snapshotBase, err error) {
 	if size == 0 {
-		return nil, errors.New("the file is empty")
+		return nil, nil, errors.New("the file is empty")
 	}
 	head := make([]byte, min(size, snapshotHeaderLen))
 	if _, err := io.ReadFull(io.NewSectionReader(r, 0, size), head); err != nil {
-		return nil, fmt.Errorf("read header: %w", err)
+		return nil, nil, fmt.Errorf("read header: %w", err)
 	}
 	if n := min(len(head), len(snapshotMagic)); string(head[:n]) != snapshotMagic[:n] {
-		return nil, errors.New("not a resourcedir snapshot (bad magic)")
+		return nil, nil, errors.New("not a resourcedir snapshot (bad magic)")
 	}
 	if size < snapshotHeaderLen+4 {
-		return nil, fmt.Errorf("the file is truncated (%d bytes)", size)
+		return nil, nil, fmt.Errorf("the file is truncated (%d bytes)", size)
 	}
 	if err := checkDeclaredSizes(r, size); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkChecksum(r, size); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	version := binary.BigEndian.Uint32(head[len(snapshotMagic):])
 	switch {
 	case version > snapshotVersion:
-		return nil, fmt.Errorf("format version %d is newer than this resourcedir reads (%d to %d); upgrade resourcedir",
+		return nil, nil, fmt.Errorf("format version %d is newer than this resourcedir reads (%d to %d); upgrade resourcedir",
 			version, oldestSnapshotVersion, snapshotVersion)
 	case version == 0:
-		return nil, fmt.Errorf("unknown format version 0 (this resourcedir reads %d to %d)", oldestSnapshotVersion, snapshotVersion)
+		return nil, nil, fmt.Errorf("unknown format version 0 (this resourcedir reads %d to %d)", oldestSnapshotVersion, snapshotVersion)
 	case version < oldestSnapshotVersion:
-		return nil, fmt.Errorf("format version %d was written by a development build of resourcedir, before the first release; this resourcedir reads %d to %d",
+		return nil, nil, fmt.Errorf("format version %d was written by a development build of resourcedir, before the first release; this resourcedir reads %d to %d",
 			version, oldestSnapshotVersion, snapshotVersion)
 	}
 	payload := size - snapshotHeaderLen - 4
@@ -208,16 +224,19 @@ func decodeSnapshot(r io.ReaderAt, size int64) ([]snapshotSpace, error) {
 	dec := gob.NewDecoder(br)
 	var header snapshotHeader
 	if err := dec.Decode(&header); err != nil {
-		return nil, fmt.Errorf("decode header: %w", err)
+		return nil, nil, fmt.Errorf("decode header: %w", err)
 	}
-	spaces, err := decodeV4(dec, header, int(payload))
+	if version == 4 {
+		header.Current = 0 // version 4 has no current seed, whatever a hostile file says
+	}
+	spaces, current, err = decodeV4(dec, header, int(payload))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
-		return nil, errors.New("data after the resources its header announces")
+		return nil, nil, errors.New("data after the resources its header announces")
 	}
-	return spaces, nil
+	return spaces, current, nil
 }
 
 // checkChecksum compares the CRC-32C of everything before the checksum
@@ -275,8 +294,9 @@ func crcMultiply(a, b uint32) uint32 {
 	return p
 }
 
-// decodeV4 reads what follows the header of a version 4 file.
-func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotSpace, error) {
+// decodeV4 reads what follows the header of a version 4 or 5 file (5 adds
+// the header's Current alone).
+func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotSpace, *snapshotBase, error) {
 	// Every record takes bytes of the payload, so counts beyond its length
 	// are lies, and must not size an allocation.
 	total := 0
@@ -286,7 +306,7 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 	}
 	for _, n := range counts {
 		if n < 0 || n > payload-total {
-			return nil, fmt.Errorf("bad resource count %d in the header", n)
+			return nil, nil, fmt.Errorf("bad resource count %d in the header", n)
 		}
 		total += n
 	}
@@ -299,7 +319,7 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 	for i, n := range header.Bases {
 		rs, _, err := read.section(n)
 		if err != nil {
-			return nil, fmt.Errorf("base %d: %w", i, err)
+			return nil, nil, fmt.Errorf("base %d: %w", i, err)
 		}
 		bases[i] = &snapshotBase{Resources: rs}
 	}
@@ -307,7 +327,7 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 	seen := map[string]bool{}
 	for i, ns := range header.Namespaces {
 		if !validNamespaceName(ns.Name) || seen[ns.Name] || ns.Base < 0 || ns.Base > len(bases) {
-			return nil, fmt.Errorf("bad namespace %q in the header", ns.Name)
+			return nil, nil, fmt.Errorf("bad namespace %q in the header", ns.Name)
 		}
 		seen[ns.Name] = true
 		sp := snapshotSpace{Name: ns.Name}
@@ -316,26 +336,33 @@ func decodeV4(dec *gob.Decoder, header snapshotHeader, payload int) ([]snapshotS
 		}
 		replaced, pos, err := read.section(ns.Replaced)
 		if err != nil {
-			return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
+			return nil, nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
 		}
 		twice := map[int32]bool{}
 		for k, r := range replaced {
 			if sp.Base == nil || pos[k] < 0 || int(pos[k]) >= len(sp.Base.Resources) || sp.Base.Resources[pos[k]].id() != r.id() {
-				return nil, fmt.Errorf("namespace %s: the changed seed resource %s is not in the seed", ns.Name, r.id())
+				return nil, nil, fmt.Errorf("namespace %s: the changed seed resource %s is not in the seed", ns.Name, r.id())
 			}
 			// Two versions of one seed resource: a filter would find it twice.
 			if twice[pos[k]] {
-				return nil, fmt.Errorf("namespace %s: the seed resource at position %d (%s) is replaced twice", ns.Name, pos[k], r.id())
+				return nil, nil, fmt.Errorf("namespace %s: the seed resource at position %d (%s) is replaced twice", ns.Name, pos[k], r.id())
 			}
 			twice[pos[k]] = true
 			sp.Replaced = append(sp.Replaced, replacedResource{pos[k], r})
 		}
 		if sp.Own, _, err = read.section(ns.Own); err != nil {
-			return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
+			return nil, nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
 		}
 		spaces[i] = sp
 	}
-	return spaces, nil
+	var current *snapshotBase
+	if header.Current < 0 || header.Current > len(bases) {
+		return nil, nil, fmt.Errorf("bad current seed %d in the header (%d bases)", header.Current, len(bases))
+	}
+	if header.Current > 0 {
+		current = bases[header.Current-1]
+	}
+	return spaces, current, nil
 }
 
 // recordReader reads the chunks of one section after another.

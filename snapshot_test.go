@@ -101,7 +101,7 @@ func snapGob(t *testing.T, values ...any) []byte {
 func snapEncode(t *testing.T, rs []*resource) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := encodeSnapshot(&buf, defaultSpace(rs)); err != nil {
+	if err := encodeSnapshot(&buf, defaultSpace(rs), nil); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -290,7 +290,7 @@ func TestSnapshotCorruption(t *testing.T) {
 		{"format 4, a bad namespace name", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Namespaces: []snapshotNamespace{{Name: "a/b"}}})), `bad namespace "a/b"`},
 		{"format 4, a replaced resource outside its base", snapFrame(4, snapGob(t, snapshotHeader{Fields: v4Fields, Bases: []int{1}, Namespaces: []snapshotNamespace{{Name: "default", Base: 1, Replaced: 1}}}, &snapshotRecords{v4Three.Records[:1]}, &snapshotRecords{[]snapshotRecord{recordOf(rs[1], 7)}})), "is not in the seed"},
 		// Formats 1 to 3 were written by development builds only.
-		{"format 1, before the first release", withVersion(1), "format version 1 was written by a development build of resourcedir, before the first release; this resourcedir reads 4 to 4"},
+		{"format 1, before the first release", withVersion(1), "format version 1 was written by a development build of resourcedir, before the first release; this resourcedir reads 4 to 5"},
 		{"format 3, before the first release", withVersion(3), "format version 3 was written by a development build of resourcedir, before the first release"},
 	}
 	dir := t.TempDir()
@@ -394,7 +394,7 @@ func TestSnapshotEncodeWriterFails(t *testing.T) {
 	size := len(snapEncode(t, rs))
 	for _, limit := range []int{0, 1, len(snapshotMagic) + 2, 100, 1 << 16, size / 2, size - 4, size - 1} {
 		var buf bytes.Buffer
-		err := encodeSnapshot(&snapFailingWriter{w: &buf, limit: limit, err: errSnapInjected}, defaultSpace(rs))
+		err := encodeSnapshot(&snapFailingWriter{w: &buf, limit: limit, err: errSnapInjected}, defaultSpace(rs), nil)
 		if !errors.Is(err, errSnapInjected) {
 			t.Errorf("failing after %d of %d bytes: encodeSnapshot = %v, want the writer's error", limit, size, err)
 		}
@@ -867,7 +867,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		{Name: "default", Base: &snapshotBase{Resources: rs}, Replaced: []replacedResource{{1, rs[1]}}, Own: snapRealistic(1)},
 		{Name: "other"},
 	}
-	if err := encodeSnapshot(&v4, spaces); err != nil {
+	if err := encodeSnapshot(&v4, spaces, nil); err != nil {
 		f.Fatal(err)
 	}
 	f.Add(v4.Bytes())
@@ -886,12 +886,12 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		if checkDeclaredSizes(bytes.NewReader(data), int64(len(data))) != nil {
 			return
 		}
-		spaces, err := decodeSnapshot(bytes.NewReader(data), int64(len(data)))
+		spaces, current, err := decodeSnapshot(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			return
 		}
 		srv := newServer(DefaultConfig(), newStore(nil), nil)
-		if err := srv.restore(spaces); err != nil {
+		if err := srv.restore(spaces, current); err != nil {
 			return // duplicate Ids across a namespace's layer: refused, not a panic
 		}
 		for _, ns := range srv.sortedNamespaces() {
@@ -913,14 +913,14 @@ func snapDropRealisticCache() {
 // default namespace.
 type storeDir struct{ *store }
 
-func (d storeDir) snapshotSpaces() ([]snapshotSpace, uint64) {
+func (d storeDir) snapshotSpaces() ([]snapshotSpace, *snapshotBase, uint64) {
 	rs, changes := d.all()
-	return defaultSpace(rs), changes
+	return defaultSpace(rs), nil, changes
 }
 
 func (d storeDir) changeMark() uint64 { return d.generation() }
 
-func (d storeDir) restore(spaces []snapshotSpace) error {
+func (d storeDir) restore(spaces []snapshotSpace, _ *snapshotBase) error {
 	var all []*resource
 	for _, sp := range spaces {
 		all = append(all, spaceResources(&sp)...)
@@ -948,12 +948,12 @@ func defaultSpace(rs []*resource) []snapshotSpace {
 
 // writeSnapshotFile writes a snapshot of one directory.
 func writeSnapshotFile(path string, rs []*resource) (int64, error) {
-	return writeSnapshot(path, defaultSpace(rs))
+	return writeSnapshot(path, defaultSpace(rs), nil)
 }
 
 // readSnapshotFile reads a snapshot's resources, every namespace's in order.
 func readSnapshotFile(path string) ([]*resource, error) {
-	spaces, err := readSnapshot(path)
+	spaces, _, err := readSnapshot(path)
 	if err != nil {
 		return nil, err
 	}
@@ -1181,7 +1181,7 @@ func snapServe(t testing.TB, h http.Handler, method, target, body string) (int, 
 func snapCreate(t *testing.T, h http.Handler, body string) string {
 	t.Helper()
 	code, resp := snapServe(t, h, http.MethodPost, "/api/v2/resource", body)
-	if code != http.StatusOK {
+	if code != http.StatusCreated {
 		t.Fatalf("create %s: %d %s", body, code, resp)
 	}
 	var out struct{ Data []struct{ Id string } }

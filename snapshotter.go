@@ -38,13 +38,14 @@ type snapshotResult struct {
 	Duration   time.Duration `json:"-"`
 }
 
-// snapshotDir is what a snapshot saves and restores: the Server's namespaces.
+// snapshotDir is what a snapshot saves and restores: the Server's
+// namespaces and its current seed.
 type snapshotDir interface {
-	// snapshotSpaces returns every namespace's resources and a mark that
-	// changes whenever any of them changes.
-	snapshotSpaces() ([]snapshotSpace, uint64)
+	// snapshotSpaces returns every namespace's resources, the current
+	// seed (nil: none) and a mark that changes whenever any of them changes.
+	snapshotSpaces() ([]snapshotSpace, *snapshotBase, uint64)
 	changeMark() uint64
-	restore([]snapshotSpace) error
+	restore(spaces []snapshotSpace, current *snapshotBase) error
 }
 
 func newSnapshotter(path string, dir snapshotDir, logger *slog.Logger) *snapshotter {
@@ -119,14 +120,14 @@ func checkWritableFolder(path string) error {
 // load reads the snapshot into the store, replacing what it holds; a missing file changes nothing.
 func (s *snapshotter) load() error {
 	start := time.Now()
-	spaces, err := readSnapshot(s.path)
+	spaces, current, err := readSnapshot(s.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		s.log.Info("no snapshot yet; starting empty", "path", s.path)
 	case err != nil:
 		return err
 	default:
-		if err := s.dir.restore(spaces); err != nil {
+		if err := s.dir.restore(spaces, current); err != nil {
 			return fmt.Errorf("load snapshot %s: %w", s.path, err)
 		}
 		s.log.Info("snapshot loaded", "path", s.path, "resources", resourceCount(spaces), "namespaces", len(spaces),
@@ -160,8 +161,8 @@ func (s *snapshotter) write() (snapshotResult, error) {
 
 func (s *snapshotter) writeLocked() (snapshotResult, error) {
 	start := time.Now()
-	spaces, changes := s.dir.snapshotSpaces()
-	size, err := writeSnapshot(s.path, spaces)
+	spaces, current, changes := s.dir.snapshotSpaces()
+	size, err := writeSnapshot(s.path, spaces, current)
 	took := time.Since(start)
 	now, ms := time.Now().UTC(), durationMs(took)
 	s.statusMu.Lock()

@@ -303,7 +303,7 @@ func (p *binaryProc) lastLoggedSnapshot() int {
 // snapshot at path, in order, with identical JSON.
 func snapCheckServes(t *testing.T, p *binaryProc, path string) {
 	t.Helper()
-	spaces, err := readSnapshot(path)
+	spaces, _, err := readSnapshot(path)
 	if err != nil {
 		t.Fatalf("the snapshot does not load: %v", err)
 	}

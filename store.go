@@ -99,6 +99,22 @@ func (s *store) reset() {
 	s.startLocked(s.seed)
 }
 
+// resetTo goes back to seed, which a reset goes back to from now on.
+func (s *store) resetTo(seed *base) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seed = seed
+	s.startLocked(seed)
+}
+
+// pinnedBase is the base the layer is on: the seed it was made or last
+// reset from, or empty once cleared.
+func (s *store) pinnedBase() *base {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.base
+}
+
 // clear removes every resource, the seed's included (until the next Reset).
 func (s *store) clear() {
 	s.mu.Lock()

@@ -275,7 +275,7 @@ test('the console drives the directory, the journal and the faults', async (t) =
 
     // A body on demand: the request opens to what was sent and the answer.
     const post = await call('POST', '/api/v2/resource', { Company: 'Body Shop ' + marker });
-    assert.equal(post.status, 200);
+    assert.equal(post.status, 201);
     const postItem = requests.getByRole('listitem').filter({ hasText: 'POST' }).first();
     await postItem.waitFor({ timeout: WAIT_MS });
     await postItem.locator('summary').click();
@@ -415,12 +415,12 @@ test('the console observes and never takes part', async () => {
   const first = await client('POST', '/api/v2/resource?try=1', { Company: 'Client' });
   assert.equal(first.status, 503);
   const retry = await client('POST', '/api/v2/resource?try=2', { Company: 'Client' });
-  assert.equal(retry.status, 200);
+  assert.equal(retry.status, 201);
 
   // The journal holds the client's two requests and nothing of the console's.
   const journal = await journalNow();
   assert.deepEqual(journal.map((e) => [e.Method, e.Path, e.Query, e.Status, e.Delivered, e.Fault]),
-    [['POST', '/api/v2/resource', 'try=1', 503, 503, added.body.Faults[0].Id], ['POST', '/api/v2/resource', 'try=2', 200, 200, null]]);
+    [['POST', '/api/v2/resource', 'try=1', 503, 503, added.body.Faults[0].Id], ['POST', '/api/v2/resource', 'try=2', 201, 201, null]]);
   const listed = (await call('GET', '/__admin/faults')).body.Faults;
   assert.deepEqual(listed.map((f) => f.Fired), [1]);
 
@@ -446,7 +446,7 @@ test('says in words what each client received, as failures', async () => {
     { Method: 'POST', Path: '/api/v2/resource', Status: 503, After: true, Times: 1 },
   ];
   assert.equal((await call('POST', '/__admin/faults', faults)).status, 200);
-  for (const [i, want] of [[1, 'error'], [2, 'error'], [3, 'error'], [4, 'error'], [5, 503], [6, 200]]) {
+  for (const [i, want] of [[1, 'error'], [2, 'error'], [3, 'error'], [4, 'error'], [5, 503], [6, 201]]) {
     // The hang's client gives up after 300 ms; no other request waits.
     const r = await client('POST', '/api/v2/resource?n=' + i, { Company: 'Try ' + i }, {}, i === 4 ? 300 : 0);
     assert.equal(r.error ? 'error' : r.status, want, 'request ' + i);
@@ -468,12 +468,12 @@ test('says in words what each client received, as failures', async () => {
   }
   const ok = entry(page, 'n=6').locator('.outcome');
   await ok.waitFor({ timeout: WAIT_MS });
-  assert.equal(await ok.innerText(), '200');
+  assert.equal(await ok.innerText(), '201');
   assert.notEqual(await ok.evaluate((e) => getComputedStyle(e).color), hexToRGB(bad));
   // What the journal says, in numbers.
   const journal = await until(async () => { const j = await journalNow(); return j.length === 6 && j; }, 'six entries');
   const byQuery = Object.fromEntries(journal.map((e) => [e.Query, [e.Status, e.Delivered]]));
-  assert.deepEqual(byQuery, { 'n=1': [0, 0], 'n=2': [0, 0], 'n=3': [0, 0], 'n=4': [499, 0], 'n=5': [200, 503], 'n=6': [200, 200] });
+  assert.deepEqual(byQuery, { 'n=1': [0, 0], 'n=2': [0, 0], 'n=3': [0, 0], 'n=4': [499, 0], 'n=5': [201, 503], 'n=6': [201, 201] });
   // Every fault has fired its one time: all spent, none in force.
   await until(async () => (await page.locator('#faults-count').innerText()) === '0 in force, 5 spent', 'five spent faults');
   assert.equal(await page.getByRole('list', { name: 'Faults in force' }).locator('.fault.spent').count(), 5);
@@ -481,7 +481,7 @@ test('says in words what each client received, as failures', async () => {
   // An opened After entry shows what the client got and what the server did.
   const after = entry(page, 'n=5');
   await after.locator('summary').click();
-  await after.getByText('Answered 503 · the server did 200').waitFor();
+  await after.getByText('Answered 503 · the server did 201').waitFor();
   assert.match(await after.locator('.answer-body').innerText(), /Injected fault \d+: POST \/api\/v2\/resource answers 503/);
   await page.screenshot({ path: path.join(shotDir, 'words-1280x800.png') });
   assert.deepEqual(pageErrors, []);
@@ -498,7 +498,7 @@ test('opens a request to its answer, copies it as curl, filters the list', async
   const { context, page, pageErrors } = await openConsole();
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   const created = await client('POST', '/api/v2/resource?step=create', { FirstName: 'Ada', Surname: 'Lovelace' }, { 'X-Trace': 't1' });
-  assert.equal(created.status, 200);
+  assert.equal(created.status, 201);
   const invalid = await client('POST', '/api/v2/resource?step=invalid', { Position: 'x' });
   assert.equal(invalid.status, 400);
   assert.equal((await client('GET', '/api/v2/resource?step=list')).status, 200);
@@ -531,8 +531,10 @@ test('opens a request to its answer, copies it as curl, filters the list', async
   await page.getByLabel('Show only the method').selectOption('');
   await page.getByLabel('Show only the status').fill('4xx');
   await until(async () => JSON.stringify(await shown()) === '["step=invalid"]', '4xx only');
-  await page.getByLabel('Show only the status').fill('200');
-  await until(async () => JSON.stringify(await shown()) === '["step=list","step=create"]', '200s only');
+  await page.getByLabel('Show only the status').fill('201');
+  await until(async () => JSON.stringify(await shown()) === '["step=create"]', '201s only');
+  await page.getByLabel('Show only the status').fill('2xx');
+  await until(async () => JSON.stringify(await shown()) === '["step=list","step=create"]', '2xx only');
   await page.getByLabel('Show only paths containing').fill('step=cr');
   await until(async () => JSON.stringify(await shown()) === '["step=create"]', 'one path');
   await page.getByLabel('Show only paths containing').fill('/api/v2/nothing');
@@ -656,7 +658,7 @@ test('a demo state for the README screenshot', async () => {
   await page.getByText('25 resources').first().waitFor();
 
   const created = await call('POST', '/api/v2/resource', { FirstName: 'Mary', Surname: 'Somerville', Company: 'Royal Society', Types: [{ Type: 'Customer' }] });
-  assert.equal(created.status, 200);
+  assert.equal(created.status, 201);
   const id = created.body.Data[0].Id;
   assert.equal((await call('PUT', '/api/v2/resource/' + id, { Id: id, Surname: 'Fairfax' })).status, 400);
   assert.equal((await call('POST', '/__admin/faults', [
@@ -666,7 +668,7 @@ test('a demo state for the README screenshot', async () => {
   ])).status, 200);
   assert.equal((await client('POST', '/api/v2/resource', { Company: 'Retry Ltd' })).status, 503);
   assert.ok((await client('POST', '/api/v2/resource', { Company: 'Retry Ltd' })).error);
-  assert.equal((await client('POST', '/api/v2/resource', { Company: 'Retry Ltd' })).status, 200);
+  assert.equal((await client('POST', '/api/v2/resource', { Company: 'Retry Ltd' })).status, 201);
   const q = "?requestParams.filters=" + encodeURIComponent("Company~contains~'bell'") + '&requestParams.sorts=Surname-asc';
   assert.equal((await fetch(server.url + '/api/v2/resource' + q)).status, 200);
 

@@ -60,10 +60,10 @@ test('a page of a -cors origin reads a fault\'s Retry-After and retries', async 
     const seen = await page.evaluate((api) => window.createWithRetry(api), rd.url);
     assert.equal(seen.length, 2, JSON.stringify(seen));
     assert.deepEqual([seen[0].status, seen[0].retryAfter, seen[0].why], [503, '2', 'maintenance']);
-    assert.equal(seen[1].status, 200);
+    assert.equal(seen[1].status, 201);
     assert.ok(seen[0].id && seen[1].id, 'X-Request-Id is readable');
     const journal = await (await fetch(rd.url + '/__admin/requests')).json();
-    assert.deepEqual(journal.Requests.map((r) => [r.Method, r.Delivered, r.Headers.Origin]), [['POST', 503, appOrigin], ['POST', 200, appOrigin]]);
+    assert.deepEqual(journal.Requests.map((r) => [r.Method, r.Delivered, r.Headers.Origin]), [['POST', 503, appOrigin], ['POST', 201, appOrigin]]);
     await page.close();
   } finally {
     await rd.stop();

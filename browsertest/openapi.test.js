@@ -136,6 +136,11 @@ test('every answer of every operation matches the document', async (t) => {
     await send(s, 'GET', '/__admin/resources', '/__admin/resources', { status: 200 });
     await send(s, 'GET', '/__admin/openapi.json', '/__admin/openapi.json', { status: 200 });
     await send(s, 'GET', '/__admin/openapi.json?format=yaml', '/__admin/openapi.json', { status: 400 });
+    await send(s, 'GET', '/__admin/openapi.json?scope=api', '/__admin/openapi.json', { status: 200 });
+    await send(s, 'GET', '/__admin/openapi.json?scope=admin', '/__admin/openapi.json', { status: 400 });
+    const version = await send(s, 'GET', '/api/v2/version', '/api/v2/version', { status: 200 });
+    assert.deepEqual(version.body, { Major: 2026, Minor: 4, Build: 1, Revision: 1, MajorRevision: 0, MinorRevision: 1 });
+    await send(s, 'GET', '/ns/t1/api/v2/version', '/ns/{namespace}/api/v2/version', { status: 200 });
     const page = await fetch(s + '/');
     assert.equal(page.status, 200);
     assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8');
@@ -151,6 +156,10 @@ test('every answer of every operation matches the document', async (t) => {
     await send(s, 'POST', '/__admin/faults', '/__admin/faults', { body: { Path: 'api/v2/resource', Status: 42 }, status: 400 });
     await send(s, 'POST', '/__admin/faults', '/__admin/faults', { body: { Path: '/__admin/reset', Status: 503 }, status: 400 });
     await send(s, 'POST', '/__admin/snapshot', '/__admin/snapshot', { status: 200 });
+    await send(s, 'PUT', '/__admin/seed', '/__admin/seed', { body: [{ Company: 'Seeded Co' }], status: 200 });
+    await send(s, 'GET', '/__admin/seed', '/__admin/seed', { status: 200 });
+    await send(s, 'PUT', '/__admin/seed', '/__admin/seed', { body: [{ Company: 'A', Types: [{ Type: 'Robot' }] }], status: 400 });
+    await send(s, 'PUT', '/__admin/seed', '/__admin/seed', { body: [], status: 200 });
     await send(s, 'GET', '/__admin/health?verbose=1', '/__admin/health', { status: 400 });
     await send(s, 'POST', '/__admin/resources', '/__admin/resources', { body: Array.from({ length: 400 }, () => ({ Company: 'x'.repeat(200) })), status: 413 });
     const foreignHost = await rawSend(s, 'GET', '/api/v2/resource', { Host: 'evil.example' });
@@ -191,11 +200,11 @@ test('every answer of every operation matches the document', async (t) => {
     }
 
     const created = await send(s, 'POST', '/api/v2/resource', '/api/v2/resource',
-      { body: { FirstName: 'Ada', Surname: 'Lovelace', Types: [{ Type: 'employee' }, { Type: 'Team' }], Address: { City: 'London' } }, status: 200 });
+      { body: { FirstName: 'Ada', Surname: 'Lovelace', Types: [{ Type: 'employee' }, { Type: 'Team' }], Address: { City: 'London' } }, status: 201 });
     const id = created.body.Data[0].Id;
     assert.deepEqual(created.body.Data[0].Address, { City: 'London' });
     assert.deepEqual(created.body.Data[0].Types, [{ Id: 16, Type: 'Employee' }, { Id: 2, Type: 'Team' }]);
-    await send(s, 'POST', '/api/v2/resource', '/api/v2/resource', { body: { Company: 'Null Co', Status: null, Types: null, Email: '' }, status: 200 });
+    await send(s, 'POST', '/api/v2/resource', '/api/v2/resource', { body: { Company: 'Null Co', Status: null, Types: null, Email: '' }, status: 201 });
     const invalid = await send(s, 'POST', '/api/v2/resource', '/api/v2/resource',
       { body: { DisplayName: 'x'.repeat(101), FirstName: 'y'.repeat(51), Status: 'Asleep', Types: [{ Type: 'Robot' }, {}] }, status: 400 });
     assert.ok(Object.keys(invalid.body.ModelState).length >= 4);
@@ -263,8 +272,8 @@ test('every answer of every operation matches the document', async (t) => {
   await t.test('namespaces', async () => {
     // Through a /ns/{name} base URL the same operations answer; the document
     // names that base in its servers, and lists the paths under it too.
-    await send(s, 'POST', '/ns/t1/api/v2/resource', '/api/v2/resource', { body: { Company: 'Spaced' }, status: 200 });
-    await send(s, 'POST', '/ns/t1/api/v2/resource', '/ns/{namespace}/api/v2/resource', { body: { Company: 'Listed' }, status: 200 });
+    await send(s, 'POST', '/ns/t1/api/v2/resource', '/api/v2/resource', { body: { Company: 'Spaced' }, status: 201 });
+    await send(s, 'POST', '/ns/t1/api/v2/resource', '/ns/{namespace}/api/v2/resource', { body: { Company: 'Listed' }, status: 201 });
     const listed = await send(s, 'GET', '/__admin/namespaces', '/__admin/namespaces', { status: 200 });
     assert.deepEqual(listed.body.Namespaces.map((n) => n.Name), ['default', 't1']);
     await send(s, 'GET', '/ns/t1/__admin/requests', '/ns/{namespace}/__admin/requests', { status: 200 });

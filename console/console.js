@@ -382,7 +382,8 @@ async function submitForm(ev) {
     toast('The server cannot be reached.', 'bad');
     return;
   }
-  if (r.status !== 200) {
+  // A create answers 201 (200 under -create-status 200), an update 200.
+  if (r.status !== 200 && r.status !== 201) {
     showModelState(r);
     return;
   }

@@ -110,6 +110,8 @@ Flags:
 	fs.Var(durationFlag{&o.cfg.NamespaceIdle}, "namespace-idle", "remove namespaces (default aside) that no request touched for this `duration`; 0 keeps them")
 	fs.Int64Var(&o.cfg.MaxFaultBodies, "max-fault-bodies", o.cfg.MaxFaultBodies, "`bytes` the bodies and headers of all faults (every namespace's) may hold together")
 	fs.IntVar(&o.cfg.MaxNamespaces, "max-namespaces", o.cfg.MaxNamespaces, "how many namespaces (/ns/{name}) may exist at once")
+	fs.StringVar(&o.cfg.ServiceVersion, "service-version", o.cfg.ServiceVersion, "what GET /api/v2/version answers: four non-negative integers joined by dots (a .NET System.Version)")
+	fs.IntVar(&o.cfg.CreateStatus, "create-status", o.cfg.CreateStatus, "the status of a successful create: 201, as the real service answers, or 200 for a tenant that answers so")
 	fs.Func("filters", "filter `dialect`: assetic (the default: only what the real service documents) or kendo (Kendo's whole grammar: unary operators, null, mixed ~and~ and ~or~)", func(v string) error {
 		d, err := resourcedir.ParseDialect(v) // on an error, o is dropped, as with -cors
 		o.cfg.Filters = d

@@ -591,7 +591,7 @@ func (c *testClient) all() []seededResource {
 func (c *testClient) createPerson(first string) seededResource {
 	c.t.Helper()
 	var out struct{ Data []seededResource }
-	c.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"FirstName":%q,"Surname":"Test"}`, first)).decode(c.t, &out)
+	c.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", fmt.Sprintf(`{"FirstName":%q,"Surname":"Test"}`, first)).decode(c.t, &out)
 	return out.Data[0]
 }
 

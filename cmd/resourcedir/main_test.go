@@ -110,11 +110,11 @@ func TestRunFlagsEndToEnd(t *testing.T) {
 	}
 	// -max-body
 	e.expect(http.StatusRequestEntityTooLarge, http.MethodPost, "/api/v2/resource", `{"Company": "`+strings.Repeat("x", 300)+`"}`, auth...)
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "small"}`, auth...)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "small"}`, auth...)
 	// -journal-size
 	var j struct{ Requests []wireEntry }
 	e.expect(http.StatusOK, http.MethodGet, "/__admin/requests", "", auth...).decode(t, &j)
-	if len(j.Requests) != 2 || j.Requests[0].Status != 413 || j.Requests[1].Status != 200 {
+	if len(j.Requests) != 2 || j.Requests[0].Status != 413 || j.Requests[1].Status != 201 {
 		t.Errorf("-journal-size 2: %+v", j.Requests)
 	}
 	// -snapshot and -snapshot-interval: written in the background.
@@ -211,7 +211,7 @@ func TestRunEnvironment(t *testing.T) {
 	// The seed's Ids come from the seed file; -id-seed makes the Ids of
 	// creations repeat.
 	var created struct{ Data []seededResource }
-	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Created"}`, auth...).decode(t, &created)
+	e.expect(http.StatusCreated, http.MethodPost, "/api/v2/resource", `{"Company": "Created"}`, auth...).decode(t, &created)
 	seed := uint64(5)
 	if want := startServer(t, resourcedir.DefaultConfig(), &seed).createPerson("Ref").Id; created.Data[0].Id != want {
 		t.Errorf("RESOURCEDIR_ID_SEED 5: Id %s, want %s", created.Data[0].Id, want)
@@ -283,6 +283,8 @@ var runFlagCases = []runFlagCase{
 	{"journal-budget", "700", "800", func(o *options) any { return o.cfg.JournalBudget }, int64(700), int64(800)},
 	{"max-fault-bodies", "500", "600", func(o *options) any { return o.cfg.MaxFaultBodies }, int64(500), int64(600)},
 	{"filters", "kendo", "assetic", func(o *options) any { return o.cfg.Filters }, "kendo", "assetic"},
+	{"service-version", "2023.1.0.0", "1.2.3.4", func(o *options) any { return o.cfg.ServiceVersion }, "2023.1.0.0", "1.2.3.4"},
+	{"create-status", "200", "201", func(o *options) any { return o.cfg.CreateStatus }, 200, 201},
 	{"tls", "true", "false", func(o *options) any { return o.tls }, true, false},
 	{"tls-ca-file", "a.pem", "b.pem", func(o *options) any { return o.tlsCAFile }, "a.pem", "b.pem"},
 	{"tls-cert", "a.crt", "b.crt", func(o *options) any { return o.tlsCert }, "a.crt", "b.crt"},
@@ -357,7 +359,8 @@ func TestMainDefaults(t *testing.T) {
 	want := options{
 		addr: "127.0.0.1:8080", logFormat: "text",
 		cfg: resourcedir.Config{MaxPageSize: 500, MaxBody: 1 << 20, MaxSeedBody: 64 << 20, JournalSize: 1000, MaxNamespaces: 1000,
-			JournalBudget: 32 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: "assetic"},
+			JournalBudget: 32 << 20, MaxRequestBytes: 256 << 20, MaxFaultBodies: 64 << 20, Filters: "assetic",
+			ServiceVersion: "2026.4.1.1", CreateStatus: 201},
 	}
 	want.cfg.Snapshot, want.cfg.SnapshotInterval, want.snapshotDefault = "resourcedir.gob", 10*time.Second, true
 	if !reflect.DeepEqual(*o, want) {
@@ -405,6 +408,10 @@ func TestMainBadFlagValues(t *testing.T) {
 		{nil, map[string]string{"RESOURCEDIR_LOG_FORMAT": "yaml"}, "-log-format must be text or json"},
 		{nil, map[string]string{"RESOURCEDIR_SNAPSHOT_INTERVAL": "-1s"}, "-snapshot-interval must be positive"},
 		{nil, map[string]string{"RESOURCEDIR_ID_SEED": "x"}, "-id-seed must be an integer"},
+		{[]string{"-service-version", "2026.4.1"}, nil, `service version "2026.4.1": want four non-negative integers joined by dots`},
+		{nil, map[string]string{"RESOURCEDIR_SERVICE_VERSION": "v1.2.3.4"}, `service version "v1.2.3.4"`},
+		{[]string{"-create-status", "202"}, nil, "create status 202: want 201 (the real service's) or 200"},
+		{nil, map[string]string{"RESOURCEDIR_CREATE_STATUS": "204"}, "create status 204"},
 	}
 	for _, tt := range tests {
 		// A cancelled context: should a bad value be accepted, run returns
@@ -1411,6 +1418,20 @@ func TestFiltersFlag(t *testing.T) {
 			t.Errorf("%q: Filters %q, want %q", tt.args, o.cfg.Filters, tt.want)
 		}
 	}
+}
+
+// TestRunServiceVersionAndCreateStatus: the two flags of the real service's
+// answers, as a user's command line sets them.
+func TestRunServiceVersionAndCreateStatus(t *testing.T) {
+	t.Parallel()
+	p := runStart(t, []string{"-addr", "127.0.0.1:0", "-snapshot", "off", "-service-version", "2023.1.2.70000", "-create-status", "200"}, nil)
+	e := clientAt(t, p.url)
+	r := e.expect(http.StatusOK, http.MethodGet, "/api/v2/version", "")
+	if want := `{"Major":2023,"Minor":1,"Build":2,"Revision":70000,"MajorRevision":1,"MinorRevision":4464}`; string(r.Body) != want {
+		t.Errorf("version %s, want %s", r.Body, want)
+	}
+	e.expect(http.StatusOK, http.MethodPost, "/api/v2/resource", `{"Company": "Two hundred"}`)
+	e.expect(http.StatusOK, http.MethodPost, "/ns/other/api/v2/resource", `{"Company": "Two hundred"}`)
 }
 
 // -journal-size 0 kept a journal of 1000: the program turned 0 into "off"

@@ -80,7 +80,7 @@ func TestMany(t *testing.T) {
 			dir.AddFault(resourcedir.Fault{Method: "POST", Path: "/api/v2/resource", Status: 503, Times: 1})
 			for j := range 3 {
 				body := fmt.Sprintf(` + "`" + `{"FirstName": "Test %d", "Surname": "Many %d"}` + "`" + `, i, j)
-				if status, err := createResource(dir.URL, body); err != nil || status != http.StatusOK {
+				if status, err := createResource(dir.URL, body); err != nil || status != http.StatusCreated {
 					t.Fatalf("create %d: %d %v", j, status, err)
 				}
 			}
@@ -102,7 +102,7 @@ func TestMany(t *testing.T) {
 				t.Fatalf("update: %d %+v", status, updated)
 			}
 			sent := dir.Requests(resourcedir.RequestFilter{Method: "POST"})
-			if len(sent) != 4 || sent[0].Delivered != 503 || sent[1].Delivered != 200 || sent[1].Fault != nil {
+			if len(sent) != 4 || sent[0].Delivered != 503 || sent[1].Delivered != 201 || sent[1].Fault != nil {
 				t.Errorf("the creates: %+v", sent)
 			}
 			if all := dir.Requests(resourcedir.RequestFilter{}); len(all) != 6 {
@@ -474,7 +474,7 @@ func TestOverTLS(t *testing.T) {
 			`{"Status":"ok","Resources":2}`,
 			`"TotalResults":1`, `"DisplayName":"Ada Lovelace"`,
 			`"Faults":[{"Id":1,"Method":"POST"`,
-			"503\n200\n",
+			"503\n201\n",
 			`"Status":503`, `"Body":{"FirstName":"Grace","Surname":"Hopper"}`,
 			`{"Status":"reset","Resources":2}`,
 		} {
@@ -500,9 +500,9 @@ func TestOverTLS(t *testing.T) {
 			log, _ := os.ReadFile(filepath.Join(work, "resourcedir.log"))
 			t.Fatalf("the retries example failed: %v\n%s\nresourcedir.log:\n%s", err, out, log)
 		}
-		want := "attempt 1: 503\nattempt 2: 200\n" +
-			"attempt 1: failed (curl exit 56)\nattempt 2: 200\n" +
-			"attempt 1: failed (curl exit 52)\nattempt 2: 200\n" +
+		want := "attempt 1: 503\nattempt 2: 201\n" +
+			"attempt 1: failed (curl exit 56)\nattempt 2: 201\n" +
+			"attempt 1: failed (curl exit 52)\nattempt 2: 201\n" +
 			"\"TotalResults\":2\n\"Count\":4\n\"Count\":1\n"
 		if string(out) != want {
 			t.Errorf("output:\n%s\nwant:\n%s", out, want)
