@@ -46,6 +46,8 @@ export interface StoredResource {
   Status: ResourceStatus;
   /** 1 Active, 2 Inactive. */
   StatusId: 1 | 2;
+  /** The vendor's 2026 model has it; null when not given. */
+  ContractorOrganization: string | null;
   Types: RequestorType[];
   ExternalID: string | null;
   Phone: string | null;
@@ -80,6 +82,7 @@ export interface ResourceInput {
   Status?: ResourceStatus;
   /** Ignored: derived from Status. */
   StatusId?: number | null;
+  ContractorOrganization?: string | null;
   Types?: RequestorTypeInput[] | null;
   ExternalID?: string | null;
   Phone?: string | null;
@@ -117,6 +120,8 @@ export interface UpdateRequest {
   Types: RequestorTypeInput[] | null;
   /** Ignored: derived from Status. */
   StatusId?: number | null;
+  /** Optional: left out, it becomes null, as a full replacement does. */
+  ContractorOrganization?: string | null;
   /** Ignored on update: the stored Address is kept. */
   Address?: { [key: string]: unknown } | null;
 }
@@ -237,6 +242,8 @@ export interface JournalEntry {
   Fault: number | null;
   Response: JournalResponse | null;
   ResponseTruncated: boolean;
+  /** On a list that ignored query parameters: each to the closest known one. */
+  Ignored?: { [key: string]: string };
 }
 
 /** The answer a journal entry records. */

@@ -80,6 +80,9 @@ class Request:
     Fault: Optional[int]  # the Id of the fault that answered
     Response: Optional[Response]
     ResponseTruncated: bool
+    # On a list that ignored query parameters: each to the closest known one
+    # ({"requestParams.filter": "requestParams.filters"}); None otherwise.
+    Ignored: Optional[Dict[str, str]] = None
 
 
 @dataclasses.dataclass
@@ -103,6 +106,7 @@ class Resource:
     Position: Optional[str]
     Status: str
     StatusId: int
+    ContractorOrganization: Optional[str]  # the vendor's 2026 model; null when not given
     Types: List[RequestorType]
     ExternalID: Optional[str]
     Phone: Optional[str]
