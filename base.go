@@ -126,6 +126,10 @@ type base struct {
 	rows  []entry
 	byID  map[string]int32
 	index fieldIndexes
+	// derived marks the rows whose Id the seed did not give (seedIDs); nil
+	// when it gave every one. A snapshot that an older resourcedir wrote
+	// holds other Ids there, and restore must tell them from a different seed.
+	derived []bool
 }
 
 var emptyBase = &base{}
@@ -154,6 +158,10 @@ func newBase(resources []*resource) (*base, error) {
 		id := given[i]
 		if id == "" {
 			id = derived.next(&c, b.byID)
+			if b.derived == nil {
+				b.derived = make([]bool, len(resources))
+			}
+			b.derived[i] = true
 		}
 		c.set(fieldID, id, true)
 		b.byID[c.id()] = int32(i)
