@@ -600,11 +600,6 @@ func requestHost(r *http.Request) string {
 	return "127.0.0.1"
 }
 
-// serverWide are the controls of the whole server rather than of one
-// namespace: under /ns/{name}/ they are not found, and the document lists
-// no /ns/{namespace} twin of them.
-var serverWide = []string{"/__admin/snapshot", "/__admin/namespaces", "/__admin/seed"}
-
 // requestScheme is the scheme the client used: https over TLS.
 func requestScheme(r *http.Request) string {
 	if r.TLS != nil {

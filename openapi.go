@@ -79,7 +79,7 @@ func (s *Server) handleOpenAPI(x *exchange, r *http.Request) (any, error) {
 	}
 	body, ok := openAPIDocs.Load(limits)
 	if !ok {
-		b, _ := json.Marshal(openAPIDocument(limits, s.routes)) // plain maps and slices: cannot fail
+		b, _ := json.Marshal(openAPIDocument(limits, s.routes, operations)) // plain maps and slices: cannot fail
 		body, _ = openAPIDocs.LoadOrStore(limits, b)
 	}
 	x.Header().Set("Cache-Control", "no-cache")
@@ -189,9 +189,9 @@ func (o operation) render(api, strict bool) obj {
 
 // openAPIDocument is the OpenAPI 3.1 description of a server with these
 // limits that serves rs.
-func openAPIDocument(cfg openAPILimits, rs []route) obj {
+func openAPIDocument(cfg openAPILimits, rs []route, ops map[string]func(openAPILimits) operation) obj {
 	if cfg.Scope == scopeAPI {
-		return apiScoped(cfg, rs)
+		return apiScoped(cfg, rs, ops)
 	}
 	responses := openAPIResponses()
 	return obj{
@@ -215,7 +215,7 @@ func openAPIDocument(cfg openAPILimits, rs []route) obj {
 			obj{"name": "Resources", "description": "The emulated Resource Directory API."},
 			obj{"name": "Admin", "description": "Test-double controls; strict: an unknown property or query parameter is a 400."},
 		},
-		"paths": openAPIPaths(cfg, rs, responses),
+		"paths": openAPIPaths(cfg, rs, ops, responses),
 		"components": obj{
 			"schemas": openAPISchemas(cfg),
 			"securitySchemes": obj{"basic": obj{"type": "http", "scheme": "basic",
@@ -235,7 +235,7 @@ func openAPIDocument(cfg openAPILimits, rs []route) obj {
 // apiScoped is the document of the emulated API alone: its paths, without
 // their /ns/{namespace} twins, the controls or their schemas, for an
 // application's production client, which must not be able to call a control.
-func apiScoped(cfg openAPILimits, rs []route) obj {
+func apiScoped(cfg openAPILimits, rs []route, ops map[string]func(openAPILimits) operation) obj {
 	var api []route
 	for _, rt := range rs {
 		if isAPIPath(rt.pattern) {
@@ -243,7 +243,7 @@ func apiScoped(cfg openAPILimits, rs []route) obj {
 		}
 	}
 	cfg.Scope = scopeAll
-	doc := openAPIDocument(cfg, api)
+	doc := openAPIDocument(cfg, api, ops)
 	paths := doc["paths"].(obj)
 	for p := range paths {
 		if !isAPIPath(p) {
@@ -321,18 +321,17 @@ func openAPIResponses() obj {
 
 // openAPIPaths lists every route of rs under its path, then the paths'
 // /ns/{namespace} twins, then HEAD beside every GET.
-func openAPIPaths(limits openAPILimits, rs []route, responses obj) obj {
+func openAPIPaths(limits openAPILimits, rs []route, ops map[string]func(openAPILimits) operation, responses obj) obj {
 	paths := obj{}
 	for _, rt := range rs {
-		// Never nil: newServer calls every route's doc too.
-		o := rt.doc(limits)
+		o := ops[rt.op](limits)                    // never nil: TestRoutesDocumented
 		p := strings.TrimSuffix(rt.pattern, "{$}") // "/{$}" is the path "/" alone
 		item, _ := paths[p].(obj)
 		if item == nil {
 			item = obj{}
 			paths[p] = item
 		}
-		item[strings.ToLower(rt.method)] = o.render(isAPIPath(p), rt.strict(o))
+		item[strings.ToLower(rt.method)] = o.render(isAPIPath(p), rt.flags&strict != 0)
 		if o.pathNote != "" {
 			item["description"] = o.pathNote
 		}
@@ -340,7 +339,7 @@ func openAPIPaths(limits openAPILimits, rs []route, responses obj) obj {
 			item["parameters"] = o.pathParams
 		}
 	}
-	addNamespacedPaths(paths)
+	addNamespacedPaths(paths, rs)
 	addHeads(paths, responses)
 	return paths
 }
@@ -350,12 +349,12 @@ func openAPIPaths(limits openAPILimits, rs []route, responses obj) obj {
 // (Prism) and contract testers (Dredd) do not expand a server variable, so
 // each such path is also listed with its namespace as a path parameter,
 // and an operationId of its own for the generators.
-func addNamespacedPaths(paths obj) {
+func addNamespacedPaths(paths obj, rs []route) {
 	nsParam := obj{"name": "namespace", "in": "path", "required": true, "example": openAPIExampleNamespace,
 		"description": "The namespace: " + namespaceNameHelp + ", created on first use.",
 		"schema":      obj{"type": "string", "pattern": namespacePattern}}
 	for p, item := range maps.Clone(paths) {
-		if slices.ContainsFunc(serverWide, func(c string) bool { return p == c || strings.HasPrefix(p, c+"/") }) {
+		if isServerWide(rs, p) {
 			continue
 		}
 		nsItem := maps.Clone(item.(obj)) // the path's description as it is
@@ -479,23 +478,6 @@ const (
 
 // namespacePattern is validNamespaceName as a pattern.
 var namespacePattern = fmt.Sprintf("^[A-Za-z0-9._-]{1,%d}$", maxNamespaceName)
-
-// A route's handler answers with a value that writeValue writes (JSON text,
-// a pooled buffer, a stream, or anything encoding/json encodes), or with an
-// error that writeError maps to a status and the error shape. doc is the
-// route's OpenAPI operation.
-type route struct {
-	method, pattern string
-	handle          func(s *Server, x *exchange, r *http.Request) (any, error)
-	doc             func(limits openAPILimits) operation
-}
-
-// strict reports whether the route refuses every query parameter with a 400:
-// a control that documents none. The API ignores unknown ones, as the real
-// service does.
-func (rt route) strict(o operation) bool {
-	return strings.HasPrefix(rt.pattern, adminPrefix) && len(o.params) == 0
-}
 
 // operation is a route's entry in the OpenAPI document, less what the
 // document adds to every one: the answers any request can get, the tag

@@ -473,7 +473,7 @@ func TestOpenAPITextJSON(t *testing.T) {
 func TestOpenAPIFilterDialect(t *testing.T) {
 	t.Parallel()
 	filters := func(dialect filterDialect) string {
-		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, routes)
+		doc := openAPIDocument(openAPILimits{MaxPageSize: 500, Filters: dialect}, routes, operations)
 		for _, p := range at(t, doc, "paths", "/api/v2/resource", "get", "parameters").([]any) {
 			if p.(obj)["name"] == paramFilters {
 				return p.(obj)["description"].(string)

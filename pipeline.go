@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +38,7 @@ import (
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := s.begin(w, r)
 	defer s.finish(x, r)
-	r, nsName, err := routedRequest(x, r)
+	r, nsName, err := s.routedRequest(x, r)
 	if err != nil {
 		s.writeError(x, err)
 		return
@@ -153,7 +152,7 @@ func (s *Server) routed(r *http.Request) bool {
 // The routes see the path with its secrets masked (maskPath): a path that
 // holds one is no route's, and every message that repeats it (a 400 naming
 // an id or a namespace, a 404, a 405) must not repeat the secret.
-func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) {
+func (s *Server) routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) {
 	p := x.path
 	if !strings.HasPrefix(p, "/") || p != cleanPath(p) {
 		return nil, "", errNoRoute(p)
@@ -178,7 +177,7 @@ func routedRequest(x *exchange, r *http.Request) (*http.Request, string, error) 
 			return nil, "", &apiError{Status: http.StatusPermanentRedirect, Message: fmt.Sprintf(
 				"The console of the namespace %s is at %s/.", name, p), location: to}
 		}
-		if rest == "" || slices.ContainsFunc(serverWide, func(c string) bool { return rest == c || strings.HasPrefix(rest, c+"/") }) {
+		if rest == "" || isServerWide(s.routes, rest) {
 			return nil, "", errNoRoute(p)
 		}
 	}

@@ -246,14 +246,13 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 	def := s.newNamespace(defaultNamespace, store)
 	s.spaces.byName = map[string]*namespace{defaultNamespace: def}
 	allowed := map[string][]string{}
-	limits := openAPILimitsOf(s.cfg)
 	for _, rt := range s.routes {
-		strict := rt.strict(rt.doc(limits))
+		noQueryRead := rt.flags&strict != 0
 		s.mux.HandleFunc(rt.method+" "+rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			x := w.(*exchange) // the pipeline passes its exchange to every handler
 			var v any
 			var err error
-			if strict {
+			if noQueryRead {
 				err = noQuery(r)
 			}
 			if err == nil {

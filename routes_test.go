@@ -5,6 +5,7 @@ package resourcedir
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -13,8 +14,11 @@ import (
 	"testing"
 )
 
-// TestRoutesDocumented: every route declares an operation with an id, a
-// summary and a success, and names every parameter of its path.
+// TestRoutesDocumented: every route names an operation of operations, with
+// its id, a summary and a success, and every parameter of its path; every
+// operation documents one route; a route's flags agree with what its
+// operation says: a strict one documents no query parameter, and every
+// control that documents none is strict; a serverWide one is a control.
 func TestRoutesDocumented(t *testing.T) {
 	t.Parallel()
 	d := openAPILimitsOf(DefaultConfig())
@@ -22,13 +26,21 @@ func TestRoutesDocumented(t *testing.T) {
 	pathParams := map[string][]string{} // by pattern, from the routes that declare them
 	for _, rt := range routes {
 		where := rt.method + " " + rt.pattern
-		if rt.doc == nil {
-			t.Errorf("%s has no documentation", where)
+		doc := operations[rt.op]
+		if doc == nil {
+			t.Errorf("%s names the operation %q, which operations lacks", where, rt.op)
 			continue
 		}
-		o := rt.doc(d)
-		if o.id == "" || o.summary == "" {
-			t.Errorf("%s: operationId %q, summary %q", where, o.id, o.summary)
+		o := doc(d)
+		if o.id != rt.op || o.summary == "" {
+			t.Errorf("%s: operationId %q under the key %q, summary %q", where, o.id, rt.op, o.summary)
+		}
+		control := strings.HasPrefix(rt.pattern, adminPrefix)
+		if strict := rt.flags&strict != 0; strict != (control && len(o.params) == 0) {
+			t.Errorf("%s: strict is %v, but it is a control %v documenting %d query parameters", where, strict, control, len(o.params))
+		}
+		if rt.flags&serverWide != 0 && !control {
+			t.Errorf("%s is serverWide but no control", where)
 		}
 		if other, dup := ids[o.id]; dup {
 			t.Errorf("operationId %s is both %s and %s", o.id, other, where)
@@ -39,6 +51,11 @@ func TestRoutesDocumented(t *testing.T) {
 		}
 		for _, p := range o.pathParams {
 			pathParams[rt.pattern] = append(pathParams[rt.pattern], p.(obj)["name"].(string))
+		}
+	}
+	for op := range operations {
+		if _, ok := ids[op]; !ok {
+			t.Errorf("the operation %s documents no route", op)
 		}
 	}
 	for _, rt := range routes {
@@ -58,7 +75,6 @@ func TestOpenAPIPathsAreRoutes(t *testing.T) {
 	t.Parallel()
 	doc := openAPIDoc(t)
 	paths := doc["paths"].(map[string]any)
-	d := openAPILimitsOf(DefaultConfig())
 	served := map[string]route{} // "method path" as the document spells it
 	for _, rt := range routes {
 		p := strings.TrimSuffix(rt.pattern, "{$}")
@@ -69,7 +85,7 @@ func TestOpenAPIPathsAreRoutes(t *testing.T) {
 			t.Errorf("the document lacks %s %s", rt.method, p)
 			continue
 		}
-		if got, want := op.(map[string]any)["operationId"], rt.doc(d).id; got != want {
+		if got, want := op.(map[string]any)["operationId"], rt.op; got != want {
 			t.Errorf("%s %s: operationId %v, the route's %s", rt.method, p, got, want)
 		}
 	}
@@ -108,12 +124,12 @@ func TestOpenAPIPathsAreRoutes(t *testing.T) {
 // entry, its HEAD and its /ns/{namespace} twin with no other change.
 func TestRouteDocumentsItself(t *testing.T) {
 	t.Parallel()
-	extra := route{http.MethodGet, "/__admin/example/{n}", (*Server).health, func(openAPILimits) operation {
-		return operation{id: "example", summary: "An example control",
-			pathParams: []any{obj{"name": "n", "in": "path", "required": true, "schema": obj{"type": "integer"}, "example": 1}},
-			answers:    obj{"200": okAnswer("Fine.", counter("N"))}}
-	}}
-	doc := openAPIDocument(openAPILimitsOf(DefaultConfig()), append(slices.Clone(routes), extra))
+	extra := route{http.MethodGet, "/__admin/example/{n}", (*Server).health, "example", strict}
+	ops := maps.Clone(operations)
+	ops["example"] = fixed(operation{id: "example", summary: "An example control",
+		pathParams: []any{obj{"name": "n", "in": "path", "required": true, "schema": obj{"type": "integer"}, "example": 1}},
+		answers:    obj{"200": okAnswer("Fine.", counter("N"))}})
+	doc := openAPIDocument(openAPILimitsOf(DefaultConfig()), append(slices.Clone(routes), extra), ops)
 	raw, _ := json.Marshal(doc)
 	var decoded map[string]any
 	if err := json.Unmarshal(raw, &decoded); err != nil {
@@ -144,32 +160,30 @@ func TestRouteDocumentsItself(t *testing.T) {
 	}
 }
 
-// TestControlsRefuseUnknownQuery: every control that documents no query
-// parameter answers one with a 400 naming it, before anything else (an
-// unknown id or a body is not looked at), in every namespace, naming the
-// route's path; the one that documents parameters, the API and the console
-// do not.
+// TestControlsRefuseUnknownQuery: every strict control answers a query
+// parameter with a 400 naming it, before anything else (an unknown id or a
+// body is not looked at), in every namespace, naming the route's path; the
+// controls that read parameters, the API and the console do not.
 func TestControlsRefuseUnknownQuery(t *testing.T) {
 	t.Parallel()
 	c := startServer(t, DefaultConfig(), nil)
-	d := openAPILimitsOf(DefaultConfig())
 	fill := strings.NewReplacer("{id}", "0b7c5e2a-4f1d-4c3b-9a8e-1d2c3b4a5f60", "{name}", "no-such-space",
 		"{file}", consoleAssetNames()[0], "{$}", "")
-	strict := 0
+	refusing := 0
 	for _, rt := range routes {
 		path := fill.Replace(rt.pattern)
 		for _, prefix := range []string{"", "/ns/team-q"} {
-			if prefix != "" && slices.ContainsFunc(serverWide, func(p string) bool { return strings.HasPrefix(path, p) }) {
+			if prefix != "" && isServerWide(routes, path) {
 				continue
 			}
 			r := c.on(t).do(rt.method, prefix+path+"?Colour=red", "{}")
-			if !strings.HasPrefix(rt.pattern, "/__admin/") || len(rt.doc(d).params) > 0 {
+			if rt.flags&strict == 0 {
 				if strings.Contains(string(r.Body), "takes none") {
 					t.Errorf("%s %s: refused a parameter it ignores or reads itself: %s", rt.method, prefix+path, r.Body)
 				}
 				continue
 			}
-			strict++
+			refusing++
 			want := `{"Message":"The query string is invalid.","ModelState":{"Colour":["Unknown parameter \"Colour\"; ` +
 				rt.method + " " + path + ` takes none."]}}`
 			if r.Status != http.StatusBadRequest || string(r.Body) != want {
@@ -177,7 +191,7 @@ func TestControlsRefuseUnknownQuery(t *testing.T) {
 			}
 		}
 	}
-	if strict < 15 {
-		t.Errorf("%d strict controls checked; the table has more", strict)
+	if refusing < 15 {
+		t.Errorf("%d strict controls checked; the table has more", refusing)
 	}
 }
