@@ -22,9 +22,8 @@ import (
 // posted to /__admin/reset). It reports whether the request may go on.
 func (s *Server) checkLocal(x *exchange, r *http.Request) bool {
 	if s.cfg.loopbackOnly && !s.hostAllowed(r.Host) && !(r.Host == "" && fromLoopback(r)) {
-		s.writeError(x, &apiError{Status: http.StatusForbidden, Message: fmt.Sprintf(
-			"The Host %q is not a loopback name; this server listens on loopback only. Start it with -allowed-hosts %s to admit that name.",
-			r.Host, hostName(r.Host))})
+		s.writeError(x, errorf(http.StatusForbidden, "The Host %q is not a loopback name; this server listens on loopback only. Start it with -allowed-hosts %s to admit that name.",
+			r.Host, hostName(r.Host)))
 		return false
 	}
 	origin := r.Header.Get("Origin")
@@ -62,7 +61,7 @@ func (s *Server) refusePage(x *exchange, r *http.Request, origin, message string
 	if x.ns != nil {
 		s.startJournal(x, r)
 	}
-	s.writeError(x, &apiError{Status: http.StatusForbidden, Message: message})
+	s.writeError(x, errorf(http.StatusForbidden, "%s", message))
 }
 
 // corsFlag is the -cors flag that admits the page of origin besides those
@@ -218,7 +217,7 @@ func (s *Server) authenticate(x *exchange, r *http.Request) bool {
 	}
 	x.refused = true
 	x.Header().Set("WWW-Authenticate", `Basic realm="resourcedir"`)
-	s.writeError(x, &apiError{Status: http.StatusUnauthorized, Message: "Authentication is required: send HTTP Basic credentials (user name and API token)."})
+	s.writeError(x, errorf(http.StatusUnauthorized, "Authentication is required: send HTTP Basic credentials (user name and API token)."))
 	return false
 }
 

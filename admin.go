@@ -80,14 +80,16 @@ func (s *Server) deleteResources(x *exchange, r *http.Request) (any, error) {
 
 func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 	if s.snap == nil {
-		return nil, &apiError{Status: http.StatusConflict, Message: "Snapshots are off (started with -snapshot off), so there is nothing to write."}
+		return nil, errorf(http.StatusConflict, "Snapshots are off (started with -snapshot off), so there is nothing to write.")
 	}
 	res, err := s.snap.write()
 	if err != nil {
 		// The path and the OS's words are for the log, not for a client.
-		return nil, &apiError{Status: http.StatusInternalServerError, cause: err, Message: fmt.Sprintf(
+		e := errorf(http.StatusInternalServerError,
 			"The snapshot could not be written (%s); the previous snapshot is kept, and the server log says more (request id %s).",
-			writeFailureReason(err), x.requestID)}
+			writeFailureReason(err), x.requestID)
+		e.cause = err
+		return nil, e
 	}
 	return res, nil
 }

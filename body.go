@@ -3,7 +3,6 @@ package resourcedir
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -88,9 +87,9 @@ func unreadable(err error) error {
 	var timeout interface{ Timeout() bool }
 	if errors.As(err, &timeout) && timeout.Timeout() {
 		// Said plainly: the error's text names the server's own address.
-		return badRequest("The request body could not be read: it did not arrive within the server's read timeout.")
+		return errorf(http.StatusBadRequest, "The request body could not be read: it did not arrive within the server's read timeout.")
 	}
-	return badRequest("The request body could not be read: %v.", err)
+	return errorf(http.StatusBadRequest, "The request body could not be read: %v.", err)
 }
 
 // tooLarge is the 413 for r. Unless the client waits for 100 Continue
@@ -102,8 +101,7 @@ func tooLarge(x *exchange, r *http.Request, limit int64) error {
 	if !waitsContinue(r) && r.ContentLength <= limit+maxDiscard {
 		discardRest(x, r)
 	}
-	return &apiError{Status: http.StatusRequestEntityTooLarge, Message: fmt.Sprintf(
-		"The request body is larger than the limit of %d bytes.", limit)}
+	return errorf(http.StatusRequestEntityTooLarge, "The request body is larger than the limit of %d bytes.", limit)
 }
 
 // closeAfter closes r's connection after its answer, so that the unread
@@ -173,8 +171,7 @@ func tooBusy(x *exchange) error {
 	h := x.Header()
 	h.Set("Retry-After", "1")
 	closeAfter(x, x.req)
-	return &apiError{Status: http.StatusServiceUnavailable, Message: fmt.Sprintf(
-		"The server holds as many request bytes as it may at once (-max-request-bytes, %d); retry after a second.", x.srv.cfg.MaxRequestBytes)}
+	return errorf(http.StatusServiceUnavailable, "The server holds as many request bytes as it may at once (-max-request-bytes, %d); retry after a second.", x.srv.cfg.MaxRequestBytes)
 }
 
 // readJSONBody is readBody for the API, whose bodies must be declared as
@@ -189,8 +186,7 @@ func readJSONBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 		if ct == "" {
 			sent = "no Content-Type"
 		}
-		return nil, &apiError{Status: http.StatusUnsupportedMediaType, Message: fmt.Sprintf(
-			"The request body was sent with %s; send it as JSON with Content-Type: application/json.", sent)}
+		return nil, errorf(http.StatusUnsupportedMediaType, "The request body was sent with %s; send it as JSON with Content-Type: application/json.", sent)
 	}
 	return body, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"reflect"
 	"slices"
 	"strconv"
@@ -61,13 +62,13 @@ func (d jsonDocument) reader(body []byte) *document {
 func (d jsonDocument) checkStart(body []byte) error {
 	i := skipJSONSpace(body, afterBOM(body))
 	if i == len(body) {
-		return badRequest("%s is empty; expected %s.", d.subject, d.expected)
+		return errorf(http.StatusBadRequest, "%s is empty; expected %s.", d.subject, d.expected)
 	}
 	if body[i] != d.open {
 		if err := d.reader(body).readValue(); err != nil {
 			return err
 		}
-		return badRequest("%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))
+		return errorf(http.StatusBadRequest, "%s must be %s, not %s.", d.subject, d.expected, jsonKind(body[i]))
 	}
 	return nil
 }
@@ -80,10 +81,10 @@ func (d *document) readValue() error {
 	var se *json.SyntaxError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return badRequest("%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))
+		return errorf(http.StatusBadRequest, "%s is not valid JSON: it ends early, at byte %d.", d.subject, len(d.body))
 	case errors.As(err, &se):
 		// Offset counts the bytes read up to and including the one at fault.
-		return badRequest("%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)
+		return errorf(http.StatusBadRequest, "%s is not valid JSON: %s (at byte %d).", d.subject, se.Error(), d.base+int(se.Offset)-1)
 	}
 	return err
 }
@@ -99,13 +100,13 @@ func (d jsonDocument) readError(body []byte) error {
 	if err := doc.finish(); err != nil {
 		return err
 	}
-	return badRequest("%s is not valid JSON.", d.subject)
+	return errorf(http.StatusBadRequest, "%s is not valid JSON.", d.subject)
 }
 
 // finish checks that only white space follows the value read.
 func (d *document) finish() error {
 	if rest := skipJSONSpace(d.body, d.base+int(d.dec.InputOffset())); rest != len(d.body) {
-		return badRequest("%s has data after the %s, at byte %d.", d.subject, d.value, rest)
+		return errorf(http.StatusBadRequest, "%s has data after the %s, at byte %d.", d.subject, d.value, rest)
 	}
 	return nil
 }

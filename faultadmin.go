@@ -49,7 +49,7 @@ func (s *Server) addFaults(x *exchange, r *http.Request) (any, error) {
 		adding += f.held()
 	}
 	if held+adding > s.cfg.MaxFaultBodies {
-		return nil, badRequest("The bodies and headers of all faults together may hold at most %d bytes (-max-fault-bodies); %d are held and this adds %d. Clear faults (DELETE /__admin/faults) to make room.",
+		return nil, errorf(http.StatusBadRequest, "The bodies and headers of all faults together may hold at most %d bytes (-max-fault-bodies); %d are held and this adds %d. Clear faults (DELETE /__admin/faults) to make room.",
 			s.cfg.MaxFaultBodies, held, adding)
 	}
 	added, err := x.ns.faults.add(parsed)
@@ -66,7 +66,7 @@ func (s *Server) clearFaults(x *exchange, r *http.Request) (any, error) {
 func (s *Server) deleteFault(x *exchange, r *http.Request) (any, error) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil || !x.ns.faults.remove(id) {
-		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No fault has the id %s.", r.PathValue("id"))}
+		return nil, errorf(http.StatusNotFound, "No fault has the id %s.", r.PathValue("id"))
 	}
 	return struct{ Deleted int }{id}, nil
 }
@@ -83,11 +83,11 @@ func parseFaults(body []byte) ([]*fault, error) {
 	err := json.Unmarshal(trimmed, &specs)
 	isNull := func(m map[string]json.RawMessage) bool { return m == nil }
 	if err != nil || !isArray && len(specs) != 1 || slices.ContainsFunc(specs, isNull) {
-		return nil, badRequest("A fault is a JSON object (or an array of them) such as %s.",
+		return nil, errorf(http.StatusBadRequest, "A fault is a JSON object (or an array of them) such as %s.",
 			`{"Method": "POST", "Path": "/api/v2/resource", "Status": 503, "Headers": {"Retry-After": "2"}, "Times": 1}`)
 	}
 	if len(specs) > maxFaults {
-		return nil, badRequest("At most %d faults may exist at once; this asks for %d.", maxFaults, len(specs))
+		return nil, errorf(http.StatusBadRequest, "At most %d faults may exist at once; this asks for %d.", maxFaults, len(specs))
 	}
 	ms := modelState{}
 	parsed := make([]*fault, 0, len(specs))

@@ -3,7 +3,6 @@ package resourcedir
 import (
 	"cmp"
 	"encoding/json"
-	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -123,7 +122,7 @@ func (l *faultList) add(parsed []*fault) ([]fault, error) {
 		}
 	}
 	if live+len(parsed) > maxFaults {
-		return nil, badRequest("At most %d faults may exist at once; %d exist and this adds %d.", maxFaults, live, len(parsed))
+		return nil, errorf(http.StatusBadRequest, "At most %d faults may exist at once; %d exist and this adds %d.", maxFaults, live, len(parsed))
 	}
 	excess := len(l.faults) + len(parsed) - maxFaults
 	l.faults = slices.DeleteFunc(l.faults, func(f *fault) bool {
@@ -272,7 +271,7 @@ func (s *Server) wait(x *exchange, r *http.Request, d time.Duration) bool {
 	case <-s.closing:
 		// Shutdown waits for in-flight requests; a fault must not hold it.
 		if !x.wroteHeader {
-			s.writeError(x, &apiError{Status: http.StatusServiceUnavailable, Message: "The server is shutting down."})
+			s.writeError(x, errorf(http.StatusServiceUnavailable, "The server is shutting down."))
 		}
 		return false
 	}
@@ -293,8 +292,7 @@ func (s *Server) writeFaultResponse(x *exchange, r *http.Request, f fault) {
 		return
 	}
 	if f.body == nil {
-		s.writeError(x, &apiError{Status: f.Status, Message: fmt.Sprintf(
-			"Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status)})
+		s.writeError(x, errorf(f.Status, "Injected fault %d: %s %s answers %d (see /__admin/faults).", f.ID, r.Method, r.URL.Path, f.Status))
 		return
 	}
 	if h.Get("Content-Type") == "" {

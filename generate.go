@@ -338,7 +338,7 @@ func (s *Server) generateResources(x *exchange, r *http.Request) (any, error) {
 func parseGenerate(body []byte) (count int, seed uint64, err error) {
 	spec, ok := adminObject(body)
 	if !ok || spec == nil {
-		return 0, 0, badRequest("The body must be a JSON object such as %s.", `{"Count": 100, "Seed": 1}`)
+		return 0, 0, errorf(http.StatusBadRequest, "The body must be a JSON object such as %s.", `{"Count": 100, "Seed": 1}`)
 	}
 	seed = 1
 	ms := modelState{}

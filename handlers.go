@@ -45,7 +45,7 @@ func (s *Server) serviceVersion(*exchange, *http.Request) (any, error) {
 func (s *Server) update(x *exchange, r *http.Request) (any, error) {
 	id, ok := parseGUID(r.PathValue("id"))
 	if !ok {
-		return nil, badRequest("The id in the path, %q, is not a GUID.", r.PathValue("id"))
+		return nil, errorf(http.StatusBadRequest, "The id in the path, %q, is not a GUID.", r.PathValue("id"))
 	}
 	res, err := s.readResource(x, r, modeUpdate, id)
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Server) update(x *exchange, r *http.Request) (any, error) {
 	}
 	updated, found := x.ns.store.update(res)
 	if !found {
-		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource has the id %s.", id)}
+		return nil, errorf(http.StatusNotFound, "No resource has the id %s.", id)
 	}
 	x.answer = madeAnswer{updated: updated}
 	return &x.answer, nil
@@ -102,7 +102,7 @@ func (s *Server) parseListQuery(rawQuery string) (listQuery, int, error) {
 			value, err = url.QueryUnescape(rawValue)
 		}
 		if err != nil {
-			return listQuery{}, 0, badRequest("The query string is malformed: %v.", err)
+			return listQuery{}, 0, errorf(http.StatusBadRequest, "The query string is malformed: %v.", err)
 		}
 		for i, known := range listParams {
 			if strings.EqualFold(name, known) {

@@ -722,6 +722,7 @@ func TestJournalReadIsStreamed(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.JournalSize = n
+	cfg.JournalBudget = 256 << 20 // room for all n entries, above the 32 MiB default
 	srv := newServer(cfg, newStore(nil), nil)
 	body := bytes.Repeat([]byte{0x01}, maxJournalBody) // written as \u0001: six bytes each
 	for range n {

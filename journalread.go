@@ -19,7 +19,7 @@ import (
 func parseJournalQuery(raw string) (journalQuery, error) {
 	values, err := url.ParseQuery(raw)
 	if err != nil {
-		return journalQuery{}, badRequest("The query string is malformed: %v.", err)
+		return journalQuery{}, errorf(http.StatusBadRequest, "The query string is malformed: %v.", err)
 	}
 	var q journalQuery
 	ms := modelState{}

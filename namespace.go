@@ -112,9 +112,8 @@ func (s *Server) addNamespace(name string, x *exchange) (ns *namespace, created 
 		return ns, false, nil
 	}
 	if len(s.spaces.byName) >= s.cfg.MaxNamespaces {
-		return nil, false, &apiError{Status: http.StatusTooManyRequests, Message: fmt.Sprintf(
-			"The namespace %q would be one more than the limit of %d namespaces (-max-namespaces); delete one with DELETE /__admin/namespaces/{name}.",
-			name, s.cfg.MaxNamespaces)}
+		return nil, false, errorf(http.StatusTooManyRequests, "The namespace %q would be one more than the limit of %d namespaces (-max-namespaces); delete one with DELETE /__admin/namespaces/{name}.",
+			name, s.cfg.MaxNamespaces)
 	}
 	ns = s.newNamespace(name, newLayer(seed, s.cfg.IDSeed))
 	s.spaces.byName[name] = ns
@@ -260,10 +259,10 @@ func (s *Server) reapIdleNamespaces() {
 func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 	name := r.PathValue("name")
 	if !validNamespaceName(name) {
-		return nil, badRequest("The namespace name %q is not %s.", name, namespaceNameHelp)
+		return nil, errorf(http.StatusBadRequest, "The namespace name %q is not %s.", name, namespaceNameHelp)
 	}
 	if name == defaultNamespace {
-		return nil, badRequest("The namespace %q cannot be removed, only reset (POST /__admin/reset).", name)
+		return nil, errorf(http.StatusBadRequest, "The namespace %q cannot be removed, only reset (POST /__admin/reset).", name)
 	}
 	s.spaces.mu.Lock()
 	ns := s.spaces.byName[name]
@@ -273,7 +272,7 @@ func (s *Server) deleteNamespace(x *exchange, r *http.Request) (any, error) {
 	}
 	s.spaces.mu.Unlock()
 	if ns == nil {
-		return nil, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No namespace is named %q.", name)}
+		return nil, errorf(http.StatusNotFound, "No namespace is named %q.", name)
 	}
 	ns.journal.clear() // its entries' room in the journal budget, now
 	return struct {
@@ -566,7 +565,7 @@ func parseNamespaceRequest(body []byte) (string, error) {
 	prefix := "ns"
 	props, ok := adminObject(body)
 	if !ok {
-		return "", badRequest("The body is a JSON object such as %s, or empty.", `{"Prefix": "TestCreate"}`)
+		return "", errorf(http.StatusBadRequest, "The body is a JSON object such as %s, or empty.", `{"Prefix": "TestCreate"}`)
 	}
 	ms := modelState{}
 	if raw, ok := adminProps(props, []string{"Prefix"}, "", "A namespace request", &ms)["Prefix"]; ok && string(raw) != "null" {

@@ -1,7 +1,6 @@
 package resourcedir
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -167,15 +166,16 @@ func (s *Server) routedRequest(x *exchange, r *http.Request) (*http.Request, str
 			}
 		}
 		if !validNamespaceName(name) {
-			return nil, "", badRequest("The namespace name %q is not %s.", name, namespaceNameHelp)
+			return nil, "", errorf(http.StatusBadRequest, "The namespace name %q is not %s.", name, namespaceNameHelp)
 		}
 		if rest == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			to := p + "/"
 			if r.URL.RawQuery != "" {
 				to += "?" + r.URL.RawQuery
 			}
-			return nil, "", &apiError{Status: http.StatusPermanentRedirect, Message: fmt.Sprintf(
-				"The console of the namespace %s is at %s/.", name, p), location: to}
+			e := errorf(http.StatusPermanentRedirect, "The console of the namespace %s is at %s/.", name, p)
+			e.location = to
+			return nil, "", e
 		}
 		if rest == "" || isServerWide(s.routes, rest) {
 			return nil, "", errNoRoute(p)

@@ -277,8 +277,7 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 		s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			x := w.(*exchange)
 			x.Header().Set("Allow", allow)
-			s.writeError(x, &apiError{Status: http.StatusMethodNotAllowed, Message: fmt.Sprintf(
-				"The method %s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow)})
+			s.writeError(x, errorf(http.StatusMethodNotAllowed, "The method %s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, allow))
 		})
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

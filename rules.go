@@ -266,14 +266,18 @@ func (e *apiError) Error() string { return e.Message }
 // invalidAs is the 400 for a body or query that breaks the rules, naming
 // every fault in ms.
 func invalidAs(message string, ms modelState) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Message: message, ModelState: ms}
+	e := errorf(http.StatusBadRequest, "%s", message)
+	e.ModelState = ms
+	return e
 }
 
 func errInternal(requestID string) *apiError {
-	return &apiError{Status: http.StatusInternalServerError, Message: fmt.Sprintf(
-		"An unexpected error occurred; quote request id %s when reporting it.", requestID)}
+	return errorf(http.StatusInternalServerError, "An unexpected error occurred; quote request id %s when reporting it.", requestID)
 }
 
-func badRequest(format string, args ...any) *apiError {
-	return &apiError{Status: http.StatusBadRequest, Message: fmt.Sprintf(format, args...)}
+// errorf is how every error answer is made: its status and a one-sentence
+// Message (fields the rare answer needs beside them, ModelState, a
+// Location or a logged cause, are set on the value it returns).
+func errorf(status int, format string, args ...any) *apiError {
+	return &apiError{Status: status, Message: fmt.Sprintf(format, args...)}
 }

@@ -55,7 +55,7 @@ func (s *Server) putSeed(x *exchange, r *http.Request) (any, error) {
 		return nil, invalid(ms)
 	}
 	if err != nil {
-		return nil, badRequest("The seed cannot be frozen: %v; nothing was seeded.", err)
+		return nil, errorf(http.StatusBadRequest, "The seed cannot be frozen: %v; nothing was seeded.", err)
 	}
 	s.seedMu.Lock()
 	defer s.seedMu.Unlock()
@@ -76,9 +76,8 @@ func (s *Server) putSeed(x *exchange, r *http.Request) (any, error) {
 	}
 	if len(seed.rows) > 0 && !slices.Contains(held, seed) && len(held)+1 > maxHeldSeeds {
 		oldest := slices.MinFunc(held, func(a, b *base) int { return cmp.Compare(s.seedAge[a], s.seedAge[b]) })
-		return nil, &apiError{Status: http.StatusConflict, Message: fmt.Sprintf(
-			"%d distinct seeds are held already (the most at once); the oldest is pinned by the namespaces %s: reset or remove them (POST /ns/{name}/__admin/reset, DELETE /__admin/namespaces/{name}), then put the seed again.",
-			maxHeldSeeds, strings.Join(pinned[oldest], ", "))}
+		return nil, errorf(http.StatusConflict, "%d distinct seeds are held already (the most at once); the oldest is pinned by the namespaces %s: reset or remove them (POST /ns/{name}/__admin/reset, DELETE /__admin/namespaces/{name}), then put the seed again.",
+			maxHeldSeeds, strings.Join(pinned[oldest], ", "))
 	}
 	if _, ok := s.seedAge[seed]; !ok {
 		s.seedClock++

@@ -64,7 +64,7 @@ type Server struct {
 }
 
 func errNoRoute(path string) *apiError {
-	return &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("No resource matches the path %s.", path)}
+	return errorf(http.StatusNotFound, "No resource matches the path %s.", path)
 }
 
 // defaultNS is the namespace of the unprefixed paths.

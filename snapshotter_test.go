@@ -247,7 +247,7 @@ func snapStartWriters(ctx context.Context, base string, n int, tag string) *snap
 					a := &snapAck{sent: []int{0}, acked: -1}
 					body := fmt.Sprintf(`{"FirstName":"Writer %d","Surname":"%s","ExternalID":"%s-%d-%d","Position":"rev 0","Types":[{"Type":"Employee"}],"Address":{"N":%d}}`, g, tag, tag, g, i, i)
 					code, resp, err := doJSON(client, http.MethodPost, base+"/api/v2/resource", []byte(body))
-					if err != nil || code != http.StatusOK {
+					if err != nil || code != http.StatusCreated {
 						w.failed.Add(1)
 						return
 					}
@@ -488,7 +488,7 @@ func snapTestFailedFinalWrite(t *testing.T, bin string) {
 	path := filepath.Join(sub, "rd.gob")
 	p := startBinary(t, bin, dir, "-snapshot", path, "-snapshot-interval", "1h")
 	code, body, err := doJSON(http.DefaultClient, http.MethodPost, p.url+"/api/v2/resource", []byte(`{"Company":"Doomed Ltd"}`))
-	if err != nil || code != http.StatusOK {
+	if err != nil || code != http.StatusCreated {
 		t.Fatalf("create: %d %v %s", code, err, body)
 	}
 	if err := os.RemoveAll(sub); err != nil {

@@ -670,7 +670,7 @@ func mainTestOneServerPerSnapshot(t *testing.T, bin string) {
 		mainRefused(t, r, "snapshot "+name, "process "+pid, path+".lock")
 	}
 	// The first server was not disturbed.
-	if code, body, err := doJSON(http.DefaultClient, http.MethodPost, first.url+"/api/v2/resource", []byte(`{"Company":"Kept"}`)); err != nil || code != http.StatusOK {
+	if code, body, err := doJSON(http.DefaultClient, http.MethodPost, first.url+"/api/v2/resource", []byte(`{"Company":"Kept"}`)); err != nil || code != http.StatusCreated {
 		t.Fatalf("create on the first server: %d %v %s", code, err, body)
 	}
 	if code := first.stop(syscall.SIGTERM); code != 0 {

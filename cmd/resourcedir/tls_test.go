@@ -176,7 +176,7 @@ func TestTLSUserCAShared(t *testing.T) {
 	}
 	trusting := trustingClient(t, first)
 	for _, p := range []*binaryProc{a, b} {
-		if r := (&testClient{t: t, base: p.url, client: trusting}).do(http.MethodPost, "/api/v2/resource", `{"Company":"Kept"}`); r.Status != 200 {
+		if r := (&testClient{t: t, base: p.url, client: trusting}).do(http.MethodPost, "/api/v2/resource", `{"Company":"Kept"}`); r.Status != http.StatusCreated {
 			t.Errorf("%s: create %d %s", p.url, r.Status, r.Body)
 		}
 	}
