@@ -134,6 +134,9 @@ type base struct {
 
 var emptyBase = &base{}
 
+// derivedAt reports whether the Id of row i is one the seed did not give.
+func (b *base) derivedAt(i int) bool { return b.derived != nil && b.derived[i] }
+
 // newBase freezes resources, in order; one without an Id gets one derived
 // from what it holds (seedIDs), the same at every boot.
 func newBase(resources []*resource) (*base, error) {

@@ -429,7 +429,7 @@ func (s *Server) keepSnapshotSeedIDs(path string, spaces []snapshotSpace, curren
 			return false
 		}
 		if _, ok := on[b]; !ok {
-			if !sameSeedButDerivedIDs(b.Resources, seed) {
+			if !sameSeedBut(b.Resources, seed, seed.derivedAt) {
 				return false
 			}
 			copies, on[b] = append(copies, b), 0
@@ -502,19 +502,19 @@ func (s *Server) keepSnapshotSeedIDs(path string, spaces []snapshotSpace, curren
 	return nil
 }
 
-// sameSeedButDerivedIDs reports whether rs are seed's resources, value
-// for value, but for Ids seed did not give.
-func sameSeedButDerivedIDs(rs []*resource, seed *base) bool {
-	if len(rs) != len(seed.rows) {
+// sameSeedBut reports whether rs are b's resources, value for value, but
+// for the Ids at the positions idMayDiffer names.
+func sameSeedBut(rs []*resource, b *base, idMayDiffer func(i int) bool) bool {
+	if len(rs) != len(b.rows) {
 		return false
 	}
 	for i, r := range rs {
-		o := seed.rows[i].res
-		a, b := r.vals, o.vals
-		if seed.derived != nil && seed.derived[i] {
-			a[fieldID], b[fieldID] = "", ""
+		o := b.rows[i].res
+		x, y := r.vals, o.vals
+		if idMayDiffer(i) {
+			x[fieldID], y[fieldID] = "", ""
 		}
-		if a != b || r.null != o.null || !slices.Equal(r.types, o.types) || !bytes.Equal(r.address, o.address) {
+		if x != y || r.null != o.null || !slices.Equal(r.types, o.types) || !bytes.Equal(r.address, o.address) {
 			return false
 		}
 	}

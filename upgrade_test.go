@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,6 +226,15 @@ func TestSnapshotFromOlderBuildOneSeedID(t *testing.T) {
 		json.Unmarshal(serve(srv, http.MethodGet, "/__admin/seed", nil).Body.Bytes(), &seedList) //nolint:errcheck // checked below
 		if len(seedList.Data) != 3 || seedList.Data[0].Id != old[0].id() || seedList.Data[2].Id != old[2].id() {
 			t.Errorf("%s: GET /__admin/seed shows %+v, want the snapshot's Ids", when, seedList.Data)
+		}
+		// The same seed put at run time is the one held, with its Ids.
+		var putSeed struct{ Ids []string }
+		rec := serveBody(srv, http.MethodPut, "/__admin/seed", seed)
+		if err := json.Unmarshal(rec.Body.Bytes(), &putSeed); rec.Code != http.StatusOK || err != nil {
+			t.Fatalf("%s: PUT /__admin/seed: %d %s", when, rec.Code, rec.Body)
+		}
+		if want := []string{old[0].id(), given, old[2].id()}; !slices.Equal(putSeed.Ids, want) {
+			t.Errorf("%s: PUT /__admin/seed of the same seed gives the Ids %v, want the snapshot's %v", when, putSeed.Ids, want)
 		}
 		// One copy of the seed: every namespace is on the current one.
 		current := srv.currentSeed()
