@@ -126,9 +126,16 @@ type base struct {
 	rows  []entry
 	byID  map[string]int32
 	index fieldIndexes
+	// derived marks the rows whose Id the seed did not give (seedIDs); nil
+	// when it gave every one. A snapshot that an older resourcedir wrote
+	// holds other Ids there, and restore must tell them from a different seed.
+	derived []bool
 }
 
 var emptyBase = &base{}
+
+// derivedAt reports whether the Id of row i is one the seed did not give.
+func (b *base) derivedAt(i int) bool { return b.derived != nil && b.derived[i] }
 
 // newBase freezes resources, in order; one without an Id gets one derived
 // from what it holds (seedIDs), the same at every boot.
@@ -154,6 +161,10 @@ func newBase(resources []*resource) (*base, error) {
 		id := given[i]
 		if id == "" {
 			id = derived.next(&c, b.byID)
+			if b.derived == nil {
+				b.derived = make([]bool, len(resources))
+			}
+			b.derived[i] = true
 		}
 		c.set(fieldID, id, true)
 		b.byID[c.id()] = int32(i)

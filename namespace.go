@@ -2,6 +2,7 @@ package resourcedir
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -336,13 +337,16 @@ func (s *Server) changeMark() uint64 {
 	return mark
 }
 
-// restore replaces every namespace with a snapshot's; the default one
-// keeps its store, so that the caller's reference stays good. A base that
-// is the seed's is shared with it, not frozen a second time. The
-// snapshot's current seed becomes the current one unless the server was
-// given a seed (-seed on the command line wins).
-func (s *Server) restore(spaces []snapshotSpace, current *snapshotBase) error {
+// restore replaces every namespace with the snapshot's at path; the
+// default one keeps its store, so that the caller's reference stays good.
+// A base that is the seed's is shared with it, not frozen a second time.
+// The snapshot's current seed becomes the current one unless the server
+// was given a seed (-seed on the command line wins).
+func (s *Server) restore(path string, spaces []snapshotSpace, current *snapshotBase) error {
 	def := s.defaultNS()
+	if err := s.keepSnapshotSeedIDs(path, spaces, current); err != nil {
+		return err
+	}
 	s.seedMu.Lock()
 	if current != nil && len(current.Resources) > 0 && len(s.seed.rows) == 0 {
 		frozen, err := newBase(current.Resources)
@@ -395,6 +399,126 @@ func (s *Server) restore(spaces []snapshotSpace, current *snapshotBase) error {
 			"namespaces", len(restored), "max", s.cfg.MaxNamespaces)
 	}
 	return nil
+}
+
+// keepSnapshotSeedIDs makes the snapshot's copies of the seed given at
+// boot one seed. A resourcedir from before content-derived Ids (3738481
+// and older) gave every seed resource without an Id a random one at each
+// boot: its file holds the seed with those Ids, once for every boot a
+// namespace stayed on, while the same seed derives other Ids now, and a
+// new namespace would show a seed resource under an Id the restored ones
+// do not know.
+//
+// The snapshot's Ids are kept, for the whole server: restored namespaces
+// are where clients have stored Ids (the snapshot exists to keep what
+// they wrote, and what they wrote refers to the seed by Id), while a new
+// or reset namespace has given out none yet. Moving the restored ones to
+// the derived Ids would turn every stored seed Id into a 404. The copy
+// kept is the default namespace's, else the current seed's, else the one
+// most namespaces are on; a namespace on another copy moves to it, its
+// changed seed resources taking the kept Ids. The log says which, once.
+func (s *Server) keepSnapshotSeedIDs(path string, spaces []snapshotSpace, current *snapshotBase) error {
+	seed := s.currentSeed()
+	if len(seed.rows) == 0 {
+		return nil
+	}
+	var copies []*snapshotBase
+	on := map[*snapshotBase]int{} // namespaces on each copy
+	isCopy := func(b *snapshotBase) bool {
+		if b == nil {
+			return false
+		}
+		if _, ok := on[b]; !ok {
+			if !sameSeedBut(b.Resources, seed, seed.derivedAt) {
+				return false
+			}
+			copies, on[b] = append(copies, b), 0
+		}
+		return true
+	}
+	var kept *snapshotBase
+	for _, sp := range spaces {
+		if isCopy(sp.Base) {
+			on[sp.Base]++
+			if sp.Name == defaultNamespace {
+				kept = sp.Base
+			}
+		}
+	}
+	if isCopy(current) && kept == nil {
+		kept = current
+	}
+	if len(copies) == 0 || len(copies) == 1 && sameResources(copies[0].Resources, seed) {
+		return nil // the file's seed is this one's, Ids and all
+	}
+	if kept == nil {
+		kept = slices.MaxFunc(copies, func(a, b *snapshotBase) int { return cmp.Compare(on[a], on[b]) })
+	}
+	frozen := seed
+	if !sameResources(kept.Resources, seed) {
+		var err error
+		if frozen, err = newBase(kept.Resources); err != nil {
+			return fmt.Errorf("the seed's Ids in the snapshot: %w", err)
+		}
+		frozen.derived = seed.derived
+	}
+	var moved []string
+	for i := range spaces {
+		sp := &spaces[i]
+		if sp.Base == nil || sp.Base == kept || !slices.Contains(copies, sp.Base) {
+			continue
+		}
+		for k, rr := range sp.Replaced {
+			c := *rr.res
+			c.set(fieldID, frozen.rows[rr.pos].res.id(), true)
+			sp.Replaced[k].res = &c
+		}
+		moved = append(moved, sp.Name)
+	}
+	for _, c := range copies {
+		c.frozen = frozen
+	}
+	attrs := []any{"path", path, "resources", len(frozen.rows)}
+	if s.cfg.SeedFile != "" {
+		attrs = append(attrs, "seed", s.cfg.SeedFile)
+	}
+	if len(moved) > 0 {
+		attrs = append(attrs, "moved", strings.Join(moved, ","))
+	}
+	if frozen == seed {
+		s.log.Warn("the snapshot holds copies of the seed with the Ids an older resourcedir gave it; "+
+			"the default namespace is on the Ids derived from the seed, so the namespaces on a copy (moved) take those", attrs...)
+		return nil
+	}
+	s.seedMu.Lock()
+	s.seedAge[frozen] = s.seedAge[seed]
+	delete(s.seedAge, seed)
+	s.seed = frozen
+	s.seedMu.Unlock()
+	forgetFrozenSeed(seed)
+	s.log.Warn("the snapshot holds the seed with the Ids an older resourcedir gave it, not the ones derived from its content now; "+
+		"every namespace, new and reset ones too, keeps the snapshot's Ids, so that Ids clients stored keep working, until the seed changes "+
+		"(namespaces on another copy of it, if any, moved to these Ids)", attrs...)
+	return nil
+}
+
+// sameSeedBut reports whether rs are b's resources, value for value, but
+// for the Ids at the positions idMayDiffer names.
+func sameSeedBut(rs []*resource, b *base, idMayDiffer func(i int) bool) bool {
+	if len(rs) != len(b.rows) {
+		return false
+	}
+	for i, r := range rs {
+		o := b.rows[i].res
+		x, y := r.vals, o.vals
+		if idMayDiffer(i) {
+			x[fieldID], y[fieldID] = "", ""
+		}
+		if x != y || r.null != o.null || !slices.Equal(r.types, o.types) || !bytes.Equal(r.address, o.address) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameResources reports whether rs are b's resources, value for value.

@@ -286,3 +286,17 @@ func newServer(cfg Config, store *store, logger *slog.Logger) *Server {
 	})
 	return s
 }
+
+// forgetFrozenSeed drops b from the process's frozen seeds: a server that
+// replaced it (keepSnapshotSeedIDs) must not leave a second copy of its
+// seed in memory for the process's lifetime.
+func forgetFrozenSeed(b *base) {
+	frozenSeedsMu.Lock()
+	defer frozenSeedsMu.Unlock()
+	for key, got := range frozenSeeds {
+		if got == b {
+			delete(frozenSeeds, key)
+			frozenOrder = slices.DeleteFunc(frozenOrder, func(k [sha256.Size]byte) bool { return k == key })
+		}
+	}
+}

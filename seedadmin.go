@@ -69,8 +69,13 @@ func (s *Server) putSeed(x *exchange, r *http.Request) (any, error) {
 	for i := range seed.rows {
 		rs[i] = seed.rows[i].res
 	}
+	// So is one whose Ids differ only where both derive them: the seed
+	// with the Ids an older resourcedir gave it, which the server keeps
+	// (keepSnapshotSeedIDs), so that one seed resource has one Id.
+	put := seed
 	for _, b := range append(held, s.seed) {
-		if len(b.rows) > 0 && sameResources(rs, b) {
+		bothDerive := func(i int) bool { return put.derivedAt(i) && b.derivedAt(i) }
+		if len(b.rows) > 0 && (sameResources(rs, b) || sameSeedBut(rs, b, bothDerive)) {
 			seed = b
 		}
 	}

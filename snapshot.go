@@ -26,6 +26,11 @@ import (
 // property added to the model later reads as null in an older file.
 // Versions 1 to 3 came from development builds (values by enum number).
 //
+// A version 4 file of a build before content-derived seed Ids (3738481
+// and older) holds the seed with the random Ids that build gave it, maybe
+// once for every boot a namespace stayed on: restore makes those copies
+// one seed with the file's Ids (keepSnapshotSeedIDs).
+//
 // Version 5 adds which base is the current seed (header.Current), which
 // PUT /__admin/seed may have made at run time: it is written even when no
 // namespace is on it. A version 4 file reads as having none.

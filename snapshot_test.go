@@ -891,7 +891,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			return
 		}
 		srv := newServer(DefaultConfig(), newStore(nil), nil)
-		if err := srv.restore(spaces, current); err != nil {
+		if err := srv.restore("fuzz.gob", spaces, current); err != nil {
 			return // duplicate Ids across a namespace's layer: refused, not a panic
 		}
 		for _, ns := range srv.sortedNamespaces() {
@@ -920,7 +920,7 @@ func (d storeDir) snapshotSpaces() ([]snapshotSpace, *snapshotBase, uint64) {
 
 func (d storeDir) changeMark() uint64 { return d.generation() }
 
-func (d storeDir) restore(spaces []snapshotSpace, _ *snapshotBase) error {
+func (d storeDir) restore(_ string, spaces []snapshotSpace, _ *snapshotBase) error {
 	var all []*resource
 	for _, sp := range spaces {
 		all = append(all, spaceResources(&sp)...)

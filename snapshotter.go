@@ -45,7 +45,9 @@ type snapshotDir interface {
 	// seed (nil: none) and a mark that changes whenever any of them changes.
 	snapshotSpaces() ([]snapshotSpace, *snapshotBase, uint64)
 	changeMark() uint64
-	restore(spaces []snapshotSpace, current *snapshotBase) error
+	// restore replaces them with the snapshot's; path names the file in
+	// what it logs.
+	restore(path string, spaces []snapshotSpace, current *snapshotBase) error
 }
 
 func newSnapshotter(path string, dir snapshotDir, logger *slog.Logger) *snapshotter {
@@ -127,7 +129,7 @@ func (s *snapshotter) load() error {
 	case err != nil:
 		return err
 	default:
-		if err := s.dir.restore(spaces, current); err != nil {
+		if err := s.dir.restore(s.path, spaces, current); err != nil {
 			return fmt.Errorf("load snapshot %s: %w", s.path, err)
 		}
 		s.log.Info("snapshot loaded", "path", s.path, "resources", resourceCount(spaces), "namespaces", len(spaces),
