@@ -97,7 +97,11 @@ func (s *Server) writeSnapshot(x *exchange, r *http.Request) (any, error) {
 // reset puts resources, journal and faults back to the start: empty, or
 // the current seed (the -seed file's, or the last PUT /__admin/seed's).
 func (s *Server) reset(x *exchange, r *http.Request) (any, error) {
-	x.ns.store.resetTo(s.currentSeed())
+	// Under the seed's lock, as addNamespace: a PUT /__admin/seed counting
+	// the seeds namespaces are on sees this one.
+	s.seedMu.Lock()
+	x.ns.store.resetTo(s.seed)
+	s.seedMu.Unlock()
 	x.ns.journal.clear()
 	x.ns.faults.clear()
 	return struct {

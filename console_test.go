@@ -1,11 +1,14 @@
 package resourcedir
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestConsolePage(t *testing.T) {
@@ -194,4 +197,53 @@ func serve(h http.Handler, method, target string, header http.Header) *httptest.
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// TestConsolePollFindsTheNamespaceMadeAfterIt: the console's live list
+// long-polls the journal (wait=25s). On a namespace that does not exist yet
+// that poll waited its whole time on a journal nobody writes to, while the
+// first client request made the real namespace: the requests appeared 25 s
+// late, not within a second. Such a wait now ends within a second, and the
+// poll after it sees the request.
+func TestConsolePollFindsTheNamespaceMadeAfterIt(t *testing.T) {
+	t.Parallel()
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	poll := func() string {
+		req, err := http.NewRequest(http.MethodGet, ts.URL+"/ns/later/__admin/requests?count=1&wait=60s", nil)
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		req.Header.Set(consoleHeader, "1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		defer resp.Body.Close()
+		var got struct{ Count int }
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
+		return fmt.Sprint(resp.StatusCode, " ", got.Count)
+	}
+	answered := make(chan string, 1)
+	go func() { answered <- poll() }()
+	select {
+	case got := <-answered:
+		if got != "200 0" {
+			t.Errorf("a poll of a namespace that does not exist: %s, want 200 with none", got)
+		}
+	case <-time.After(30 * time.Second): // the wait asked for is 60 s
+		t.Fatal("a poll of a namespace that does not exist waited as if someone could write to it")
+	}
+	if srv.lookupNamespace("later") != nil {
+		t.Fatal("the console's poll made the namespace")
+	}
+	clientAt(t, ts.URL).in("later").createPerson("Ada")
+	if got := poll(); got != "200 1" {
+		t.Errorf("the poll after the first create: %s, want 200 with the create", got)
+	}
 }

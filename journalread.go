@@ -80,6 +80,12 @@ func (s *Server) readJournal(x *exchange, r *http.Request) (any, error) {
 	}
 	var entries []*journalEntry
 	state := "off"
+	if x.ns.transient {
+		// Nobody writes to a namespace that does not exist yet: the first
+		// client request makes another. A wait ends within a second, so
+		// that a poller (the console) asks again and finds it.
+		q.wait = min(q.wait, time.Second)
+	}
 	if j := x.ns.journal; j != nil {
 		entries, state = j.await(q, r.Context().Done(), s.closing), "on"
 	}

@@ -49,6 +49,9 @@ type namespace struct {
 	created      time.Time
 	lastRequest  atomic.Int64
 	lastActivity atomic.Int64
+	// transient: a namespace that does not exist, as a read that creates
+	// nothing sees it (transientNamespace); nobody writes to its journal.
+	transient bool
 	// inFlight counts the requests being served, the console's included: a
 	// long poll or a hanging fault outlasts -namespace-idle without the
 	// namespace going.
@@ -102,9 +105,11 @@ func splitNamespace(p string) (name, rest string, ok bool) {
 // one creates it. It is nil with an error when the name is new and the
 // limit reached. With x, x's request counts in it (enter) in the same step.
 func (s *Server) addNamespace(name string, x *exchange) (ns *namespace, created bool, err error) {
-	// Read before the namespaces' lock: PUT /__admin/seed takes the seed's
-	// lock, then the namespaces'.
-	seed := s.currentSeed()
+	// The seed's lock, then the namespaces', as PUT /__admin/seed takes
+	// them: a new namespace is on the current seed before a PUT counts the
+	// seeds namespaces are on, so that none is held beyond maxHeldSeeds.
+	s.seedMu.Lock()
+	defer s.seedMu.Unlock()
 	s.spaces.mu.Lock()
 	defer s.spaces.mu.Unlock()
 	if ns := s.spaces.byName[name]; ns != nil {
@@ -115,7 +120,7 @@ func (s *Server) addNamespace(name string, x *exchange) (ns *namespace, created 
 		return nil, false, errorf(http.StatusTooManyRequests, "The namespace %q would be one more than the limit of %d namespaces (-max-namespaces); delete one with DELETE /__admin/namespaces/{name}.",
 			name, s.cfg.MaxNamespaces)
 	}
-	ns = s.newNamespace(name, newLayer(seed, s.cfg.IDSeed))
+	ns = s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
 	s.spaces.byName[name] = ns
 	s.spaces.changed = nextGeneration()
 	ns.enter(x)
@@ -165,7 +170,9 @@ func (ns *namespace) leave(x *exchange) {
 // a health probe) sees of a namespace that does not exist: a fresh one, as
 // the first client request would make it, kept by nobody.
 func (s *Server) transientNamespace(name string) *namespace {
-	return s.newNamespace(name, newLayer(s.seed, s.cfg.IDSeed))
+	ns := s.newNamespace(name, newLayer(s.currentSeed(), s.cfg.IDSeed))
+	ns.transient = true
+	return ns
 }
 
 // isHealthProbe: GET or HEAD of /__admin/health, in any namespace.

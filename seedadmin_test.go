@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"hash/crc32"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -226,5 +229,44 @@ func TestPutSeedWhileNamespacesAreMade(t *testing.T) {
 	<-done
 	if n := len(srv.pinnedSeeds()); n > maxHeldSeeds {
 		t.Errorf("%d seeds pinned", n)
+	}
+}
+
+// TestTransientNamespaceSeedRace: a read that creates nothing (the
+// console's, of a namespace that does not exist) reads the current seed
+// while PUT /__admin/seed replaces it; under -race this was a data race
+// (the read took no lock).
+func TestTransientNamespaceSeedRace(t *testing.T) {
+	t.Parallel()
+	srv := newServer(DefaultConfig(), newStore(nil), nil)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := range 50 {
+			req := httptest.NewRequest(http.MethodPut, "/__admin/seed", strings.NewReader(fmt.Sprintf(`[{"Company": "Seed %d"}]`, i%4)))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Errorf("PUT /__admin/seed: %d %s", rec.Code, rec.Body)
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range 50 {
+			req := httptest.NewRequest(http.MethodGet, "/ns/nowhere/__admin/resources", nil)
+			req.Header.Set(consoleHeader, "1")
+			rec := httptest.NewRecorder()
+			srv.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Errorf("a console read of a namespace that does not exist: %d %s", rec.Code, rec.Body)
+			}
+		}
+	}()
+	wg.Wait()
+	if srv.lookupNamespace("nowhere") != nil {
+		t.Error("a console read created the namespace")
 	}
 }
