@@ -49,8 +49,18 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(x, r, limit)
 	}
-	if ahead, ok := r.Body.(*readAheadBody); ok && ahead.err == nil && int64(len(ahead.head)) <= limit {
-		// A fault read it all ahead, and holds it: counted once.
+	if ahead, ok := r.Body.(*readAheadBody); ok {
+		// A fault read it ahead, and holds it: the answer is what that
+		// reading found, never a second reading held again (a body over
+		// the limit, held twice, passed -max-request-bytes: a 503 for a
+		// 413). Only API paths are read ahead, with the limit of their
+		// handlers (MaxBody), so head is the whole body or past limit.
+		switch {
+		case int64(len(ahead.head)) > limit:
+			return nil, tooLarge(x, r, limit)
+		case ahead.err != nil:
+			return nil, unreadable(ahead.err)
+		}
 		return ahead.head, nil
 	}
 	var body []byte

@@ -330,3 +330,26 @@ func TestRefusedOriginIsLoggedAndJournaled(t *testing.T) {
 		t.Errorf("a refused origin created the namespace it was for")
 	}
 }
+
+// TestFaultReadAheadBodyHeldOnce: a body that a fault has read ahead is the
+// handler's body: its 413 is the 413 it would be without the fault, not a
+// 503 for holding the body twice (1,001 bytes read ahead, then 1,001 more
+// read again through the read-ahead, past 1,500).
+func TestFaultReadAheadBodyHeldOnce(t *testing.T) {
+	big := `{"Company":"` + strings.Repeat("x", 1200) + `"}`
+	for _, fault := range []string{
+		"",
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": {"Company": "X"}}}`,
+		`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 1}`,
+	} {
+		c := startServer(t, Config{MaxBody: 1000, MaxRequestBytes: 1500}, nil)
+		if fault != "" {
+			c.addFault(fault)
+		}
+		r := c.stream("POST", "/api/v2/resource", chunked(big))
+		if r.Status != http.StatusRequestEntityTooLarge {
+			t.Errorf("fault %q: a chunked %d-byte create over the limit of 1000: %d %s, want the 413", fault, len(big), r.Status, r.Body)
+		}
+		eventually(t, 10*time.Second, "the bytes to be given back", func() bool { return c.srv.requestBytes.used.Load() == 0 })
+	}
+}
