@@ -308,9 +308,12 @@ func readHeld(x *exchange, body io.Reader, declared, most int64) ([]byte, error)
 		if !x.hold(n) {
 			return nil, errNoRoom
 		}
+		// A body cut off short is what arrived, not zeros to its length,
+		// which a fault would match on as sent. The bytes stay held by
+		// the buffer's size: the whole buffer stays allocated.
 		buf := make([]byte, n)
-		_, err := io.ReadFull(body, buf)
-		return buf, err
+		k, err := io.ReadFull(body, buf)
+		return buf[:k], err
 	}
 	var buf []byte
 	var err error

@@ -6,6 +6,7 @@ package resourcedir
 // messages.
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -351,5 +352,79 @@ func TestFaultReadAheadBodyHeldOnce(t *testing.T) {
 			t.Errorf("fault %q: a chunked %d-byte create over the limit of 1000: %d %s, want the 413", fault, len(big), r.Status, r.Body)
 		}
 		eventually(t, 10*time.Second, "the bytes to be given back", func() bool { return c.srv.requestBytes.used.Load() == 0 })
+	}
+}
+
+// shortBodyExchange sends a create that declares more bytes than it sends,
+// then ends its side of the connection, and returns the answer.
+func shortBodyExchange(t *testing.T, c *testClient, body string, declared int) (int, string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(c.base, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	req := fmt.Sprintf("POST /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", declared, body)
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatalf("write request: %v", err)
+	}
+	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatalf("close write: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("read answer: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read answer's body: %v", err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestFaultReadAheadOfCutOffBody: a body cut off before its declared
+// length is the same 400 with a fault that reads it ahead as without one,
+// not zeros padding it to its length (read as "data after the JSON
+// object").
+func TestFaultReadAheadOfCutOffBody(t *testing.T) {
+	const body = `{"Company":"Acme"}`
+	var want string
+	for _, fault := range []string{
+		"",
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": {"Company": "Other"}}}`,
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": "Other"}}`,
+		// No zero byte was sent: a fault must not see one.
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": "\u0000"}}`,
+	} {
+		// Not a delay fault: a client that ends its side is one that has
+		// gone, whom a delay leaves unanswered (499).
+		c := startServer(t, Config{}, nil)
+		if fault != "" {
+			c.addFault(fault)
+		}
+		status, got := shortBodyExchange(t, c, body, len(body)+100)
+		if status != http.StatusBadRequest || !strings.Contains(got, "could not be read: unexpected EOF") {
+			t.Errorf("fault %q: a body cut off %d bytes short: %d %s, want the 400 that it could not be read", fault, 100, status, got)
+		}
+		if fault == "" {
+			want = got
+		} else if got != want {
+			t.Errorf("fault %q: %s, want what is answered without a fault: %s", fault, got, want)
+		}
+		eventually(t, 10*time.Second, "the bytes to be given back", func() bool { return c.srv.requestBytes.used.Load() == 0 })
+	}
+}
+
+// TestReadHeldCutOff: a declared body cut off short is read as the bytes
+// that arrived, with the error, not padded with zeros to its length.
+func TestReadHeldCutOff(t *testing.T) {
+	x := &exchange{srv: &Server{requestBytes: requestBytes{limit: 1 << 20}}}
+	got, err := readHeld(x, strings.NewReader("abc"), 10, 11)
+	if string(got) != "abc" || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("readHeld of 3 bytes declared as 10: %q, %v; want \"abc\", unexpected EOF", got, err)
 	}
 }
