@@ -428,3 +428,56 @@ func TestReadHeldCutOff(t *testing.T) {
 		t.Errorf("readHeld of 3 bytes declared as 10: %q, %v; want \"abc\", unexpected EOF", got, err)
 	}
 }
+
+// TestFaultNotSpentOnRefusedRequest: a request refused with the 503 for
+// request bytes is not faulted, and does not use up the firing of a delay
+// fault, which fires on the next request: whether the body is within
+// -max-body (read ahead before the fault is taken) or over it (read ahead
+// for the delay only, before the handler's 413).
+func TestFaultNotSpentOnRefusedRequest(t *testing.T) {
+	for _, size := range []struct {
+		cfg   Config
+		first int
+	}{
+		{Config{MaxRequestBytes: 10 << 10}, 20 << 10},
+		{Config{MaxBody: 1000, MaxRequestBytes: 500}, 2000},
+	} {
+		for _, fault := range []string{
+			`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 1, "Times": 1}`,
+			`{"Method": "POST", "Path": "/api/v2/resource", "Status": 502, "DelayMs": 1, "Times": 1}`,
+			`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 1, "Times": 1}`,
+		} {
+			t.Run(fmt.Sprintf("%d bytes %s", size.first, fault), func(t *testing.T) {
+				notSpentOnRefusal(t, size.cfg, size.first, fault)
+			})
+		}
+	}
+}
+
+// notSpentOnRefusal is TestFaultNotSpentOnRefusedRequest for one body size and fault.
+func notSpentOnRefusal(t *testing.T, cfg Config, first int, fault string) {
+	c := startServer(t, cfg, nil)
+	id := c.addFault(fault)[0].ID
+	if r := c.do("POST", "/api/v2/resource", bigCreate(first)); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("%s: a %d-byte create past the total of %d: %d %s, want the 503", fault, first, cfg.MaxRequestBytes, r.Status, r.Body)
+	}
+	if f := c.faults(); f[0].Fired != 0 {
+		t.Errorf("%s: Fired %d after a refused request, want 0", fault, f[0].Fired)
+	}
+	second := bigCreate(10)
+	if strings.Contains(fault, "hang") {
+		rawConnExchange(t, c.base, rawPost("/api/v2/resource", second)) //nolint:errcheck // a hang ends in a close
+	} else {
+		c.do("POST", "/api/v2/resource", second)
+	}
+	if f := c.faults(); f[0].Fired != 1 {
+		t.Errorf("%s: Fired %d after the next request, want 1", fault, f[0].Fired)
+	}
+	e := journalOf(c, 2)
+	if e[0].Fault != nil || e[0].Status != http.StatusServiceUnavailable {
+		t.Errorf("%s: the refused request's entry: status %d, fault %v; want 503 and no fault", fault, e[0].Status, e[0].Fault)
+	}
+	if e[1].Fault == nil || *e[1].Fault != id {
+		t.Errorf("%s: the next request's entry shows fault %v, want %d", fault, e[1].Fault, id)
+	}
+}
