@@ -49,8 +49,18 @@ func readBody(x *exchange, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, tooLarge(x, r, limit)
 	}
-	if ahead, ok := r.Body.(*readAheadBody); ok && ahead.err == nil && int64(len(ahead.head)) <= limit {
-		// A fault read it all ahead, and holds it: counted once.
+	if ahead, ok := r.Body.(*readAheadBody); ok {
+		// A fault read it ahead, and holds it: the answer is what that
+		// reading found, never a second reading held again (a body over
+		// the limit, held twice, passed -max-request-bytes: a 503 for a
+		// 413). Only API paths are read ahead, with the limit of their
+		// handlers (MaxBody), so head is the whole body or past limit.
+		switch {
+		case int64(len(ahead.head)) > limit:
+			return nil, tooLarge(x, r, limit)
+		case ahead.err != nil:
+			return nil, unreadable(ahead.err)
+		}
 		return ahead.head, nil
 	}
 	var body []byte
@@ -298,9 +308,12 @@ func readHeld(x *exchange, body io.Reader, declared, most int64) ([]byte, error)
 		if !x.hold(n) {
 			return nil, errNoRoom
 		}
+		// A body cut off short is what arrived, not zeros to its length,
+		// which a fault would match on as sent. The bytes stay held by
+		// the buffer's size: the whole buffer stays allocated.
 		buf := make([]byte, n)
-		_, err := io.ReadFull(body, buf)
-		return buf, err
+		k, err := io.ReadFull(body, buf)
+		return buf[:k], err
 	}
 	var buf []byte
 	var err error

@@ -184,17 +184,35 @@ func faultPath(p string) (string, bool) {
 
 // needsBody reports whether a fault that can still fire matches r's method
 // and path and then its body, which take needs read (others are left
-// alone), and whether one matches on its properties, which need it parsed.
-func (l *faultList) needsBody(r *http.Request) (body, props bool) {
+// alone), whether one matches on its properties, which need it parsed, and
+// whether one delays or hangs, which reads the body before it waits.
+func (l *faultList) needsBody(r *http.Request) (body, props, delays bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, f := range l.faults {
-		if !f.spent() && f.Match != nil && len(f.Match.Body) > 0 && f.matchesRoute(r) {
+		if f.spent() || !f.matchesRoute(r) {
+			continue
+		}
+		if f.Match != nil && len(f.Match.Body) > 0 {
 			body = true
 			props = props || f.Match.bodyProps != nil
 		}
+		delays = delays || f.DelayMs > 0 || f.Kind == kindHang
 	}
-	return body, props
+	return body, props, delays
+}
+
+// giveBack undoes take's counting of fault id's firing, for a request
+// refused before the fault did anything to it.
+func (l *faultList) giveBack(id int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range l.faults {
+		if f.ID == id && f.Fired > 0 {
+			f.Fired--
+			return
+		}
+	}
 }
 
 // matchesRoute reports whether r has f's Method and Path.

@@ -199,12 +199,17 @@ func (s *Server) takeFault(x *exchange, r *http.Request) (fault, error) {
 	}
 	// A body over the limit is the handler's 413 (at once, for a client
 	// that waits for 100 Continue), whatever a fault would make of it.
+	// A delay's reading is done here too, before a fault is taken: a
+	// request refused for its request bytes does not spend a firing.
 	var body matchBody
 	if r.ContentLength <= s.cfg.MaxBody {
-		if needsBody, needsProps := x.ns.faults.needsBody(r); needsBody {
-			var err error
-			if body.raw, err = readAhead(x, r, s.cfg.MaxBody); err != nil {
+		if needsBody, needsProps, delays := x.ns.faults.needsBody(r); needsBody || delays {
+			raw, err := readAhead(x, r, s.cfg.MaxBody)
+			if err != nil {
 				return fault{}, err
+			}
+			if needsBody {
+				body.raw = raw
 			}
 			if needsProps {
 				body.props = parseMatchBody(body.raw)
@@ -221,8 +226,13 @@ func (s *Server) takeFault(x *exchange, r *http.Request) (fault, error) {
 // An After fault's real answer has been served already (ServeHTTP).
 func (s *Server) applyFault(x *exchange, r *http.Request, f fault) bool {
 	if f.DelayMs > 0 || f.Kind == kindHang {
+		// Read already (takeFault) unless the body is over -max-body.
 		if _, err := readAhead(x, r, s.cfg.MaxBody); err != nil {
-			s.writeError(x, err) // the body is held through the delay: it counts
+			// The body is held through the delay: it counts. Refused, the
+			// request was not faulted, and the firing is not spent.
+			x.ns.faults.giveBack(f.ID)
+			x.faultID = 0
+			s.writeError(x, err)
 			return true
 		}
 		d := time.Duration(f.DelayMs) * time.Millisecond

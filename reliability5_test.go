@@ -6,6 +6,7 @@ package resourcedir
 // messages.
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -328,5 +329,155 @@ func TestRefusedOriginIsLoggedAndJournaled(t *testing.T) {
 	c.in("absent").expect(http.StatusForbidden, http.MethodPost, "/api/v2/resource", `{"FirstName": "Eve"}`, "Origin", "http://evil.test")
 	if _, ok := namespaceList(c)["absent"]; ok {
 		t.Errorf("a refused origin created the namespace it was for")
+	}
+}
+
+// TestFaultReadAheadBodyHeldOnce: a body that a fault has read ahead is the
+// handler's body: its 413 is the 413 it would be without the fault, not a
+// 503 for holding the body twice (1,001 bytes read ahead, then 1,001 more
+// read again through the read-ahead, past 1,500).
+func TestFaultReadAheadBodyHeldOnce(t *testing.T) {
+	big := `{"Company":"` + strings.Repeat("x", 1200) + `"}`
+	for _, fault := range []string{
+		"",
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": {"Company": "X"}}}`,
+		`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 1}`,
+	} {
+		c := startServer(t, Config{MaxBody: 1000, MaxRequestBytes: 1500}, nil)
+		if fault != "" {
+			c.addFault(fault)
+		}
+		r := c.stream("POST", "/api/v2/resource", chunked(big))
+		if r.Status != http.StatusRequestEntityTooLarge {
+			t.Errorf("fault %q: a chunked %d-byte create over the limit of 1000: %d %s, want the 413", fault, len(big), r.Status, r.Body)
+		}
+		eventually(t, 10*time.Second, "the bytes to be given back", func() bool { return c.srv.requestBytes.used.Load() == 0 })
+	}
+}
+
+// shortBodyExchange sends a create that declares more bytes than it sends,
+// then ends its side of the connection, and returns the answer.
+func shortBodyExchange(t *testing.T, c *testClient, body string, declared int) (int, string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", strings.TrimPrefix(c.base, "http://"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	req := fmt.Sprintf("POST /api/v2/resource HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", declared, body)
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatalf("write request: %v", err)
+	}
+	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatalf("close write: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("read answer: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read answer's body: %v", err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestFaultReadAheadOfCutOffBody: a body cut off before its declared
+// length is the same 400 with a fault that reads it ahead as without one,
+// not zeros padding it to its length (read as "data after the JSON
+// object").
+func TestFaultReadAheadOfCutOffBody(t *testing.T) {
+	const body = `{"Company":"Acme"}`
+	var want string
+	for _, fault := range []string{
+		"",
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": {"Company": "Other"}}}`,
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": "Other"}}`,
+		// No zero byte was sent: a fault must not see one.
+		`{"Method": "POST", "Path": "/api/v2/resource", "Status": 500, "Match": {"Body": "\u0000"}}`,
+	} {
+		// Not a delay fault: a client that ends its side is one that has
+		// gone, whom a delay leaves unanswered (499).
+		c := startServer(t, Config{}, nil)
+		if fault != "" {
+			c.addFault(fault)
+		}
+		status, got := shortBodyExchange(t, c, body, len(body)+100)
+		if status != http.StatusBadRequest || !strings.Contains(got, "could not be read: unexpected EOF") {
+			t.Errorf("fault %q: a body cut off %d bytes short: %d %s, want the 400 that it could not be read", fault, 100, status, got)
+		}
+		if fault == "" {
+			want = got
+		} else if got != want {
+			t.Errorf("fault %q: %s, want what is answered without a fault: %s", fault, got, want)
+		}
+		eventually(t, 10*time.Second, "the bytes to be given back", func() bool { return c.srv.requestBytes.used.Load() == 0 })
+	}
+}
+
+// TestReadHeldCutOff: a declared body cut off short is read as the bytes
+// that arrived, with the error, not padded with zeros to its length.
+func TestReadHeldCutOff(t *testing.T) {
+	x := &exchange{srv: &Server{requestBytes: requestBytes{limit: 1 << 20}}}
+	got, err := readHeld(x, strings.NewReader("abc"), 10, 11)
+	if string(got) != "abc" || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("readHeld of 3 bytes declared as 10: %q, %v; want \"abc\", unexpected EOF", got, err)
+	}
+}
+
+// TestFaultNotSpentOnRefusedRequest: a request refused with the 503 for
+// request bytes is not faulted, and does not use up the firing of a delay
+// fault, which fires on the next request: whether the body is within
+// -max-body (read ahead before the fault is taken) or over it (read ahead
+// for the delay only, before the handler's 413).
+func TestFaultNotSpentOnRefusedRequest(t *testing.T) {
+	for _, size := range []struct {
+		cfg   Config
+		first int
+	}{
+		{Config{MaxRequestBytes: 10 << 10}, 20 << 10},
+		{Config{MaxBody: 1000, MaxRequestBytes: 500}, 2000},
+	} {
+		for _, fault := range []string{
+			`{"Method": "POST", "Path": "/api/v2/resource", "DelayMs": 1, "Times": 1}`,
+			`{"Method": "POST", "Path": "/api/v2/resource", "Status": 502, "DelayMs": 1, "Times": 1}`,
+			`{"Method": "POST", "Path": "/api/v2/resource", "Kind": "hang", "DelayMs": 1, "Times": 1}`,
+		} {
+			t.Run(fmt.Sprintf("%d bytes %s", size.first, fault), func(t *testing.T) {
+				notSpentOnRefusal(t, size.cfg, size.first, fault)
+			})
+		}
+	}
+}
+
+// notSpentOnRefusal is TestFaultNotSpentOnRefusedRequest for one body size and fault.
+func notSpentOnRefusal(t *testing.T, cfg Config, first int, fault string) {
+	c := startServer(t, cfg, nil)
+	id := c.addFault(fault)[0].ID
+	if r := c.do("POST", "/api/v2/resource", bigCreate(first)); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("%s: a %d-byte create past the total of %d: %d %s, want the 503", fault, first, cfg.MaxRequestBytes, r.Status, r.Body)
+	}
+	if f := c.faults(); f[0].Fired != 0 {
+		t.Errorf("%s: Fired %d after a refused request, want 0", fault, f[0].Fired)
+	}
+	second := bigCreate(10)
+	if strings.Contains(fault, "hang") {
+		rawConnExchange(t, c.base, rawPost("/api/v2/resource", second)) //nolint:errcheck // a hang ends in a close
+	} else {
+		c.do("POST", "/api/v2/resource", second)
+	}
+	if f := c.faults(); f[0].Fired != 1 {
+		t.Errorf("%s: Fired %d after the next request, want 1", fault, f[0].Fired)
+	}
+	e := journalOf(c, 2)
+	if e[0].Fault != nil || e[0].Status != http.StatusServiceUnavailable {
+		t.Errorf("%s: the refused request's entry: status %d, fault %v; want 503 and no fault", fault, e[0].Status, e[0].Fault)
+	}
+	if e[1].Fault == nil || *e[1].Fault != id {
+		t.Errorf("%s: the next request's entry shows fault %v, want %d", fault, e[1].Fault, id)
 	}
 }
