@@ -230,9 +230,13 @@ func waitForCA(dir string, timeout time.Duration) (*localCA, error) {
 			}
 			return ca, err
 		}
-		time.Sleep(10 * time.Millisecond)
+		caPoll()
 	}
 }
+
+// caPoll pauses between two looks at a CA another start is creating; a
+// test replaces it to act at that moment, as another start would.
+var caPoll = func() { time.Sleep(10 * time.Millisecond) }
 
 // readCA reads the CA's certificate and key in dir and checks they belong
 // together and are in date.
