@@ -40,8 +40,20 @@ const (
 
 // caWait is how long a start waits for another start's CA to be complete
 // (its key exists, its certificate not yet): a creation takes milliseconds,
-// so a longer wait means a creation that died half-way.
+// so a key with no certificate that was last written longer ago is stale,
+// left by a creation that died half-way or by a user who removed ca.pem.
 const caWait = 10 * time.Second
+
+// caRounds bounds one start's exclusive creates of the key: a second
+// follows a creation that gave up or a stale key removed, a third a race
+// with another start doing the same; more would chase starts that keep
+// failing.
+const caRounds = 3
+
+var (
+	errCAKeyGone  = errors.New("removed before its certificate appeared: the start creating the CA failed (its warning says why)")
+	errCAKeyStale = fmt.Errorf("has no certificate and was modified over %v ago (or ahead of this machine's clock)", caWait)
+)
 
 // useTLS makes l serve HTTPS: it loads -tls-cert and -tls-key, or mints a
 // certificate for the loopback names and -allowed-hosts, signed by the
@@ -129,7 +141,7 @@ func userCA(environ []string, logger *slog.Logger) (*localCA, string, error) {
 	base, err := userConfigDir(environMap(environ))
 	if err == nil {
 		dir := filepath.Join(base, "resourcedir")
-		ca, err := loadOrCreateCA(dir)
+		ca, err := loadOrCreateCA(dir, logger)
 		if err == nil {
 			return ca, filepath.Join(dir, caCertName), nil
 		}
@@ -176,24 +188,60 @@ func userConfigDir(env map[string]string) (string, error) {
 // loadOrCreateCA reads the CA in dir, or makes it. The key is created
 // with O_EXCL, so of concurrent first starts one makes the CA; the others
 // wait until its certificate, written after the key and renamed into
-// place, appears.
-func loadOrCreateCA(dir string) (*localCA, error) {
+// place, appears. When that creation gives up (the key goes) or died long
+// ago (the key is stale: it says so on logger), the key is created anew
+// with the same discipline, so concurrent starts still agree on one CA.
+func loadOrCreateCA(dir string, logger *slog.Logger) (*localCA, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	keyPath := filepath.Join(dir, caKeyName)
-	f, err := os.OpenFile(keyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return waitForCA(dir, caWait)
+	for round := 1; ; round++ {
+		f, err := os.OpenFile(keyPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return createCA(dir, f)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, err
+		}
+		ca, err := waitForCA(dir, 3*caWait)
+		switch {
+		case round == caRounds && errors.Is(err, errCAKeyGone):
+			return nil, fmt.Errorf("%s was %w, %d times in a row", keyPath, err, caRounds)
+		case round == caRounds && errors.Is(err, errCAKeyStale):
+			return nil, fmt.Errorf("%s %w; remove it to make a new CA", keyPath, err)
+		case errors.Is(err, errCAKeyGone):
+			continue
+		case errors.Is(err, errCAKeyStale):
+			removed, err := removeStaleKey(keyPath)
+			if err != nil {
+				return nil, fmt.Errorf("remove the stale %s: %w", keyPath, err)
+			}
+			// A CA nothing trusts yet replaces it: the key alone cannot be
+			// trusted (ca.pem is gone), and may be cut short.
+			if removed {
+				logger.Warn("-tls: the user's CA key has no certificate and is stale (modified over "+caWait.String()+
+					" from now): a creation stopped half-way, or ca.pem was removed; a new CA replaces it, which clients must trust anew",
+					"file", keyPath)
+			}
+			continue
+		}
+		return ca, err
 	}
-	if err != nil {
-		return nil, err
-	}
+}
+
+// createCA makes a CA in dir: its key into f, the key file that the
+// exclusive create made, then its certificate.
+func createCA(dir string, f *os.File) (*localCA, error) {
+	keyPath := filepath.Join(dir, caKeyName)
 	ca, err := newCA()
 	if err == nil {
-		err = writeCAKey(f, ca.key)
+		err = writeCAKey(f, keyPath, ca.key)
 	} else {
 		f.Close()
+	}
+	if errors.Is(err, errCAKeyReplaced) {
+		return nil, err // the key there is another start's
 	}
 	if err == nil {
 		err = writePublicFile(filepath.Join(dir, caCertName), ca.pem)
@@ -206,8 +254,14 @@ func loadOrCreateCA(dir string) (*localCA, error) {
 	return ca, nil
 }
 
-// writeCAKey writes key to f, durably, and closes f.
-func writeCAKey(f *os.File, key crypto.Signer) error {
+// errCAKeyReplaced: another key is in the folder in place of the one a
+// creation wrote, which took so long that it was judged stale; the
+// creation's certificate must not land beside another's key.
+var errCAKeyReplaced = fmt.Errorf("the key this start was writing was replaced by another start's: writing it took over %v", caWait)
+
+// writeCAKey writes key to f, durably, and closes f; f must not have been
+// replaced at keyPath by then.
+func writeCAKey(f *os.File, keyPath string, key crypto.Signer) error {
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err == nil {
 		_, err = f.Write(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))
@@ -215,23 +269,110 @@ func writeCAKey(f *os.File, key crypto.Signer) error {
 	if err == nil {
 		err = f.Sync()
 	}
+	var mine, there fs.FileInfo
+	if err == nil {
+		mine, err = f.Stat()
+	}
+	if err == nil {
+		// None there may be this one, moved aside for a moment (moveStaleKey).
+		if there, err = os.Stat(keyPath); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		} else if err == nil && !os.SameFile(mine, there) {
+			err = errCAKeyReplaced
+		}
+	}
 	return errors.Join(err, f.Close())
 }
 
-// waitForCA reads the CA in dir, waiting up to timeout for a creation under
-// way to finish.
+// waitForCA reads the CA in dir, waiting for a creation under way to
+// finish. It returns errCAKeyGone when the key goes, and errCAKeyStale
+// when it is stale, instead of waiting on; as any key turns stale within
+// 2*caWait, timeout (longer) only ends a wait on a key that something
+// keeps modifying.
 func waitForCA(dir string, timeout time.Duration) (*localCA, error) {
+	keyPath := filepath.Join(dir, caKeyName)
 	deadline := time.Now().Add(timeout)
 	for {
 		ca, err := readCA(dir)
-		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
-			if errors.Is(err, fs.ErrNotExist) {
-				err = fmt.Errorf("%s exists without %s after %v: a creation stopped half-way; remove %s to make a new CA", caKeyName, caCertName, timeout, filepath.Join(dir, caKeyName))
-			}
+		if !errors.Is(err, fs.ErrNotExist) {
 			return ca, err
 		}
-		time.Sleep(10 * time.Millisecond)
+		fi, err := os.Stat(keyPath)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, errCAKeyGone
+		case err != nil:
+			return nil, err
+		case isStaleKey(fi):
+			return nil, errCAKeyStale
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("%s has had no %s for %v, yet is not stale: something keeps modifying it (last at %s); stop that, or remove it to make a new CA",
+				keyPath, caCertName, timeout, fi.ModTime().UTC().Format(time.RFC3339))
+		}
+		caPoll()
 	}
+}
+
+// caPoll pauses between two looks at a CA another start is creating; a
+// test replaces it to act at that moment, as another start would.
+var caPoll = func() { time.Sleep(10 * time.Millisecond) }
+
+// isStaleKey tells a key with no certificate left by a creation long
+// over from one whose creation is under way. A key modified over caWait
+// ahead of now is stale too: a creation stamps it now, and a clock set
+// back would otherwise keep every start waiting until it caught up.
+func isStaleKey(fi fs.FileInfo) bool {
+	age := time.Since(fi.ModTime())
+	return age > caWait || age < -caWait
+}
+
+// removeStaleKey removes the stale key at keyPath, to create it anew,
+// and reports whether it removed one. Concurrent starts may find it stale
+// together, and one of them may have removed it and be writing a new key
+// there already: see moveStaleKey.
+func removeStaleKey(keyPath string) (bool, error) {
+	// Most often another start has replaced it already: nothing to move.
+	if fi, err := os.Stat(keyPath); err != nil || !isStaleKey(fi) {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		return false, err
+	}
+	return moveStaleKey(keyPath)
+}
+
+// moveStaleKey moves what is at keyPath aside, then removes it if it is
+// stale and puts it back if not, so that no start removes another's new
+// key. (A third start could create a key in the moment a new one is
+// aside: the putting back then fails, and the start whose key it was
+// refuses to write its certificate if it finds the third key in place
+// before; this window, after the one before the move, is left.)
+func moveStaleKey(keyPath string) (bool, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(keyPath), "."+caKeyName+".stale*")
+	if err != nil {
+		return false, err
+	}
+	aside := tmp.Name()
+	tmp.Close()
+	if err := os.Rename(keyPath, aside); err != nil {
+		os.Remove(aside)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil // another start removed it
+		}
+		return false, err
+	}
+	fi, err := os.Stat(aside)
+	if err != nil {
+		return false, err
+	}
+	if isStaleKey(fi) {
+		return true, os.Remove(aside)
+	}
+	// Link, unlike rename, does not replace a key a third start made meanwhile.
+	if err := os.Link(aside, keyPath); err != nil {
+		return false, fmt.Errorf("another start's new key, moved aside to %s, cannot be put back: %w", aside, err)
+	}
+	return false, os.Remove(aside)
 }
 
 // readCA reads the CA's certificate and key in dir and checks they belong

@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -346,4 +347,193 @@ func writeCertificate(t *testing.T, notBefore, notAfter time.Time) (certFile, ke
 		t.Fatal(err)
 	}
 	return certFile, keyFile
+}
+
+// A key without its certificate (a creation that died half-way, or ca.pem
+// removed alone) made every -tls start wait caWait (10 s) for a creation
+// under way, then sign with a CA for that run only, for ever. A key older
+// than caWait with no certificate is stale: the start says so, naming it,
+// and makes a new CA at once, which the next start reuses.
+func TestTLSUserCAStaleKeyReplaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary; skipped with -short")
+	}
+	t.Parallel()
+	config := t.TempDir()
+	dir := filepath.Join(config, "resourcedir")
+	caFile, keyFile := filepath.Join(dir, "ca.pem"), filepath.Join(dir, "ca-key.pem")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale := []byte("-----BEGIN PRIVATE KEY-----\n") // a write cut short
+	if err := os.WriteFile(keyFile, stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(keyFile, old, old); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_CONFIG_HOME=" + config}
+	const script = `curl -fsS -o /dev/null --cacert "$RESOURCEDIR_CA_FILE" "$RESOURCEDIR_URL/__admin/health" && printf %s "$RESOURCEDIR_CA_FILE"`
+	got := runBinary(t, t.TempDir(), env, "", "-tls", "--", "sh", "-c", script)
+	warn := `level=WARN msg="-tls: the user's CA key has no certificate and is stale (modified over 10s from now): a creation stopped half-way, or ca.pem was removed; a new CA replaces it, which clients must trust anew" file=` + keyFile + "\n"
+	if got.code != 0 || got.stdout != caFile || !strings.Contains(got.stderr, warn) {
+		t.Fatalf("exit %d, stdout %q (want %s), stderr %q (want %q)", got.code, got.stdout, caFile, got.stderr, warn)
+	}
+	certPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil || bytes.Equal(keyPEM, stale) {
+		t.Errorf("the new CA's files do not pair: %v; the stale key is kept: %v", err, bytes.Equal(keyPEM, stale))
+	}
+	// The new CA is the user's from now on: the next start signs with it
+	// and has nothing to say about it.
+	again := runBinary(t, t.TempDir(), env, "", "-tls", "--", "sh", "-c", script)
+	if again.code != 0 || again.stdout != caFile || strings.Contains(again.stderr, "level=WARN") {
+		t.Errorf("the next start: exit %d, stdout %q, stderr %q", again.code, again.stdout, again.stderr)
+	}
+	if now, err := os.ReadFile(caFile); err != nil || !bytes.Equal(now, certPEM) {
+		t.Errorf("the next start changed %s (%v)", caFile, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the CA folder holds %v, want ca.pem and ca-key.pem", entries)
+	}
+}
+
+// A start creating the CA that fails to write the certificate removes its
+// key. A start waiting for that certificate waited on for caWait, then
+// told the user to remove the key that was already gone, and signed with
+// a CA for its run only. It stops waiting when the key goes, and makes the
+// CA itself.
+func TestTLSUserCAWaitEndsWhenKeyRemoved(t *testing.T) {
+	// Not parallel: it replaces caPoll.
+	config := t.TempDir()
+	dir := filepath.Join(config, "resourcedir")
+	keyFile := filepath.Join(dir, "ca-key.pem")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Another start's creation under way: its key, just made, no certificate yet.
+	if err := os.WriteFile(keyFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pause := caPoll
+	t.Cleanup(func() { caPoll = pause })
+	polls := 0
+	caPoll = func() {
+		if polls++; polls == 1 {
+			os.Remove(keyFile) // that start failed, and removed its key
+		} else {
+			pause()
+		}
+	}
+	var log bytes.Buffer
+	ca, caFile, err := userCA([]string{"XDG_CONFIG_HOME=" + config}, slog.New(slog.NewTextHandler(&log, nil)))
+	if err != nil || caFile != filepath.Join(dir, "ca.pem") || log.Len() != 0 || polls != 1 {
+		t.Fatalf("userCA: %v, CA file %q (want %s), after %d pauses (want 1); log:\n%s", err, caFile, filepath.Join(dir, "ca.pem"), polls, log.String())
+	}
+	certPEM, err := os.ReadFile(caFile)
+	if err != nil || !bytes.Equal(certPEM, ca.pem) {
+		t.Errorf("%s is not the CA returned (%v)", caFile, err)
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		t.Errorf("the CA's files do not pair: %v", err)
+	}
+}
+
+// Concurrent starts that find the same stale key each remove what is at
+// its path: one that looks after another has already made a new key there
+// must leave that key alone, or two CAs are made and one start's
+// certificate lands beside the other's key.
+func TestTLSUserCARemoveStaleKeyKeepsNewKey(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "ca-key.pem")
+	if err := os.WriteFile(keyFile, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := removeStaleKey(keyFile); removed || err != nil {
+		t.Errorf("a new key: removed %v, %v", removed, err)
+	}
+	// The new key made between a start's look and its move is put back.
+	if removed, err := moveStaleKey(keyFile); removed || err != nil {
+		t.Errorf("a new key moved: removed %v, %v", removed, err)
+	}
+	if b, err := os.ReadFile(keyFile); err != nil || string(b) != "new" {
+		t.Errorf("the new key is %q (%v)", b, err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(keyFile, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := removeStaleKey(keyFile); !removed || err != nil {
+		t.Errorf("a stale key: removed %v, %v", removed, err)
+	}
+	// Another start removed it first.
+	if removed, err := removeStaleKey(keyFile); removed || err != nil {
+		t.Errorf("no key: removed %v, %v", removed, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left in the folder: %v", entries)
+	}
+}
+
+// Concurrent starts that find a stale key (a CI job's parallel suites
+// after a crash) still make one CA: one of them removes the key and says
+// so, and they all sign with the CA in the folder.
+func TestTLSUserCAStaleKeyConcurrentStarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary; skipped with -short")
+	}
+	t.Parallel()
+	config := t.TempDir()
+	dir := filepath.Join(config, "resourcedir")
+	keyFile := filepath.Join(dir, "ca-key.pem")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(keyFile, old, old); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	var outs [n]binaryRun
+	t.Run("starts", func(t *testing.T) {
+		for i := range n {
+			t.Run(strconv.Itoa(i), func(t *testing.T) {
+				t.Parallel()
+				outs[i] = runBinary(t, t.TempDir(), []string{"XDG_CONFIG_HOME=" + config}, "", "-tls", "--", "sh", "-c",
+					`curl -fsS -o /dev/null --cacert "$RESOURCEDIR_CA_FILE" "$RESOURCEDIR_URL/__admin/health" && cat "$RESOURCEDIR_CA_FILE"`)
+			})
+		}
+	})
+	ca, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnings := 0
+	for i, got := range outs {
+		warnings += strings.Count(got.stderr, "level=WARN msg=\"-tls: the user's CA key has no certificate and is stale")
+		if got.code != 0 || got.stdout != string(ca) {
+			t.Errorf("start %d: exit %d, stderr %q; its CA is the one in the folder: %v", i, got.code, got.stderr, got.stdout == string(ca))
+		}
+	}
+	if warnings != 1 {
+		t.Errorf("%d starts said they replaced the stale key, want 1", warnings)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the CA folder holds %v, want ca.pem and ca-key.pem", entries)
+	}
 }
