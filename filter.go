@@ -109,7 +109,6 @@ const (
 	dialectKendo   filterDialect = "kendo"
 )
 
-// parseDialect reads the -filters flag.
 // ParseDialect reads a filter dialect's name as -filters takes it:
 // assetic or kendo, in any case.
 func ParseDialect(name string) (string, error) {
@@ -117,6 +116,7 @@ func ParseDialect(name string) (string, error) {
 	return string(d), err
 }
 
+// parseDialect is ParseDialect for the server, which keeps the type.
 func parseDialect(s string) (filterDialect, error) {
 	switch d := filterDialect(strings.ToLower(strings.TrimSpace(s))); d {
 	case dialectAssetic, dialectKendo:
