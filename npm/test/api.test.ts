@@ -98,6 +98,7 @@ test("a PUT with every editable key replaces the resource", async (t) => {
     DisplayName: "Countess of Lovelace",
     Status: "Inactive",
     StatusId: 2,
+    ContractorOrganization: null, // a PUT without it sets it to null
     Types: [
       { Id: 16, Type: "Employee", _links: [], _embedded: null },
       { Id: 2, Type: "Team", _links: [], _embedded: null },
