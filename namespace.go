@@ -429,37 +429,9 @@ func (s *Server) keepSnapshotSeedIDs(path string, spaces []snapshotSpace, curren
 	if len(seed.rows) == 0 {
 		return nil
 	}
-	var copies []*snapshotBase
-	on := map[*snapshotBase]int{} // namespaces on each copy
-	isCopy := func(b *snapshotBase) bool {
-		if b == nil {
-			return false
-		}
-		if _, ok := on[b]; !ok {
-			if !sameSeedBut(b.Resources, seed, seed.derivedAt) {
-				return false
-			}
-			copies, on[b] = append(copies, b), 0
-		}
-		return true
-	}
-	var kept *snapshotBase
-	for _, sp := range spaces {
-		if isCopy(sp.Base) {
-			on[sp.Base]++
-			if sp.Name == defaultNamespace {
-				kept = sp.Base
-			}
-		}
-	}
-	if isCopy(current) && kept == nil {
-		kept = current
-	}
+	copies, kept := seedCopies(seed, spaces, current)
 	if len(copies) == 0 || len(copies) == 1 && sameResources(copies[0].Resources, seed) {
 		return nil // the file's seed is this one's, Ids and all
-	}
-	if kept == nil {
-		kept = slices.MaxFunc(copies, func(a, b *snapshotBase) int { return cmp.Compare(on[a], on[b]) })
 	}
 	frozen := seed
 	if !sameResources(kept.Resources, seed) {
@@ -507,6 +479,41 @@ func (s *Server) keepSnapshotSeedIDs(path string, spaces []snapshotSpace, curren
 		"every namespace, new and reset ones too, keeps the snapshot's Ids, so that Ids clients stored keep working, until the seed changes "+
 		"(namespaces on another copy of it, if any, moved to these Ids)", attrs...)
 	return nil
+}
+
+// seedCopies returns the snapshot's bases that are seed but for the Ids
+// seed derives (copies an older resourcedir wrote with Ids of its own), and
+// the one to keep: the default namespace's, else the current seed's, else
+// the one most namespaces are on.
+func seedCopies(seed *base, spaces []snapshotSpace, current *snapshotBase) (copies []*snapshotBase, kept *snapshotBase) {
+	on := map[*snapshotBase]int{} // namespaces on each copy
+	isCopy := func(b *snapshotBase) bool {
+		if b == nil {
+			return false
+		}
+		if _, ok := on[b]; !ok {
+			if !sameSeedBut(b.Resources, seed, seed.derivedAt) {
+				return false
+			}
+			copies, on[b] = append(copies, b), 0
+		}
+		return true
+	}
+	for _, sp := range spaces {
+		if isCopy(sp.Base) {
+			on[sp.Base]++
+			if sp.Name == defaultNamespace {
+				kept = sp.Base
+			}
+		}
+	}
+	if isCopy(current) && kept == nil {
+		kept = current
+	}
+	if kept == nil && len(copies) > 0 {
+		kept = slices.MaxFunc(copies, func(a, b *snapshotBase) int { return cmp.Compare(on[a], on[b]) })
+	}
+	return copies, kept
 }
 
 // sameSeedBut reports whether rs are b's resources, value for value, but

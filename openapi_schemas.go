@@ -15,7 +15,7 @@ func openAPISchemas(cfg openAPILimits) obj {
 	fault := faultProperties()
 	faultOut := obj{"Id": obj{"type": "integer", "minimum": 1}, "Fired": obj{"type": "integer", "minimum": 0}}
 	maps.Copy(faultOut, fault)
-	return obj{
+	schemas := obj{
 		"Error": obj{"type": "object", "required": []string{"Message"}, "additionalProperties": false,
 			"description": "Every error, as ASP.NET Web API services answer. ModelState is present only where properties are at fault; " +
 				fmt.Sprintf("it holds at most %d problems plus one \"…\" entry saying how many more there were.", maxProblems),
@@ -44,6 +44,16 @@ func openAPISchemas(cfg openAPILimits) obj {
 			"_links":       halLinks,
 			"_embedded":    halEmbedded,
 		}, "TotalResults", "TotalPages", "Page", "ResourceList", "_links", "_embedded"),
+	}
+	maps.Copy(schemas, controlSchemas(fault, faultOut))
+	return schemas
+}
+
+// controlSchemas are the schemas of the /__admin controls' bodies and
+// answers; fault and faultOut are a fault's properties as given and as
+// listed.
+func controlSchemas(fault, faultOut obj) obj {
+	return obj{
 		"Health": closed(obj{
 			"Status":          obj{"type": "string", "enum": []string{"ok"}},
 			"Resources":       obj{"type": "integer", "minimum": 0, "description": "Absent when -auth is on and no credentials were sent."},

@@ -56,15 +56,7 @@ func writeLastRequests(w io.Writer, h http.Handler, auth, served, why string) {
 	}
 	// LastRequest is set by admin requests too (this reading's included):
 	// a namespace counts when its journal holds /api/v2 requests.
-	type entry struct {
-		Method, Path, Query string
-		Status, Delivered   int
-	}
-	type shown struct {
-		name, prefix string
-		requests     []entry
-	}
-	var spaces []shown
+	var spaces []lastSpace
 	journalOff := false
 	for _, ns := range list.Namespaces {
 		if ns.LastRequest == nil {
@@ -75,7 +67,7 @@ func writeLastRequests(w io.Writer, h http.Handler, auth, served, why string) {
 			prefix = ""
 		}
 		var journal struct {
-			Requests []entry
+			Requests []lastEntry
 			Journal  string
 		}
 		if err := get(prefix+fmt.Sprintf("/__admin/requests?limit=%d", lastRequestsPerNamespace), &journal); err != nil {
@@ -83,7 +75,7 @@ func writeLastRequests(w io.Writer, h http.Handler, auth, served, why string) {
 		}
 		journalOff = journal.Journal == "off"
 		if len(journal.Requests) > 0 {
-			spaces = append(spaces, shown{ns.Name, prefix, journal.Requests})
+			spaces = append(spaces, lastSpace{ns.Name, prefix, journal.Requests})
 		}
 	}
 	switch {
@@ -94,6 +86,26 @@ func writeLastRequests(w io.Writer, h http.Handler, auth, served, why string) {
 		fmt.Fprintf(w, "resourcedir: %s; no namespace received requests\n", why)
 		return
 	}
+	io.WriteString(w, formatLastRequests(why, served, spaces)) //nolint:errcheck // standard error: nowhere else to say it
+}
+
+// lastEntry is what the dump shows of a journal entry.
+type lastEntry struct {
+	Method, Path, Query string
+	Status, Delivered   int
+}
+
+// lastSpace is a namespace's part of the dump: its name, its path prefix
+// and its last requests.
+type lastSpace struct {
+	name, prefix string
+	requests     []lastEntry
+}
+
+// formatLastRequests writes the dump: each namespace under its console
+// link, each request as method, path, the server's status and what the
+// client got; past lastRequestsNamespaces, a count.
+func formatLastRequests(why, served string, spaces []lastSpace) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "resourcedir: %s; the last requests (at most %d) of each namespace that received any:\n", why, lastRequestsPerNamespace)
 	for i, ns := range spaces {
@@ -118,5 +130,5 @@ func writeLastRequests(w io.Writer, h http.Handler, auth, served, why string) {
 			fmt.Fprintf(&b, "  %s %s %s (%s)\n", e.Method, target, status, got)
 		}
 	}
-	io.WriteString(w, b.String()) //nolint:errcheck // standard error: nowhere else to say it
+	return b.String()
 }

@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/resourcedir/resourcedir"
 )
 
 // runCommand runs command with vars ("NAME=value") added to its environment
@@ -78,4 +81,48 @@ func exitStatus(state *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return state.ExitCode()
+}
+
+// serveCommand serves srv on ln while o's command runs against it (l says
+// where), then stops it: the exit status is the command's.
+func serveCommand(ctx context.Context, srv *resourcedir.Server, ln net.Listener, l *listening, o *options, environ []string, stdout, stderr io.Writer) error {
+	// The server outlives main's signal until the command has exited: it
+	// may still be talking to it while it stops.
+	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	var serveErr error
+	served := make(chan struct{})
+	go func() {
+		serveErr = srv.Serve(serveCtx, ln)
+		close(served)
+	}()
+	// Whatever the level: where to look when COMMAND fails.
+	vars, trust := []string{urlVar + "=" + l.served}, ""
+	if l.caFile != "" {
+		vars, trust = append(vars, caFileVar+"="+l.caFile), "; CA certificate "+l.caFile
+	}
+	fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", l.served, o.command[0], l.served, trust)
+	code, cmdErr := runCommand(ctx, o.command, environ, vars, stdout, stderr, served)
+	// A stop asked of the server (a signal, -exit-with-parent) ended the
+	// command: no failure of its own to explain, and nothing to linger for.
+	if ctx.Err() == nil && !isClosed(served) {
+		if code != 0 && cmdErr == nil {
+			writeLastRequests(stderr, srv, o.cfg.Auth, l.served, fmt.Sprintf("%s exited with status %d", o.command[0], code))
+		}
+		if o.linger {
+			fmt.Fprintf(stderr, "resourcedir: %s exited with status %d; lingering: serving %s, console %s/, until interrupted (Ctrl-C, or kill -TERM %d)\n",
+				o.command[0], code, l.served, l.served, os.Getpid())
+			select {
+			case <-ctx.Done():
+			case <-served:
+			}
+		}
+	}
+	stop()
+	<-served
+	err := errors.Join(cmdErr, serveErr)
+	if code == 0 {
+		return err // nil, or an error of the server's: status 1
+	}
+	return &exitError{code: code, err: err}
 }

@@ -75,45 +75,7 @@ func serveOptions(ctx context.Context, o *options, environ []string, stdout, std
 	if o.command == nil {
 		return srv.Serve(ctx, ln)
 	}
-	// The server outlives main's signal until the command has exited: it
-	// may still be talking to it while it stops.
-	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	defer stop()
-	var serveErr error
-	served := make(chan struct{})
-	go func() {
-		serveErr = srv.Serve(serveCtx, ln)
-		close(served)
-	}()
-	// Whatever the level: where to look when COMMAND fails.
-	vars, trust := []string{urlVar + "=" + l.served}, ""
-	if l.caFile != "" {
-		vars, trust = append(vars, caFileVar+"="+l.caFile), "; CA certificate "+l.caFile
-	}
-	fmt.Fprintf(stderr, "resourcedir: serving %s for %s; console %s/%s\n", l.served, o.command[0], l.served, trust)
-	code, cmdErr := runCommand(ctx, o.command, environ, vars, stdout, stderr, served)
-	// A stop asked of the server (a signal, -exit-with-parent) ended the
-	// command: no failure of its own to explain, and nothing to linger for.
-	if ctx.Err() == nil && !isClosed(served) {
-		if code != 0 && cmdErr == nil {
-			writeLastRequests(stderr, srv, o.cfg.Auth, l.served, fmt.Sprintf("%s exited with status %d", o.command[0], code))
-		}
-		if o.linger {
-			fmt.Fprintf(stderr, "resourcedir: %s exited with status %d; lingering: serving %s, console %s/, until interrupted (Ctrl-C, or kill -TERM %d)\n",
-				o.command[0], code, l.served, l.served, os.Getpid())
-			select {
-			case <-ctx.Done():
-			case <-served:
-			}
-		}
-	}
-	stop()
-	<-served
-	err = errors.Join(cmdErr, serveErr)
-	if code == 0 {
-		return err // nil, or an error of the server's: status 1
-	}
-	return &exitError{code: code, err: err}
+	return serveCommand(ctx, srv, ln, l, o, environ, stdout, stderr)
 }
 
 // imageData is the image's volume (Containerfile), where its snapshot is.
