@@ -632,6 +632,9 @@ func limIndexed(format string, n int) []string {
 // (the garbage collector lets the heap reach twice what is live); only
 // what is stored stays.
 func TestLimitsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and measures the binary's memory: not under -short")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("VmHWM is read from Linux's /proc")
 	}
