@@ -342,17 +342,6 @@ func TestOverTLS(t *testing.T) {
 		wantCounts(t, out, map[string]int{"--- PASS: TestOverTLS": 1, "--- FAIL": 0})
 	})
 
-	t.Run("NodeQuickStart", func(t *testing.T) {
-		dir := filepath.Join(tmp, "node-quick")
-		readmeWrite(t, filepath.Join(dir, "test", "quick.test.mjs"), snippet(t, "node-quick"))
-		line := "resourcedir -- node --test"
-		wantIn(t, "README.md", "`test/quick.test.mjs`, run with `"+line+"`")
-		out := run(t, dir, line)
-		if !regexp.MustCompile(`(?m)^(# |ℹ )pass 1$`).MatchString(out) || !regexp.MustCompile(`(?m)^(# |ℹ )fail 0$`).MatchString(out) {
-			t.Errorf("node --test did not pass 1 test:\n%s", out)
-		}
-	})
-
 	t.Run("PythonQuickStart", func(t *testing.T) {
 		// The wheel of this checkout, wrapping the binary installed above,
 		// in a fresh venv: the install line runs as written with the
