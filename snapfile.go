@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,14 +14,14 @@ import (
 
 // writeSnapshot replaces path atomically with a snapshot of spaces and the current seed.
 func writeSnapshot(path string, spaces []snapshotSpace, current *snapshotBase) (size int64, err error) {
-	return writeFileAtomic(path, func(w io.Writer) error { return encodeSnapshot(w, spaces, current) })
+	return writeFileAtomic(path, 0o600, func(w io.Writer) error { return encodeSnapshot(w, spaces, current) })
 }
 
 // writeFileAtomic replaces path atomically with what write writes, and
 // returns its size: a temporary file beside it is fsynced and renamed over
 // it, then the folder fsynced so that the rename survives a crash. An error
 // leaves path as it was; a symbolic link stays, its target replaced.
-func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err error) {
+func writeFileAtomic(path string, perm fs.FileMode, write func(io.Writer) error) (size int64, err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("write %s: %w", path, err)
@@ -38,6 +39,9 @@ func writeFileAtomic(path string, write func(io.Writer) error) (size int64, err 
 	// After an error the temporary file goes; once renamed, both are no-ops.
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
+	if err := tmp.Chmod(perm); err != nil { // CreateTemp makes it 0600
+		return 0, err
+	}
 	if err := write(tmp); err != nil {
 		return 0, err
 	}
@@ -207,10 +211,11 @@ func notRegular(mode os.FileMode) error {
 }
 
 // WriteFileAtomic writes b to path as the snapshot is written (a temporary
-// file in the same folder, synced, renamed over path, the folder synced): a
-// reader sees no file or the whole of b, never a part.
-func WriteFileAtomic(path string, b []byte) error {
-	_, err := writeFileAtomic(path, func(w io.Writer) error {
+// file in the same folder, synced, renamed over path, the folder synced),
+// with permissions perm: a reader sees no file or the whole of b, never a
+// part.
+func WriteFileAtomic(path string, b []byte, perm fs.FileMode) error {
+	_, err := writeFileAtomic(path, perm, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
 	})

@@ -27,7 +27,7 @@ func TestSnapshotWriteFailsMidway(t *testing.T) {
 	before, _ := os.ReadFile(path)
 	newer := snapRealistic(snapshotChunkSize + 1)
 	for _, limit := range []int{0, 1000, 1 << 17} {
-		_, err := writeFileAtomic(path, func(w io.Writer) error {
+		_, err := writeFileAtomic(path, 0o600, func(w io.Writer) error {
 			return encodeSnapshot(&snapFailingWriter{w: w, limit: limit, err: errSnapInjected}, defaultSpace(newer), nil)
 		})
 		if !errors.Is(err, errSnapInjected) || !strings.Contains(err.Error(), path) {

@@ -392,7 +392,7 @@ func runImport(ctx context.Context, args, environ []string, stdout, stderr io.Wr
 	}
 	// The snapshot's atomic write: the file is never seen half written, and
 	// it is readable by its owner only, as it may hold personal data.
-	if err := resourcedir.WriteFileAtomic(*out, file); err != nil {
+	if err := resourcedir.WriteFileAtomic(*out, file, 0o600); err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
 	fmt.Fprintf(stderr, "import: wrote %d resources to %s\n", len(items), *out)

@@ -87,7 +87,7 @@ func (l *listening) useTLS(o *options, environ []string, logger *slog.Logger) er
 	l.tls.Certificates = []tls.Certificate{cert}
 	switch {
 	case o.tlsCAFile != "":
-		if err := writePublicFile(o.tlsCAFile, ca.pem); err != nil {
+		if err := resourcedir.WriteFileAtomic(o.tlsCAFile, ca.pem, 0o644); err != nil {
 			return fmt.Errorf("-tls-ca-file: %w", err)
 		}
 		l.caFile = o.tlsCAFile
@@ -102,7 +102,7 @@ func (l *listening) useTLS(o *options, environ []string, logger *slog.Logger) er
 		}
 		l.caFile = filepath.Join(dir, caCertName)
 		l.close = func() { os.RemoveAll(dir) }
-		if err := writePublicFile(l.caFile, ca.pem); err != nil {
+		if err := resourcedir.WriteFileAtomic(l.caFile, ca.pem, 0o644); err != nil {
 			l.close()
 			return fmt.Errorf("-tls: write the CA file: %w", err)
 		}
@@ -244,7 +244,7 @@ func createCA(dir string, f *os.File) (*localCA, error) {
 		return nil, err // the key there is another start's
 	}
 	if err == nil {
-		err = writePublicFile(filepath.Join(dir, caCertName), ca.pem)
+		err = resourcedir.WriteFileAtomic(filepath.Join(dir, caCertName), ca.pem, 0o644)
 	}
 	if err != nil {
 		// Half a CA would keep every later start waiting.
@@ -464,29 +464,6 @@ func (ca *localCA) mint(names []string) (tls.Certificate, error) {
 	return tls.Certificate{Certificate: [][]byte{der, ca.cert.Raw}, PrivateKey: key}, nil
 }
 
-// writePublicFile writes b to path atomically, readable by all (0644): a
-// certificate for every client and trust store.
-func writePublicFile(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if err = errors.Join(err, tmp.Close()); err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return err
-}
-
 // listening is where the server listens: the listener, the URL a client
 // on this machine reaches it by, and with -tls what it serves with.
 type listening struct {
@@ -517,7 +494,7 @@ func listen(o *options, environ []string, logger *slog.Logger) (*listening, erro
 	if o.addrFile != "" {
 		// The listener queues connections from now on, so the URL is
 		// good as soon as the file appears.
-		if err := resourcedir.WriteFileAtomic(o.addrFile, []byte(l.served+"\n")); err != nil {
+		if err := resourcedir.WriteFileAtomic(o.addrFile, []byte(l.served+"\n"), 0o600); err != nil {
 			ln.Close()
 			l.close()
 			return nil, fmt.Errorf("-addr-file: %w", err)
