@@ -535,7 +535,7 @@ func BenchmarkSeedHTTP(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				store.reset()
+				store.resetTo(store.seed)
 				runtime.GC()
 				b.StartTimer()
 				for _, body := range bodies {

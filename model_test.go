@@ -1444,7 +1444,7 @@ func (run *modelRun) snapshotRoundTrip() {
 	if _, err := run.snap.write(); err != nil {
 		run.fatalf("snapshot write: %v", err)
 	}
-	run.store.reset()
+	run.store.resetTo(run.store.seed)
 	if err := run.snap.load(); err != nil {
 		run.fatalf("snapshot load: %v", err)
 	}

@@ -92,13 +92,6 @@ func (s *store) restartIDsLocked(n int) {
 	}
 }
 
-// reset goes back to the seed.
-func (s *store) reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.startLocked(s.seed)
-}
-
 // resetTo goes back to seed, which a reset goes back to from now on.
 func (s *store) resetTo(seed *base) {
 	s.mu.Lock()

@@ -550,7 +550,7 @@ func TestStoreReset(t *testing.T) {
 		first = append(first, r.id())
 	}
 	changes := s.generation()
-	s.reset()
+	s.resetTo(s.seed)
 	mustCheck(t, s)
 	if s.count() != 0 || s.generation() == changes {
 		t.Fatalf("Reset: Len %d", s.count())
